@@ -1,0 +1,242 @@
+package watches
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+func TestRemoveWatcher(t *testing.T) {
+	r := New()
+	gone, kept := newWatcher("gone"), newWatcher("kept")
+	for i := range 40 { // enough to cross indexThreshold on "/shared"
+		path := fmt.Sprintf("/n%d", i)
+		r.AddData(path, gone)
+		r.AddChild(path, gone)
+		r.AddData("/shared", newWatcher(path))
+	}
+	r.AddData("/shared", gone)
+	r.AddPersistent("/", gone, true)
+	r.AddPersistent("/n1", gone, false)
+	r.AddData("/n1", kept)
+	checkInvariants(t, r)
+
+	r.RemoveWatcher(gone)
+	r.RemoveWatcher(gone) // idempotent
+	checkInvariants(t, r)
+	for i := range 40 {
+		path := fmt.Sprintf("/n%d", i)
+		for _, typ := range allTypes {
+			r.Trigger(path, typ, 1, nil)
+		}
+	}
+	r.Trigger("/shared", changed, 1, nil)
+	if got := gone.take(); len(got) != 0 {
+		t.Fatalf("removed watcher notified: %v", got)
+	}
+	if got := kept.take(); len(got) != 1 {
+		t.Fatalf("kept watcher got %v, want one event", got)
+	}
+	if len(r.paths) != 0 || len(r.byWatcher) != 0 || r.Count() != 0 || r.recursive != 0 {
+		t.Fatalf("registry not empty: %d paths, %d watchers, count %d", len(r.paths), len(r.byWatcher), r.Count())
+	}
+}
+
+// TestStaleWatcher: registrations after the connection closed are ignored.
+func TestStaleWatcher(t *testing.T) {
+	r := New()
+	w := newWatcher("w")
+	w.stale.Store(true)
+	r.AddData("/a", w)
+	r.AddExist("/a", w)
+	r.AddChild("/a", w)
+	r.AddPersistent("/a", w, false)
+	r.AddPersistent("/a", w, true)
+	r.SetWatches(&jute.SetWatches{DataWatches: []string{"/gone"}}, w, func(string) (int64, int64, bool) { return 0, 0, false })
+	if n := r.Count(); n != 0 {
+		t.Fatalf("Count = %d, want 0", n)
+	}
+	if got := w.take(); len(got) != 0 {
+		t.Fatalf("stale watcher notified: %v", got)
+	}
+}
+
+func TestStatsAndDumps(t *testing.T) {
+	r := New()
+	a, b, c := newWatcher("a"), newWatcher("b"), newWatcher("c")
+	a.sid, b.sid, c.sid = 0x100, 0x200, 0x300
+	r.AddData("/x", a)
+	r.AddChild("/x", a)             // same pair: counted once in the data table
+	r.AddPersistent("/y", a, false) // both managers
+	r.AddExist("/x", b)
+	r.AddPersistent("/", b, true)
+	r.AddChild("/z", c) // child-only: invisible to wchs/wchc/wchp, as in ZooKeeper
+
+	watchers, paths, total := r.Stats()
+	if watchers != 2 || paths != 3 || total != 4 {
+		t.Errorf("Stats = %d, %d, %d; want 2, 3, 4", watchers, paths, total)
+	}
+	// data: a/x a/y b/x b/  child: a/x a/y c/z
+	if n := r.Count(); n != 7 {
+		t.Errorf("Count = %d, want 7", n)
+	}
+	wantByPath := map[string][]int64{"/": {0x200}, "/x": {0x100, 0x200}, "/y": {0x100}}
+	if got := r.ByPath(); !reflect.DeepEqual(got, wantByPath) {
+		t.Errorf("ByPath = %v, want %v", got, wantByPath)
+	}
+	wantBySession := map[int64][]string{0x100: {"/x", "/y"}, 0x200: {"/", "/x"}}
+	if got := r.BySession(); !reflect.DeepEqual(got, wantBySession) {
+		t.Errorf("BySession = %v, want %v", got, wantBySession)
+	}
+}
+
+func TestSetWatches(t *testing.T) {
+	// tree: /same (mzxid 5, pzxid 5), /newdata (mzxid 20), /newkids (pzxid 20)
+	nodes := map[string][2]int64{"/same": {5, 5}, "/newdata": {20, 5}, "/newkids": {5, 20}}
+	lookup := func(p string) (int64, int64, bool) {
+		n, ok := nodes[p]
+		return n[0], n[1], ok
+	}
+	sw := &jute.SetWatches{
+		RelativeZxid:        10,
+		DataWatches:         []string{"/same", "/newdata", "/gone"},
+		ExistWatches:        []string{"/same", "/gone"},
+		ChildWatches:        []string{"/same", "/newkids", "/gone"},
+		PersistentWatches:   []string{"/p"},
+		PersistentRecursive: []string{"/r"},
+		V2:                  true,
+	}
+	r := New()
+	w := newWatcher("w")
+	r.SetWatches(sw, w, lookup)
+	want := []event{
+		{"/newdata", changed, -1}, {"/gone", deleted, -1},
+		{"/same", created, -1},
+		{"/newkids", children, -1}, {"/gone", deleted, -1},
+	}
+	if got := w.take(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("catch-up events = %v, want %v", got, want)
+	}
+	checks := []struct {
+		path string
+		typ  int32
+		want bool
+	}{
+		{"/same", jute.WatcherData, true},
+		{"/same", jute.WatcherChildren, true},
+		{"/gone", jute.WatcherData, true}, // exist watch re-armed
+		{"/gone", jute.WatcherChildren, false},
+		{"/newdata", jute.WatcherAny, false},
+		{"/newkids", jute.WatcherAny, false},
+		{"/p", jute.WatcherPersistent, true},
+		{"/r", jute.WatcherPersistentRecursive, true},
+	}
+	for _, c := range checks {
+		if got := r.Check(c.path, w, c.typ); got != c.want {
+			t.Errorf("Check(%s, %d) = %v, want %v", c.path, c.typ, got, c.want)
+		}
+	}
+	// without V2 the persistent lists are ignored
+	r2 := New()
+	sw.V2 = false
+	r2.SetWatches(sw, w, lookup)
+	if r2.Check("/p", w, jute.WatcherAny) || r2.Check("/r", w, jute.WatcherAny) {
+		t.Error("SetWatches v1 armed persistent watches")
+	}
+}
+
+// TestManyWatchersOnePath crosses the index threshold both ways with adds,
+// removes and one-shot triggers.
+func TestManyWatchersOnePath(t *testing.T) {
+	r := New()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ws := make([]*testWatcher, 100)
+	for i := range ws {
+		ws[i] = newWatcher(fmt.Sprint(i))
+	}
+	for round := range 50 {
+		for _, w := range ws {
+			switch rng.IntN(5) {
+			case 0:
+				r.AddData("/hot", w)
+			case 1:
+				r.AddPersistent("/hot", w, false)
+			case 2:
+				r.Remove("/hot", w, jute.WatcherAny)
+			case 3:
+				r.RemoveWatcher(w)
+			case 4:
+				r.AddChild("/hot", w)
+			}
+		}
+		checkInvariants(t, r)
+		before := map[*testWatcher]bool{}
+		for _, w := range ws {
+			before[w] = r.Check("/hot", w, jute.WatcherData) || r.Check("/hot", w, jute.WatcherPersistent)
+		}
+		r.Trigger("/hot", changed, int64(round), nil)
+		for _, w := range ws {
+			if got := len(w.take()) == 1; got != before[w] {
+				t.Fatalf("round %d: watcher %s notified = %v, want %v", round, w.name, got, before[w])
+			}
+		}
+		checkInvariants(t, r)
+	}
+}
+
+// TestConcurrent exercises every entry point at once; run with -race.
+func TestConcurrent(t *testing.T) {
+	r := New()
+	var wg sync.WaitGroup
+	paths := []string{"/", "/a", "/a/b", "/a/b/c", "/d"}
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 0))
+			w := newWatcher(fmt.Sprint(g))
+			for i := range 2000 {
+				p := paths[rng.IntN(len(paths))]
+				switch rng.IntN(9) {
+				case 0:
+					r.AddData(p, w)
+				case 1:
+					r.AddChild(p, w)
+				case 2:
+					r.AddPersistent(p, w, rng.IntN(2) == 0)
+				case 3:
+					r.Trigger(p, allTypes[rng.IntN(4)], int64(i), nil)
+				case 4:
+					r.Remove(p, w, watcherTypes[rng.IntN(len(watcherTypes))])
+				case 5:
+					r.Check(p, w, watcherTypes[rng.IntN(len(watcherTypes))])
+				case 6:
+					r.RemoveWatcher(w)
+				case 7:
+					r.Stats()
+					r.Count()
+				case 8:
+					r.ByPath()
+					r.BySession()
+				}
+				w.take()
+			}
+		}()
+	}
+	wg.Wait()
+	checkInvariants(t, r)
+}
+
+func TestParent(t *testing.T) {
+	cases := map[string]string{"/a/b/c": "/a/b", "/a": "/", "/": "", "a": "", "": ""}
+	for in, want := range cases {
+		got, ok := parent(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("parent(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
