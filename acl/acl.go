@@ -1,0 +1,178 @@
+package acl
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Scheme names.
+const (
+	SchemeWorld  = "world"
+	SchemeAuth   = "auth"
+	SchemeDigest = "digest"
+	SchemeIP     = "ip"
+	SchemeSuper  = "super"
+)
+
+// Predefined ACL lists (ZooDefs.Ids).
+var (
+	// AnyoneID is the world:anyone identity.
+	AnyoneID = jute.Id{Scheme: SchemeWorld, ID: "anyone"}
+	// OpenACLUnsafe grants every permission to anyone.
+	OpenACLUnsafe = []jute.ACL{{Perms: jute.PermAll, ID: AnyoneID}}
+	// ReadACLUnsafe grants READ to anyone.
+	ReadACLUnsafe = []jute.ACL{{Perms: jute.PermRead, ID: AnyoneID}}
+)
+
+// Check reports whether ids hold perm under list, as ZooKeeper's checkACL: an
+// empty list allows everything, a "super" identity passes every check, and an
+// entry grants perm if any of perm's bits is in its Perms and its identity
+// matches one of ids (world:anyone matches everybody).
+func Check(list []jute.ACL, perm int32, ids []jute.Id) bool {
+	if len(list) == 0 {
+		return true
+	}
+	for _, id := range ids {
+		if id.Scheme == SchemeSuper {
+			return true
+		}
+	}
+	for _, a := range list {
+		if a.Perms&perm == 0 {
+			continue
+		}
+		if a.ID.Scheme == SchemeWorld && a.ID.ID == "anyone" {
+			return true
+		}
+		for _, id := range ids {
+			if id.Scheme == a.ID.Scheme && matches(a.ID.Scheme, id.ID, a.ID.ID) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matches applies a scheme's provider matching rule. Schemes without a
+// server provider (world with another id, auth, super) never match.
+func matches(scheme, id, expr string) bool {
+	switch scheme {
+	case SchemeDigest:
+		return id == expr
+	case SchemeIP:
+		return MatchIP(expr, id)
+	}
+	return false
+}
+
+// authenticated reports whether a scheme's provider counts as authenticated
+// for "auth" expansion (isAuthenticated): digest does, ip does not, and
+// schemes with no provider (super, world) are skipped.
+func authenticated(scheme string) bool { return scheme == SchemeDigest }
+
+// Fixup validates list for create or setACL, removes exact duplicates
+// (keeping first occurrences) and expands each "auth" entry into one entry per
+// authenticated identity of the caller. It fails with jute.ErrInvalidACL for
+// an empty list, an unknown scheme, a malformed id, or an "auth" entry when the
+// caller has no authenticated identity. Perms are not validated, as in
+// ZooKeeper. The result is a new slice; list is not modified.
+func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
+	uniq := dedupe(list)
+	if len(uniq) == 0 {
+		return nil, jute.ErrInvalidACL
+	}
+	out := make([]jute.ACL, 0, len(uniq))
+	for _, a := range uniq {
+		switch {
+		case a.ID.Scheme == SchemeWorld && a.ID.ID == "anyone":
+			out = append(out, a)
+		case a.ID.Scheme == SchemeAuth:
+			found := false
+			for _, id := range ids {
+				if authenticated(id.Scheme) {
+					found = true
+					out = append(out, jute.ACL{Perms: a.Perms, ID: id})
+				}
+			}
+			if !found {
+				return nil, jute.ErrInvalidACL
+			}
+		case a.ID.Scheme == SchemeDigest && validDigest(a.ID.ID):
+			out = append(out, a)
+		case a.ID.Scheme == SchemeIP && ValidIP(a.ID.ID):
+			out = append(out, a)
+		default:
+			return nil, jute.ErrInvalidACL
+		}
+	}
+	return out, nil
+}
+
+// dedupe returns list without repeated entries, first occurrences kept.
+func dedupe(list []jute.ACL) []jute.ACL {
+	out := make([]jute.ACL, 0, len(list))
+outer:
+	for _, a := range list {
+		for _, b := range out {
+			if a == b {
+				continue outer
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// validDigest is DigestAuthenticationProvider.isValid: Java's
+// id.split(":") must yield exactly two parts (trailing empty parts dropped).
+func validDigest(id string) bool {
+	parts := strings.Split(id, ":")
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return len(parts) == 2
+}
+
+// DigestID returns the digest identity for user and password:
+// "user:" + base64(sha1("user:password")).
+func DigestID(user, password string) string {
+	sum := sha1.Sum([]byte(user + ":" + password))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// DigestFromAuth turns the "user:password" credential of a digest auth packet
+// into the digest identity, splitting at the first colon as ZooKeeper does.
+// ok is false when there is no colon.
+func DigestFromAuth(auth string) (id string, ok bool) {
+	user, pass, ok := strings.Cut(auth, ":")
+	if !ok {
+		return "", false
+	}
+	return DigestID(user, pass), true
+}
+
+// MaskDigests returns list with every digest id rewritten as "user:x", what
+// getACL answers a caller without ADMIN. Other entries are unchanged. The
+// result is a new slice when anything is masked, otherwise list itself.
+func MaskDigests(list []jute.ACL) []jute.ACL {
+	var out []jute.ACL
+	for i, a := range list {
+		if a.ID.Scheme != SchemeDigest {
+			continue
+		}
+		if out == nil {
+			out = make([]jute.ACL, len(list))
+			copy(out, list)
+		}
+		if user, _, ok := strings.Cut(a.ID.ID, ":"); ok {
+			out[i].ID.ID = user + ":x"
+		}
+	}
+	if out == nil {
+		return list
+	}
+	return out
+}

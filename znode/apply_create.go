@@ -1,0 +1,130 @@
+package znode
+
+import (
+	"fmt"
+
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// MaxTTL is the largest TTL a TTL node may have, in ms (2^40-1).
+const MaxTTL = 1<<40 - 1
+
+// createMode is a decoded create flag (CreateMode).
+type createMode struct {
+	ephemeral, sequential, container, ttl bool
+}
+
+// parseFlags is CreateMode.fromFlag: unknown flags are BadArguments.
+func parseFlags(flags int32) (createMode, error) {
+	switch flags {
+	case jute.FlagPersistent:
+		return createMode{}, nil
+	case jute.FlagEphemeral:
+		return createMode{ephemeral: true}, nil
+	case jute.FlagPersistentSequential:
+		return createMode{sequential: true}, nil
+	case jute.FlagEphemeralSequential:
+		return createMode{ephemeral: true, sequential: true}, nil
+	case jute.FlagContainer:
+		return createMode{container: true}, nil
+	case jute.FlagPersistentTTL:
+		return createMode{ttl: true}, nil
+	case jute.FlagPersistentSequentialTTL:
+		return createMode{ttl: true, sequential: true}, nil
+	}
+	return createMode{}, jute.ErrBadArguments
+}
+
+// create applies create, create2, createContainer and createTTL with
+// ZooKeeper's checks in PrepRequestProcessor's order: flags, TTL, session,
+// path shape, ACL, parent, CREATE permission, full path, existence,
+// ephemeral parent, quota.
+func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, error) {
+	mode, err := parseFlags(req.Flags)
+	if err != nil {
+		return nil, err
+	}
+	ttl := int64(-1)
+	if op == jute.OpCreateTTL {
+		ttl = req.TTL
+	}
+	if mode.ttl && !a.t.opts.ExtendedTypes {
+		return nil, jute.ErrUnimplemented
+	}
+	if mode.ttl && (ttl <= 0 || ttl > MaxTTL) || !mode.ttl && ttl >= 0 {
+		return nil, jute.ErrBadArguments
+	}
+	if op == jute.OpCreateTTL && !mode.ttl {
+		// ZooKeeper would log a TTL txn with ttl -1 and fail to apply it.
+		return nil, jute.ErrBadArguments
+	}
+	if err := a.checkSession(); err != nil {
+		return nil, err
+	}
+	parentPath, _, ok := splitPath(req.Path)
+	if !ok || hasNUL(req.Path) {
+		return nil, jute.ErrBadArguments
+	}
+	list, err := acl.Fixup(req.ACL, a.txn.Ids)
+	if err != nil {
+		return nil, jute.ErrInvalidACL
+	}
+	parent := a.t.lookup(parentPath)
+	if parent == nil {
+		return nil, jute.ErrNoNode
+	}
+	if err := a.checkPerm(parent.acl, jute.PermCreate); err != nil {
+		return nil, err
+	}
+	path := req.Path
+	if mode.sequential {
+		path += fmt.Sprintf("%010d", parent.cversion)
+	}
+	if err := ValidatePath(path); err != nil {
+		return nil, err
+	}
+	if a.t.nodes[path] != nil {
+		return nil, jute.ErrNodeExists
+	}
+	if parent.kind == kindEphemeral {
+		return nil, jute.ErrNoChildrenForEphem
+	}
+	if err := a.t.checkQuota(path, 1, int64(len(req.Data))); err != nil {
+		return nil, err
+	}
+
+	n := &node{
+		data:  req.Data,
+		acl:   list,
+		czxid: a.zxid, mzxid: a.zxid, pzxid: a.zxid,
+		ctime: a.txn.Time, mtime: a.txn.Time,
+	}
+	switch {
+	case op == jute.OpCreateContainer:
+		n.kind = kindContainer
+	case op == jute.OpCreateTTL:
+		n.kind, n.ttl = kindTTL, ttl
+	case mode.ephemeral:
+		n.kind, n.owner = kindEphemeral, a.txn.Session
+	}
+	_, name, _ := splitPath(path)
+	a.setChildMeta(parent, parent.cversion+1, a.zxid)
+	a.insert(path, parent, name, n)
+	a.fire(path, jute.EventNodeCreated, n.acl)
+	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, parent.acl)
+	if op == jute.OpCreate {
+		return &jute.PathRequest{Path: path}, nil
+	}
+	return &jute.Create2Response{Path: path, Stat: n.stat()}, nil
+}
+
+// hasNUL reports a NUL character in path.
+func hasNUL(path string) bool {
+	for i := 0; i < len(path); i++ {
+		if path[i] == 0 {
+			return true
+		}
+	}
+	return false
+}

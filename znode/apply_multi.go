@@ -1,0 +1,82 @@
+package znode
+
+import "github.com/zkraft/zkraft/jute"
+
+// applyMulti applies a multi all-or-nothing under one zxid. On the first
+// failing op everything done so far is rolled back (parent cversion and
+// pzxid included), no events fire, and the reply is a MultiResponse of
+// ErrorResults: OK for earlier ops, the failure's code for the failing op and
+// RuntimeInconsistency for later ones. The reply header code stays OK.
+func (a *applier) applyMulti(req *jute.MultiRequest) (jute.Record, error) {
+	if err := a.checkSession(); err != nil {
+		return nil, err
+	}
+	a.multi = true
+	results := make([]jute.MultiResult, 0, len(req.Ops))
+	for i, op := range req.Ops {
+		res, err := a.multiOp(op)
+		if err != nil {
+			a.rollback()
+			return failedMulti(len(req.Ops), i, errCode(err)), nil
+		}
+		results = append(results, res)
+	}
+	a.undo = nil
+	return &jute.MultiResponse{Results: results}, nil
+}
+
+// multiOp applies one op of a multi.
+func (a *applier) multiOp(op jute.MultiOp) (jute.MultiResult, error) {
+	switch op.Type {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		req, ok := op.Req.(*jute.CreateRequest)
+		if !ok {
+			return jute.MultiResult{}, jute.ErrMarshallingError
+		}
+		resp, err := a.create(op.Type, req)
+		if err != nil {
+			return jute.MultiResult{}, err
+		}
+		if op.Type == jute.OpCreate {
+			return jute.MultiResult{Type: jute.OpCreate, Resp: resp}, nil
+		}
+		return jute.MultiResult{Type: jute.OpCreate2, Resp: resp}, nil
+	case jute.OpDelete, jute.OpCheck:
+		req, ok := op.Req.(*jute.PathVersionRequest)
+		if !ok {
+			return jute.MultiResult{}, jute.ErrMarshallingError
+		}
+		var err error
+		if op.Type == jute.OpDelete {
+			err = a.delete(req)
+		} else {
+			err = a.check(req)
+		}
+		return jute.MultiResult{Type: op.Type}, err
+	case jute.OpSetData:
+		req, ok := op.Req.(*jute.SetDataRequest)
+		if !ok {
+			return jute.MultiResult{}, jute.ErrMarshallingError
+		}
+		resp, err := a.setData(req)
+		return jute.MultiResult{Type: jute.OpSetData, Resp: resp}, err
+	}
+	return jute.MultiResult{}, jute.ErrUnimplemented
+}
+
+// failedMulti builds the ErrorResults of a multi whose op failed failed with code.
+func failedMulti(n, failed int, code jute.ErrCode) *jute.MultiResponse {
+	out := make([]jute.MultiResult, n)
+	for i := range out {
+		out[i].Type = jute.OpError
+		switch {
+		case i < failed:
+			out[i].Err = jute.OK
+		case i == failed:
+			out[i].Err = code
+		default:
+			out[i].Err = jute.ErrRuntimeInconsistency
+		}
+	}
+	return &jute.MultiResponse{Results: out}
+}

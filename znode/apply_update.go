@@ -1,0 +1,80 @@
+package znode
+
+import (
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// setData applies setData: session, path, node, WRITE, quota, version.
+func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
+	if err := a.checkSession(); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(req.Path); err != nil {
+		return nil, err
+	}
+	n := a.t.nodes[req.Path]
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if err := a.checkPerm(n.acl, jute.PermWrite); err != nil {
+		return nil, err
+	}
+	if err := a.t.checkQuota(req.Path, 0, int64(len(req.Data)-len(n.data))); err != nil {
+		return nil, err
+	}
+	version, err := checkVersion(n.version, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	a.setNodeData(req.Path, n, req.Data, version, a.zxid, a.txn.Time)
+	a.fire(req.Path, jute.EventNodeDataChanged, n.acl)
+	return &jute.StatResponse{Stat: n.stat()}, nil
+}
+
+// setACL applies setACL: session, path, ACL fix-up, node, ADMIN, aversion.
+// It fires no watch.
+func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
+	if err := a.checkSession(); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(req.Path); err != nil {
+		return nil, err
+	}
+	list, err := acl.Fixup(req.ACL, a.txn.Ids)
+	if err != nil {
+		return nil, jute.ErrInvalidACL
+	}
+	n := a.t.nodes[req.Path]
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if err := a.checkPerm(n.acl, jute.PermAdmin); err != nil {
+		return nil, err
+	}
+	aversion, err := checkVersion(n.aversion, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	a.setNodeACL(n, list, aversion)
+	return &jute.StatResponse{Stat: n.stat()}, nil
+}
+
+// check applies a multi's version check: session, path, node, READ, version.
+func (a *applier) check(req *jute.PathVersionRequest) error {
+	if err := a.checkSession(); err != nil {
+		return err
+	}
+	if err := ValidatePath(req.Path); err != nil {
+		return err
+	}
+	n := a.t.nodes[req.Path]
+	if n == nil {
+		return jute.ErrNoNode
+	}
+	if err := a.checkPerm(n.acl, jute.PermRead); err != nil {
+		return err
+	}
+	_, err := checkVersion(n.version, req.Version)
+	return err
+}

@@ -1,0 +1,110 @@
+package znode
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Reads follow FinalRequestProcessor: paths are not validated (a malformed
+// path is simply not found; "" is the root, as in ZooKeeper), and the
+// permission check comes after the existence check. Errors are jute.ErrCode.
+
+// Exists returns the node's Stat; READ is required when the node exists
+// (3.8.4+). A path containing NUL is BadArguments.
+func (t *Tree) Exists(path string, ids []jute.Id) (jute.Stat, error) {
+	if hasNUL(path) {
+		return jute.Stat{}, jute.ErrBadArguments
+	}
+	n := t.lookup(path)
+	if n == nil {
+		return jute.Stat{}, jute.ErrNoNode
+	}
+	if !acl.Check(n.acl, jute.PermRead, ids) {
+		return jute.Stat{}, jute.ErrNoAuth
+	}
+	return n.stat(), nil
+}
+
+// GetData returns the node's data (immutable: safe to keep after unlocking;
+// nil when the node was created with null data) and Stat. Requires READ.
+func (t *Tree) GetData(path string, ids []jute.Id) ([]byte, jute.Stat, error) {
+	n, err := t.readable(path, jute.PermRead, ids)
+	if err != nil {
+		return nil, jute.Stat{}, err
+	}
+	return n.data, n.stat(), nil
+}
+
+// GetChildren returns the node's child names, sorted, and its Stat.
+// Requires READ.
+func (t *Tree) GetChildren(path string, ids []jute.Id) ([]string, jute.Stat, error) {
+	n, err := t.readable(path, jute.PermRead, ids)
+	if err != nil {
+		return nil, jute.Stat{}, err
+	}
+	out := make([]string, 0, len(n.children))
+	for c := range n.children {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out, n.stat(), nil
+}
+
+// GetACL returns the node's ACL and Stat. It requires READ or ADMIN; a
+// caller without ADMIN gets digest ids masked as "user:x". The returned slice
+// must not be modified.
+func (t *Tree) GetACL(path string, ids []jute.Id) ([]jute.ACL, jute.Stat, error) {
+	n, err := t.readable(path, jute.PermRead|jute.PermAdmin, ids)
+	if err != nil {
+		return nil, jute.Stat{}, err
+	}
+	list := n.acl
+	if !acl.Check(n.acl, jute.PermAdmin, ids) {
+		list = acl.MaskDigests(list)
+	}
+	return list, n.stat(), nil
+}
+
+// GetAllChildrenNumber returns the number of descendants of path. For "/"
+// it is every node but the root (ZooKeeper's nodes.size()-2). Requires READ.
+func (t *Tree) GetAllChildrenNumber(path string, ids []jute.Id) (int32, error) {
+	if _, err := t.readable(path, jute.PermRead, ids); err != nil {
+		return 0, err
+	}
+	if path == RootPath {
+		return int32(len(t.nodes) - 1), nil
+	}
+	prefix := path + "/"
+	var n int32
+	for p := range t.nodes {
+		if strings.HasPrefix(p, prefix) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// NodeACL returns a node's ACL without any check (for watch filtering). The
+// slice must not be modified.
+func (t *Tree) NodeACL(path string) ([]jute.ACL, bool) {
+	n := t.lookup(path)
+	if n == nil {
+		return nil, false
+	}
+	return n.acl, true
+}
+
+// readable looks a node up and checks perm on it.
+func (t *Tree) readable(path string, perm int32, ids []jute.Id) (*node, error) {
+	n := t.lookup(path)
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if !acl.Check(n.acl, perm, ids) {
+		return nil, jute.ErrNoAuth
+	}
+	return n, nil
+}

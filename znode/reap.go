@@ -1,0 +1,33 @@
+package znode
+
+import "slices"
+
+// reapable reports whether the reaper may delete n at now (ms): a container
+// without children that has had at least one child, or a TTL node without
+// children whose TTL has passed since its last modification.
+func (t *Tree) reapable(n *node, now int64) bool {
+	if len(n.children) > 0 {
+		return false
+	}
+	switch n.kind {
+	case kindContainer:
+		return n.cversion > 0
+	case kindTTL:
+		return now-n.mtime > n.ttl
+	}
+	return false
+}
+
+// ReapCandidates returns, sorted, the paths of the containers and TTL nodes
+// the reaper should delete at now (ms since the epoch); propose
+// NewDeleteContainerTxn for each. Apply re-checks eligibility.
+func (t *Tree) ReapCandidates(now int64) []string {
+	var out []string
+	for p, n := range t.nodes {
+		if (n.kind == kindContainer || n.kind == kindTTL) && t.reapable(n, now) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

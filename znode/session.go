@@ -1,0 +1,76 @@
+package znode
+
+import (
+	"slices"
+	"strings"
+)
+
+// SessionInfo is a session as the replicated table records it.
+type SessionInfo struct {
+	ID      int64
+	Timeout int32  // negotiated timeout, ms
+	Passwd  []byte // 16-byte password; do not modify
+}
+
+// session is a live session and the paths of its ephemeral nodes.
+type session struct {
+	info       SessionInfo
+	ephemerals map[string]struct{}
+}
+
+// Session returns a live session by id.
+func (t *Tree) Session(id int64) (SessionInfo, bool) {
+	s := t.sessions[id]
+	if s == nil {
+		return SessionInfo{}, false
+	}
+	return s.info, true
+}
+
+// Sessions returns every live session, ordered by id.
+func (t *Tree) Sessions() []SessionInfo {
+	out := make([]SessionInfo, 0, len(t.sessions))
+	for _, s := range t.sessions {
+		out = append(out, s.info)
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// GetEphemerals returns the session's ephemeral paths that start with prefix
+// (a plain string prefix, as ZooKeeper's getEphemerals), sorted. A prefix that
+// is empty, blank or "/" after trimming (Java trim: chars <= space) selects all of them.
+func (t *Tree) GetEphemerals(sessionID int64, prefix string) []string {
+	s := t.sessions[sessionID]
+	out := []string{}
+	if s == nil {
+		return out
+	}
+	all := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' }) // Java String.trim
+	for p := range s.ephemerals {
+		if all == "" || all == "/" || strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sessionPaths returns a session's ephemeral paths in deletion order:
+// sorted, so every member deletes (and notifies) in the same order.
+func (s *session) sessionPaths() []string {
+	out := make([]string, 0, len(s.ephemerals))
+	for p := range s.ephemerals {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,203 @@
+package znode
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// ReadSnapshot rebuilds a tree written by WriteSnapshot. Any malformed,
+// truncated or inconsistent input yields an error wrapping ErrBadSnapshot
+// (or the reader's I/O error); it never panics.
+func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
+	crc := crc32.NewIEEE()
+	sr := &snapReader{r: io.TeeReader(bufio.NewReaderSize(r, 64<<10), crc)}
+	t, err := sr.read(opts)
+	if err != nil {
+		return nil, err
+	}
+	want := crc.Sum32()
+	var trailer [8]byte
+	if _, err := io.ReadFull(sr.r, trailer[:]); err != nil {
+		return nil, badSnap("trailer: %v", err)
+	}
+	if string(trailer[:4]) != snapEnd || binary.BigEndian.Uint32(trailer[4:]) != want {
+		return nil, badSnap("bad trailer or checksum")
+	}
+	return t, nil
+}
+
+func badSnap(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadSnapshot, fmt.Sprintf(format, args...))
+}
+
+// snapReader reads length-prefixed frames.
+type snapReader struct {
+	r   io.Reader
+	buf []byte
+	jr  jute.Reader
+}
+
+// frame reads the next frame and returns a reader over it.
+func (s *snapReader) frame() (*jute.Reader, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+		return nil, badSnap("frame header: %v", err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return nil, badSnap("frame of %d bytes", n)
+	}
+	if cap(s.buf) < int(n) {
+		s.buf = make([]byte, n)
+	}
+	s.buf = s.buf[:n]
+	if _, err := io.ReadFull(s.r, s.buf); err != nil {
+		return nil, badSnap("frame body: %v", err)
+	}
+	s.jr.Reset(s.buf)
+	return &s.jr, nil
+}
+
+// done checks that a frame decoded cleanly and completely.
+func done(r *jute.Reader, what string) error {
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadSnapshot, what, err)
+	}
+	if r.Remaining() != 0 {
+		return badSnap("%s: %d trailing bytes", what, r.Remaining())
+	}
+	return nil
+}
+
+func (s *snapReader) read(opts Options) (*Tree, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
+		return nil, badSnap("header: %v", err)
+	}
+	if string(hdr[:4]) != snapMagic {
+		return nil, badSnap("bad magic")
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:]); v != snapVersion {
+		return nil, badSnap("unsupported version %d", v)
+	}
+	r, err := s.frame()
+	if err != nil {
+		return nil, err
+	}
+	t := newEmptyTree(opts)
+	t.lastZxid = r.Long()
+	nACL := r.Int()
+	nNodes := r.Long()
+	nSess := r.Int()
+	if err := done(r, "summary"); err != nil {
+		return nil, err
+	}
+	if nACL < 0 || nNodes < 1 || nSess < 0 {
+		return nil, badSnap("bad counts")
+	}
+	lists := make([][]jute.ACL, 0, min(int(nACL), 1024))
+	for i := int32(0); i < nACL; i++ {
+		r, err := s.frame()
+		if err != nil {
+			return nil, err
+		}
+		l := jute.ReadACLs(r)
+		if err := done(r, "acl"); err != nil {
+			return nil, err
+		}
+		if l == nil {
+			l = []jute.ACL{}
+		}
+		lists = append(lists, l)
+	}
+	for i := int64(0); i < nNodes; i++ {
+		if err := s.readNode(t, lists, i == 0); err != nil {
+			return nil, err
+		}
+	}
+	for i := int32(0); i < nSess; i++ {
+		r, err := s.frame()
+		if err != nil {
+			return nil, err
+		}
+		info := SessionInfo{ID: r.Long(), Timeout: r.Int(), Passwd: r.Buffer()}
+		if err := done(r, "session"); err != nil {
+			return nil, err
+		}
+		if t.sessions[info.ID] != nil {
+			return nil, badSnap("duplicate session %#x", info.ID)
+		}
+		t.sessions[info.ID] = &session{info: info}
+	}
+	// Rebuild the sessions' ephemeral sets.
+	for p, n := range t.nodes {
+		if n.kind != kindEphemeral {
+			continue
+		}
+		if s := t.sessions[n.owner]; s != nil {
+			if s.ephemerals == nil {
+				s.ephemerals = make(map[string]struct{})
+			}
+			s.ephemerals[p] = struct{}{}
+		}
+	}
+	return t, nil
+}
+
+// readNode reads one node frame and links it under its parent.
+func (s *snapReader) readNode(t *Tree, lists [][]jute.ACL, first bool) error {
+	r, err := s.frame()
+	if err != nil {
+		return err
+	}
+	path := r.String()
+	n := &node{data: r.Buffer()}
+	idx := r.Int()
+	n.czxid, n.mzxid, n.pzxid = r.Long(), r.Long(), r.Long()
+	n.ctime, n.mtime = r.Long(), r.Long()
+	n.version, n.cversion, n.aversion = r.Int(), r.Int(), r.Int()
+	kind := r.Int()
+	n.owner, n.ttl = r.Long(), r.Long()
+	if err := done(r, "node"); err != nil {
+		return err
+	}
+	if idx < 0 || int(idx) >= len(lists) {
+		return badSnap("node %q: acl index %d", path, idx)
+	}
+	if kind < int32(kindPersistent) || kind > int32(kindTTL) {
+		return badSnap("node %q: kind %d", path, kind)
+	}
+	n.kind = nodeKind(kind)
+	if first != (path == RootPath) {
+		return badSnap("root must come first, got %q", path)
+	}
+	if t.nodes[path] != nil {
+		return badSnap("duplicate node %q", path)
+	}
+	if !first {
+		if ValidatePath(path) != nil {
+			return badSnap("invalid path %q", path)
+		}
+		parentPath, name, _ := splitPath(path)
+		parent := t.lookup(parentPath)
+		if parent == nil {
+			return badSnap("node %q before its parent", path)
+		}
+		if parent.kind == kindEphemeral {
+			return badSnap("node %q under an ephemeral", path)
+		}
+		parent.addChild(name)
+	}
+	n.acl = t.acls.acquire(lists[idx])
+	t.nodes[path] = n
+	t.dataSize += int64(len(path) + len(n.data))
+	if n.kind == kindEphemeral {
+		t.nEphem++
+	}
+	return nil
+}
