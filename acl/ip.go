@@ -1,7 +1,7 @@
 package acl
 
 import (
-	"net/netip"
+	"encoding/binary"
 	"strconv"
 	"strings"
 )
@@ -39,7 +39,7 @@ func parseIPExpr(expr string) ([]byte, int, bool) {
 	}
 	bits := len(b) * 8
 	if hasBits {
-		n, err := javaParseInt(bitsStr)
+		n, err := javaParseInt(bitsStr, 10)
 		if err != nil || n < 0 || n > len(b)*8 {
 			return nil, 0, false
 		}
@@ -48,31 +48,28 @@ func parseIPExpr(expr string) ([]byte, int, bool) {
 	return b, bits, true
 }
 
-// addrBytes parses an address the way IPAuthenticationProvider does: a
-// string containing ':' is IPv6 (16 bytes), anything else must be four
-// dotted decimal octets.
+// addrBytes parses an address the way ZooKeeper 3.9's
+// IPAuthenticationProvider does: a string containing ':' is IPv6 (16 bytes,
+// hex segments of at most four digits, at most one "::", no embedded IPv4
+// and no zone), otherwise one containing '.' must be four decimal octets.
 func addrBytes(s string) ([]byte, bool) {
-	if strings.Contains(s, ":") {
-		s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return nil, false
-		}
-		if a.Is4In6() {
-			// Java's InetAddress turns IPv4-mapped literals into IPv4 addresses.
-			a4 := a.Unmap().As4()
-			return a4[:], true
-		}
-		a16 := a.As16()
-		return a16[:], true
+	switch {
+	case strings.Contains(s, ":"):
+		return v6Bytes(s)
+	case strings.Contains(s, "."):
+		return v4Bytes(s)
 	}
+	return nil, false
+}
+
+func v4Bytes(s string) ([]byte, bool) {
 	parts := strings.Split(s, ".")
 	if len(parts) != 4 {
 		return nil, false
 	}
 	out := make([]byte, 4)
 	for i, p := range parts {
-		v, err := javaParseInt(p)
+		v, err := javaParseInt(p, 10)
 		if err != nil || v < 0 || v > 255 {
 			return nil, false
 		}
@@ -81,13 +78,56 @@ func addrBytes(s string) ([]byte, bool) {
 	return out, true
 }
 
-// javaParseInt accepts what Integer.parseInt accepts: an optional sign
-// followed by decimal digits.
-func javaParseInt(s string) (int, error) {
-	if strings.HasPrefix(s, "+") && len(s) > 1 && s[1] != '-' && s[1] != '+' {
-		s = s[1:]
+func v6Bytes(s string) ([]byte, bool) {
+	const segments = 8
+	var head, tail []string
+	halves := strings.Split(s, "::")
+	switch len(halves) {
+	case 1:
+		head = strings.Split(s, ":")
+		if len(head) != segments {
+			return nil, false
+		}
+	case 2:
+		if halves[0] != "" {
+			head = strings.Split(halves[0], ":")
+		}
+		if halves[1] != "" {
+			tail = strings.Split(halves[1], ":")
+		}
+		if len(head)+len(tail) >= segments {
+			return nil, false
+		}
+	default:
+		return nil, false
 	}
-	n, err := strconv.ParseInt(s, 10, 32)
+	out := make([]byte, 16)
+	if !putV6(out[:2*len(head)], head) || !putV6(out[16-2*len(tail):], tail) {
+		return nil, false
+	}
+	return out, true
+}
+
+// putV6 writes hex segments (1-4 characters each, Java parseInt radix 16)
+// as big-endian 16-bit values.
+func putV6(dst []byte, segs []string) bool {
+	for i, seg := range segs {
+		if seg == "" || len(seg) > 4 {
+			return false
+		}
+		v, err := javaParseInt(seg, 16)
+		if err != nil {
+			return false
+		}
+		binary.BigEndian.PutUint16(dst[2*i:], uint16(v))
+	}
+	return true
+}
+
+// javaParseInt accepts what Integer.parseInt accepts for ASCII input: an
+// optional sign followed by digits of base.
+func javaParseInt(s string, base int) (int, error) {
+	n, err := strconv.ParseInt(s, base, 32)
 	return int(n), err
 }
 

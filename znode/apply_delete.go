@@ -74,7 +74,7 @@ func (a *applier) deleteContainer(path string) error {
 	if len(n.children) > 0 {
 		return jute.ErrNotEmpty
 	}
-	if !a.t.reapable(n, a.txn.Time) {
+	if !a.t.eligible(n, a.txn.Time) {
 		return jute.ErrBadVersion
 	}
 	parent := a.t.lookup(parentPath)

@@ -5,48 +5,67 @@ import "github.com/zkraft/zkraft/jute"
 // The mutation primitives below are the only code that changes the tree
 // during Apply. Each records its inverse so a failed multi can roll back.
 
-// insert adds n at path under parent (whose child name is name), registering
-// ephemerals with their session and maintaining the counters.
+// insert adds n at path under parent (whose child name is name).
 func (a *applier) insert(path string, parent *node, name string, n *node) {
-	t := a.t
-	n.acl = t.acls.acquire(n.acl)
-	t.nodes[path] = n
-	parent.addChild(name)
-	t.dataSize += int64(len(path) + len(n.data))
-	if n.kind == kindEphemeral {
-		t.addEphemeral(n.owner, path)
-	}
-	t.quotaChanged(path, name, 1, int64(len(n.data)))
-	a.onUndo(func() { a.removeRaw(path, parent, name, n) })
+	a.t.link(path, parent, name, n)
+	a.onUndo(func() { a.t.unlink(path, parent, name, n) })
 }
 
 // remove deletes the node at path from the tree.
 func (a *applier) remove(path string, parent *node, name string, n *node) {
-	a.removeRaw(path, parent, name, n)
-	a.onUndo(func() {
-		t := a.t
-		n.acl = t.acls.acquire(n.acl)
-		t.nodes[path] = n
-		parent.addChild(name)
-		t.dataSize += int64(len(path) + len(n.data))
-		if n.kind == kindEphemeral {
-			t.addEphemeral(n.owner, path)
-		}
-		t.quotaChanged(path, name, 1, int64(len(n.data)))
-	})
+	a.t.unlink(path, parent, name, n)
+	a.onUndo(func() { a.t.link(path, parent, name, n) })
 }
 
-// removeRaw deletes without recording an undo.
-func (a *applier) removeRaw(path string, parent *node, name string, n *node) {
-	t := a.t
+// link puts n into the tree: path index, parent's child set, interned ACL,
+// counters, ephemeral and reaper indexes, quota accounting.
+func (t *Tree) link(path string, parent *node, name string, n *node) {
+	n.acl = t.acls.acquire(n.acl)
+	t.nodes[path] = n
+	parent.addChild(name)
+	t.dataSize += int64(len(path) + len(n.data))
+	t.indexNode(path, n)
+	t.quotaChanged(path, name, 1, int64(len(n.data)))
+}
+
+// unlink is the inverse of link.
+func (t *Tree) unlink(path string, parent *node, name string, n *node) {
 	delete(t.nodes, path)
 	parent.removeChild(name)
 	t.acls.release(n.acl)
 	t.dataSize -= int64(len(path) + len(n.data))
-	if n.kind == kindEphemeral {
-		t.removeEphemeral(n.owner, path)
-	}
+	t.unindexNode(path, n)
 	t.quotaChanged(path, name, -1, -int64(len(n.data)))
+}
+
+// indexNode registers an ephemeral with its session and a container or TTL
+// node with the reaper index.
+func (t *Tree) indexNode(path string, n *node) {
+	switch n.kind {
+	case kindEphemeral:
+		t.nEphem++
+		if s := t.sessions[n.owner]; s != nil {
+			if s.ephemerals == nil {
+				s.ephemerals = make(map[string]struct{})
+			}
+			s.ephemerals[path] = struct{}{}
+		}
+	case kindContainer, kindTTL:
+		t.reapable[path] = struct{}{}
+	}
+}
+
+// unindexNode is the inverse of indexNode.
+func (t *Tree) unindexNode(path string, n *node) {
+	switch n.kind {
+	case kindEphemeral:
+		t.nEphem--
+		if s := t.sessions[n.owner]; s != nil {
+			delete(s.ephemerals, path)
+		}
+	case kindContainer, kindTTL:
+		delete(t.reapable, path)
+	}
 }
 
 // setChildMeta sets a parent's stored cversion and pzxid.
@@ -77,23 +96,4 @@ func (a *applier) setNodeACL(n *node, list []jute.ACL, aversion int32) {
 	n.acl = a.t.acls.acquire(list)
 	a.t.acls.release(old)
 	n.aversion = aversion
-}
-
-// addEphemeral registers an ephemeral path with its session.
-func (t *Tree) addEphemeral(owner int64, path string) {
-	t.nEphem++
-	if s := t.sessions[owner]; s != nil {
-		if s.ephemerals == nil {
-			s.ephemerals = make(map[string]struct{})
-		}
-		s.ephemerals[path] = struct{}{}
-	}
-}
-
-// removeEphemeral unregisters an ephemeral path.
-func (t *Tree) removeEphemeral(owner int64, path string) {
-	t.nEphem--
-	if s := t.sessions[owner]; s != nil {
-		delete(s.ephemerals, path)
-	}
 }

@@ -10,3 +10,6 @@ func (t *Tree) quotaBytes(path string, delta int64) {}
 // checkQuota reports jute.ErrQuotaExceeded when Options.EnforceQuota is set
 // and adding count nodes and bytes bytes at path would pass a hard limit.
 func (t *Tree) checkQuota(path string, count int, bytes int64) error { return nil }
+
+// rebuildQuotas recomputes quota state after a snapshot load.
+func (t *Tree) rebuildQuotas() {}

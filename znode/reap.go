@@ -5,7 +5,7 @@ import "slices"
 // reapable reports whether the reaper may delete n at now (ms): a container
 // without children that has had at least one child, or a TTL node without
 // children whose TTL has passed since its last modification.
-func (t *Tree) reapable(n *node, now int64) bool {
+func (t *Tree) eligible(n *node, now int64) bool {
 	if len(n.children) > 0 {
 		return false
 	}
@@ -13,7 +13,7 @@ func (t *Tree) reapable(n *node, now int64) bool {
 	case kindContainer:
 		return n.cversion > 0
 	case kindTTL:
-		return now-n.mtime > n.ttl
+		return t.opts.ExtendedTypes && now-n.mtime > n.ttl
 	}
 	return false
 }
@@ -23,8 +23,8 @@ func (t *Tree) reapable(n *node, now int64) bool {
 // NewDeleteContainerTxn for each. Apply re-checks eligibility.
 func (t *Tree) ReapCandidates(now int64) []string {
 	var out []string
-	for p, n := range t.nodes {
-		if (n.kind == kindContainer || n.kind == kindTTL) && t.reapable(n, now) {
+	for p := range t.reapable {
+		if t.eligible(t.nodes[p], now) {
 			out = append(out, p)
 		}
 	}

@@ -134,18 +134,12 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		}
 		t.sessions[info.ID] = &session{info: info}
 	}
-	// Rebuild the sessions' ephemeral sets.
+	// Rebuild the ephemeral, reaper and quota indexes.
+	t.nEphem = 0
 	for p, n := range t.nodes {
-		if n.kind != kindEphemeral {
-			continue
-		}
-		if s := t.sessions[n.owner]; s != nil {
-			if s.ephemerals == nil {
-				s.ephemerals = make(map[string]struct{})
-			}
-			s.ephemerals[p] = struct{}{}
-		}
+		t.indexNode(p, n)
 	}
+	t.rebuildQuotas()
 	return t, nil
 }
 
@@ -196,8 +190,5 @@ func (s *snapReader) readNode(t *Tree, lists [][]jute.ACL, first bool) error {
 	n.acl = t.acls.acquire(lists[idx])
 	t.nodes[path] = n
 	t.dataSize += int64(len(path) + len(n.data))
-	if n.kind == kindEphemeral {
-		t.nEphem++
-	}
 	return nil
 }

@@ -23,6 +23,8 @@ type Tree struct {
 	lastZxid int64
 	dataSize int64 // sum of len(path)+len(data) over all nodes
 	nEphem   int
+	// reapable holds the paths of every container and TTL node.
+	reapable map[string]struct{}
 }
 
 // NewTree returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and
@@ -49,6 +51,7 @@ func newEmptyTree(opts Options) *Tree {
 		nodes:    make(map[string]*node),
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
+		reapable: make(map[string]struct{}),
 	}
 }
 
