@@ -1,0 +1,38 @@
+# zkraft — the two set-up commands are `make run` and `make test`.
+GO      ?= go
+BIN     ?= bin/zkraft
+PKGS    ?= ./...
+
+.PHONY: all build run test test-short vet fuzz bench clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/zkraft
+
+# A working server on 127.0.0.1:2181 with data under ./zkraft-data.
+run: build
+	./$(BIN) server
+
+vet:
+	$(GO) vet $(PKGS)
+
+# Every test: unit, raw-frame, end-to-end with real clients.
+test: vet
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+# Short fuzzing pass over the decoders (FUZZTIME=5m for longer runs).
+FUZZTIME ?= 30s
+fuzz:
+	@for t in $$($(GO) test -list 'Fuzz.*' ./jute/ | grep ^Fuzz); do \
+		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./jute/ || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean:
+	rm -rf bin zkraft-data

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/znode"
+)
+
+func serverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "server",
+		Usage: "serve the ZooKeeper client protocol (defaults: 127.0.0.1:2181, ./zkraft-data)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "a ZooKeeper zoo.cfg to read"},
+			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "where the Raft log and snapshots live"},
+			&cli.StringFlag{Name: "client-addr", Value: "127.0.0.1:2181", Usage: "client listen address"},
+			&cli.DurationFlag{Name: "tick-time", Value: 2 * time.Second, Usage: "ZooKeeper tickTime"},
+			&cli.DurationFlag{Name: "min-session-timeout", Usage: "lower bound for session timeouts (default 2 ticks)"},
+			&cli.DurationFlag{Name: "max-session-timeout", Usage: "upper bound for session timeouts (default 20 ticks)"},
+			&cli.IntFlag{Name: "max-client-cnxns", Value: 60, Usage: "connections per client IP (0 = unlimited)"},
+			&cli.IntFlag{Name: "jute-max-buffer", Value: 0xfffff, Usage: "largest request frame in bytes (jute.maxbuffer)"},
+			&cli.StringFlag{Name: "super-digest", Usage: "super user as user:base64(sha1(user:password))"},
+			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
+			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
+			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
+		},
+		Action: runServer,
+	}
+}
+
+func runServer(c *cli.Context) error {
+	log, err := newLogger(c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+
+	st := defaultSettings()
+	if path := c.String("config"); path != "" {
+		cfg, err := loadZooConfig(path)
+		if err != nil {
+			return err
+		}
+		if err := st.applyZooConfig(cfg, log); err != nil {
+			return err
+		}
+	}
+	st.applyFlags(c)
+	return serve(st, log)
+}
+
+// serve runs one member until SIGINT or SIGTERM.
+func serve(st settings, log *zap.Logger) error {
+	node, err := ensemble.Open(ensemble.Config{
+		ID:                st.ServerID,
+		DataDir:           st.DataDir,
+		TickTime:          st.TickTime,
+		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes},
+		SnapshotThreshold: st.SnapCount,
+		ReapInterval:      st.ContainerInterval,
+		Logger:            log,
+	})
+	if err != nil {
+		return fmt.Errorf("start ensemble member: %w", err)
+	}
+	defer node.Close()
+
+	ln, err := net.Listen("tcp", st.ClientAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", st.ClientAddr, err)
+	}
+	srv := session.New(session.Config{
+		ServerID:            st.ServerID,
+		TickTime:            st.TickTime,
+		MinSessionTimeout:   st.MinSessionTimeout,
+		MaxSessionTimeout:   st.MaxSessionTimeout,
+		MaxClientCnxns:      st.MaxClientCnxns,
+		MaxBuffer:           st.JuteMaxBuffer,
+		SuperDigest:         st.SuperDigest,
+		FourLetterWhitelist: st.FourLetterWords,
+		Env:                 map[string]string{"dataDir": st.DataDir},
+		Logger:              log,
+	}, node)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("zkraft serving",
+		zap.String("clientAddr", ln.Addr().String()),
+		zap.String("dataDir", st.DataDir),
+		zap.Duration("tickTime", st.TickTime),
+		zap.String("4lw", strings.Join(st.FourLetterWords, ",")))
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case s := <-sig:
+		log.Info("shutting down", zap.String("signal", s.String()))
+	case err := <-errc:
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+	}
+	_ = srv.Close()
+	return nil
+}

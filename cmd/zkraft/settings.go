@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+)
+
+// settings is the server's effective configuration: defaults, then zoo.cfg,
+// then explicitly given flags.
+type settings struct {
+	DataDir           string
+	ClientAddr        string
+	TickTime          time.Duration
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	MaxClientCnxns    int
+	JuteMaxBuffer     int
+	SuperDigest       string
+	ExtendedTypes     bool
+	FourLetterWords   []string
+	ContainerInterval time.Duration
+	SnapCount         uint64
+	ServerID          uint8
+}
+
+func defaultSettings() settings {
+	return settings{
+		DataDir:           "./zkraft-data",
+		ClientAddr:        "127.0.0.1:2181",
+		TickTime:          2 * time.Second,
+		MaxClientCnxns:    60,
+		JuteMaxBuffer:     0xfffff,
+		FourLetterWords:   []string{"srvr"},
+		ContainerInterval: time.Minute,
+		SnapCount:         100000,
+		ServerID:          1,
+	}
+}
+
+// knownIgnored are zoo.cfg keys that are valid for ZooKeeper but have no
+// meaning here (JVM, admin server, purging of ZooKeeper's own files...).
+var knownIgnored = map[string]bool{
+	"initLimit": true, "syncLimit": true, "dataLogDir": true, "autopurge.snapRetainCount": true,
+	"autopurge.purgeInterval": true, "admin.enableServer": true, "admin.serverPort": true,
+	"admin.serverAddress": true, "standaloneEnabled": true, "reconfigEnabled": true,
+	"preAllocSize": true, "metricsProvider.className": true, "metricsProvider.httpPort": true,
+	"metricsProvider.httpHost": true, "metricsProvider.exportJvmInfo": true,
+}
+
+// applyZooConfig overlays zoo.cfg keys. Unknown keys are logged once, never
+// fatal, so an operator's existing file works unchanged.
+func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
+	var clientPort, clientAddr string
+	for _, k := range cfg.keys {
+		v := cfg.values[k]
+		var err error
+		switch k {
+		case "dataDir":
+			s.DataDir = v
+		case "clientPort":
+			clientPort = v
+		case "clientPortAddress":
+			clientAddr = v
+		case "tickTime":
+			s.TickTime, err = millis(v)
+		case "minSessionTimeout":
+			s.MinSessionTimeout, err = millis(v)
+		case "maxSessionTimeout":
+			s.MaxSessionTimeout, err = millis(v)
+		case "maxClientCnxns":
+			s.MaxClientCnxns, err = strconv.Atoi(v)
+		case "jute.maxbuffer":
+			s.JuteMaxBuffer, err = parseIntAuto(v)
+		case "4lw.commands.whitelist":
+			s.FourLetterWords = splitList(v)
+		case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
+			s.ExtendedTypes, err = strconv.ParseBool(v)
+		case "superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
+			s.SuperDigest = v
+		case "znode.container.checkIntervalMs":
+			s.ContainerInterval, err = millis(v)
+		case "snapCount":
+			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		default:
+			if !knownIgnored[k] && !strings.HasPrefix(k, "server.") {
+				log.Warn("ignoring unsupported zoo.cfg key", zap.String("key", k))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
+		}
+	}
+	if clientPort != "" || clientAddr != "" {
+		host, port, _ := net.SplitHostPort(s.ClientAddr)
+		if clientAddr != "" {
+			host = clientAddr
+		}
+		if clientPort != "" {
+			port = clientPort
+		}
+		s.ClientAddr = net.JoinHostPort(host, port)
+	}
+	return nil
+}
+
+// applyFlags overlays flags the user set explicitly.
+func (s *settings) applyFlags(c *cli.Context) {
+	if c.IsSet("data-dir") {
+		s.DataDir = c.String("data-dir")
+	}
+	if c.IsSet("client-addr") {
+		s.ClientAddr = c.String("client-addr")
+	}
+	if c.IsSet("tick-time") {
+		s.TickTime = c.Duration("tick-time")
+	}
+	if c.IsSet("min-session-timeout") {
+		s.MinSessionTimeout = c.Duration("min-session-timeout")
+	}
+	if c.IsSet("max-session-timeout") {
+		s.MaxSessionTimeout = c.Duration("max-session-timeout")
+	}
+	if c.IsSet("max-client-cnxns") {
+		s.MaxClientCnxns = c.Int("max-client-cnxns")
+	}
+	if c.IsSet("jute-max-buffer") {
+		s.JuteMaxBuffer = c.Int("jute-max-buffer")
+	}
+	if c.IsSet("super-digest") {
+		s.SuperDigest = c.String("super-digest")
+	}
+	if c.IsSet("extended-types") {
+		s.ExtendedTypes = c.Bool("extended-types")
+	}
+	if c.IsSet("4lw-whitelist") {
+		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
+	}
+	if c.IsSet("container-check-interval") {
+		s.ContainerInterval = c.Duration("container-check-interval")
+	}
+}
+
+func millis(v string) (time.Duration, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a number of milliseconds: %w", err)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// parseIntAuto accepts decimal or 0x-prefixed hex, as Java's Integer.decode.
+func parseIntAuto(v string) (int, error) {
+	n, err := strconv.ParseInt(v, 0, 32)
+	if err != nil {
+		return 0, fmt.Errorf("not an integer: %w", err)
+	}
+	return int(n), nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		out = append(out, strings.TrimSpace(f))
+	}
+	return out
+}

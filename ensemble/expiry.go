@@ -1,0 +1,115 @@
+package ensemble
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// expiry tracks session liveness. Every member records touches; only the
+// leader acts on them, proposing a closeSession for each session whose
+// deadline passed (the shape of Consul's session TTL timers). A member that
+// becomes leader grants every session a fresh timeout.
+type expiry struct {
+	mu sync.RWMutex
+	m  map[int64]*liveness
+}
+
+// liveness is one session's expiry state; its fields are atomics so that
+// touches (on every request) take only the map's read lock.
+type liveness struct {
+	timeout  time.Duration
+	deadline atomic.Int64 // unix nanoseconds
+	closing  atomic.Int64 // unix nanoseconds of the pending close proposal, 0 if none
+}
+
+func newExpiry() *expiry { return &expiry{m: make(map[int64]*liveness)} }
+
+func (e *expiry) add(id int64, timeoutMs int32) {
+	l := &liveness{timeout: time.Duration(timeoutMs) * time.Millisecond}
+	l.deadline.Store(time.Now().Add(l.timeout).UnixNano())
+	e.mu.Lock()
+	e.m[id] = l
+	e.mu.Unlock()
+}
+
+func (e *expiry) remove(id int64) {
+	e.mu.Lock()
+	delete(e.m, id)
+	e.mu.Unlock()
+}
+
+func (e *expiry) touch(id int64) {
+	e.mu.RLock()
+	l := e.m[id]
+	e.mu.RUnlock()
+	if l != nil {
+		l.deadline.Store(time.Now().Add(l.timeout).UnixNano())
+	}
+}
+
+// reset replaces the table with sessions, each with a full timeout from now.
+func (e *expiry) reset(sessions []znode.SessionInfo) {
+	m := make(map[int64]*liveness, len(sessions))
+	now := time.Now()
+	for _, s := range sessions {
+		l := &liveness{timeout: time.Duration(s.Timeout) * time.Millisecond}
+		l.deadline.Store(now.Add(l.timeout).UnixNano())
+		m[s.ID] = l
+	}
+	e.mu.Lock()
+	e.m = m
+	e.mu.Unlock()
+}
+
+// expired returns the sessions past their deadline that have no close
+// proposal in flight (or whose proposal is older than retry), marking them.
+func (e *expiry) expired(now time.Time, retry time.Duration) []int64 {
+	var out []int64
+	nowNs := now.UnixNano()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for id, l := range e.m {
+		if l.deadline.Load() > nowNs {
+			continue
+		}
+		if c := l.closing.Load(); c != 0 && nowNs-c < int64(retry) {
+			continue
+		}
+		l.closing.Store(nowNs)
+		out = append(out, id)
+	}
+	return out
+}
+
+// expireSessions is the leader's expiry loop.
+func (n *Node) expireSessions() {
+	defer n.wg.Done()
+	interval := n.cfg.TickTime / 2
+	if interval < 50*time.Millisecond {
+		interval = 50 * time.Millisecond
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.done:
+			return
+		case isLeader := <-n.raft.LeaderCh():
+			if isLeader {
+				n.tracker.reset(n.sessionsSnapshot())
+			}
+		case now := <-tick.C:
+			if !n.IsLeader() {
+				continue
+			}
+			for _, id := range n.tracker.expired(now, 4*n.cfg.TickTime) {
+				n.log.Debug("session expired")
+				n.Propose(&znode.Txn{Type: jute.OpCloseSession, Session: id, Time: now.UnixMilli()}, nil)
+			}
+		}
+	}
+}

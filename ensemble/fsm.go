@@ -1,0 +1,149 @@
+package ensemble
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/watches"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Hooks are told about session lifecycle changes as the FSM applies them.
+// They run on the FSM goroutine with the tree's write lock held and must not
+// block or call back into the Node.
+type Hooks struct {
+	// SessionClosed is called after a closeSession (explicit or expiry)
+	// has been applied.
+	SessionClosed func(id int64)
+}
+
+// fsm applies log entries to the tree. Contract (hashicorp/raft): Apply and
+// Snapshot are called from one goroutine, never concurrently with each other;
+// Persist of a returned snapshot may run concurrently with Apply. Apply is
+// deterministic: it reads neither the clock nor randomness.
+type fsm struct {
+	log      *zap.Logger
+	opts     znode.Options
+	watches  *watches.Registry
+	waiters  *waiters
+	tracker  *expiry
+	hooks    atomic.Pointer[Hooks]
+	lastZxid atomic.Int64
+
+	// mu guards tree: the write lock is held while applying, the read lock
+	// by every local read.
+	mu   sync.RWMutex
+	tree *znode.Tree
+}
+
+var _ raft.BatchingFSM = (*fsm)(nil)
+
+func newFSM(log *zap.Logger, opts znode.Options, reg *watches.Registry, w *waiters, tr *expiry) *fsm {
+	return &fsm{log: log, opts: opts, watches: reg, waiters: w, tracker: tr, tree: znode.NewTree(opts)}
+}
+
+// Apply implements raft.FSM.
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch implements raft.BatchingFSM: the whole batch is applied under
+// one acquisition of the tree lock.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		out[i] = f.applyLocked(l)
+	}
+	return out
+}
+
+func (f *fsm) applyLocked(l *raft.Log) *znode.Result {
+	e, err := decodeEntry(l.Data)
+	if err != nil {
+		// A entry this build cannot read is a bug or a version skew; every
+		// member skips it identically, so the trees stay equal.
+		f.log.Error("skipping undecodable log entry", zap.Uint64("index", l.Index), zap.Error(err))
+		return nil
+	}
+	zxid := int64(l.Index)
+	res := f.tree.Apply(e.Txn, zxid)
+	f.lastZxid.Store(zxid)
+	for _, ev := range res.Events {
+		f.watches.Trigger(ev.Path, ev.Type, zxid, ev.ACL)
+	}
+	switch e.Txn.Type {
+	case jute.OpCreateSession:
+		if res.Err == jute.OK {
+			f.tracker.add(e.Txn.Session, e.Txn.Timeout)
+		}
+	case jute.OpCloseSession:
+		f.tracker.remove(e.Txn.Session)
+		if h := f.hooks.Load(); h != nil && h.SessionClosed != nil {
+			h.SessionClosed(e.Txn.Session)
+		}
+	}
+	if w := f.waiters.take(e.Origin); w != nil {
+		w.Applied(res, f.tree)
+	}
+	return res
+}
+
+// Snapshot implements raft.FSM. The tree is serialized here, on the FSM
+// goroutine, so the image is exactly the state at the last applied index.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var buf snapshotBuffer
+	bw := bufio.NewWriterSize(&buf, 1<<16)
+	if err := f.tree.WriteSnapshot(bw); err != nil {
+		return nil, fmt.Errorf("ensemble: snapshot tree: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("ensemble: snapshot tree: %w", err)
+	}
+	return &buf, nil
+}
+
+// Restore implements raft.FSM: the tree is replaced by the snapshot's.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	t, err := znode.ReadSnapshot(bufio.NewReaderSize(rc, 1<<16), f.opts)
+	if err != nil {
+		return fmt.Errorf("ensemble: restore snapshot: %w", err)
+	}
+	f.mu.Lock()
+	f.tree = t
+	f.lastZxid.Store(t.LastZxid())
+	f.mu.Unlock()
+	f.tracker.reset(t.Sessions())
+	return nil
+}
+
+// snapshotBuffer holds a serialized tree until raft persists it.
+type snapshotBuffer struct{ b []byte }
+
+func (s *snapshotBuffer) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
+
+// Persist implements raft.FSMSnapshot.
+func (s *snapshotBuffer) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.b); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("ensemble: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+// Release implements raft.FSMSnapshot.
+func (s *snapshotBuffer) Release() { s.b = nil }

@@ -1,0 +1,126 @@
+package ensemble
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/watches"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// testFSM is an FSM with no Raft around it (the Nomad fsm_test pattern):
+// entries are encoded and applied directly.
+func testFSM(t *testing.T) *fsm {
+	t.Helper()
+	return newFSM(zap.NewNop(), znode.Options{}, watches.New(), newWaiters(), newExpiry())
+}
+
+func makeLog(t *testing.T, index uint64, origin uint64, txn *znode.Txn) *raft.Log {
+	t.Helper()
+	var w jute.Writer
+	e := entry{Origin: origin, Txn: txn}
+	e.encode(&w)
+	return &raft.Log{Index: index, Type: raft.LogCommand, Data: w.Buf}
+}
+
+var open = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+
+func createTxn(session int64, path string, flags int32, time int64) *znode.Txn {
+	return &znode.Txn{Type: jute.OpCreate2, Session: session, Time: time,
+		Req: jute.Marshal(&jute.CreateRequest{Path: path, Data: []byte(path), ACL: open, Flags: flags})}
+}
+
+type recorder struct {
+	res    *znode.Result
+	failed error
+}
+
+func (r *recorder) Applied(res *znode.Result, _ *znode.Tree) { r.res = res }
+func (r *recorder) Failed(err error)                         { r.failed = err }
+
+func TestFSMApplyUsesIndexAsZxidAndProposerTime(t *testing.T) {
+	f := testFSM(t)
+	rec := &recorder{}
+	f.waiters.put(42, rec)
+	f.ApplyBatch([]*raft.Log{
+		makeLog(t, 7, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1000, Timeout: 4000, Passwd: make([]byte, 16)}),
+		{Index: 8, Type: raft.LogConfiguration},
+		makeLog(t, 9, 42, createTxn(1, "/a", 0, 123456)),
+	})
+	if rec.res == nil || rec.res.Err != jute.OK {
+		t.Fatalf("waiter not completed: %+v", rec.res)
+	}
+	cr := rec.res.Resp.(*jute.Create2Response)
+	if cr.Stat.Czxid != 9 || cr.Stat.Ctime != 123456 || cr.Stat.Mtime != 123456 {
+		t.Fatalf("stat %+v: want czxid 9 (the Raft index) and the proposer's time", cr.Stat)
+	}
+	if f.lastZxid.Load() != 9 {
+		t.Fatalf("lastZxid %d", f.lastZxid.Load())
+	}
+}
+
+func TestFSMSessionCloseFiresHookAndDeletesEphemerals(t *testing.T) {
+	f := testFSM(t)
+	var closed []int64
+	f.hooks.Store(&Hooks{SessionClosed: func(id int64) { closed = append(closed, id) }})
+	f.ApplyBatch([]*raft.Log{
+		makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 5, Time: 1, Timeout: 4000, Passwd: make([]byte, 16)}),
+		makeLog(t, 2, 0, createTxn(5, "/e", jute.FlagEphemeral, 2)),
+		makeLog(t, 3, 0, &znode.Txn{Type: jute.OpCloseSession, Session: 5, Time: 3}),
+	})
+	if len(closed) != 1 || closed[0] != 5 {
+		t.Fatalf("hook calls %v", closed)
+	}
+	if _, err := f.tree.Exists("/e", nil); err != jute.ErrNoNode {
+		t.Fatalf("ephemeral survived its session: %v", err)
+	}
+}
+
+func TestFSMSnapshotRestoreIsExact(t *testing.T) {
+	f := testFSM(t)
+	logs := []*raft.Log{makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 9, Time: 1, Timeout: 4000, Passwd: bytes.Repeat([]byte{7}, 16)})}
+	for i, p := range []string{"/a", "/a/b", "/a/c"} {
+		logs = append(logs, makeLog(t, uint64(2+i), 0, createTxn(9, p, 0, int64(10+i))))
+	}
+	logs = append(logs, makeLog(t, 5, 0, &znode.Txn{Type: jute.OpDelete, Session: 9, Time: 20,
+		Req: jute.Marshal(&jute.PathVersionRequest{Path: "/a/b", Version: -1})}))
+	f.ApplyBatch(logs)
+
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := testFSM(t)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/a", "/a/c", "/zookeeper"} {
+		_, s1, err1 := f.tree.GetData(p, nil)
+		_, s2, err2 := g.tree.GetData(p, nil)
+		if err1 != nil || err2 != nil || s1 != s2 {
+			t.Errorf("%s: before %+v (%v) after %+v (%v)", p, s1, err1, s2, err2)
+		}
+	}
+	if info, ok := g.tree.Session(9); !ok || !bytes.Equal(info.Passwd, bytes.Repeat([]byte{7}, 16)) {
+		t.Fatalf("session not restored: %+v %v", info, ok)
+	}
+	if g.lastZxid.Load() != 5 {
+		t.Fatalf("lastZxid after restore %d", g.lastZxid.Load())
+	}
+}
+
+// memSink is a raft.SnapshotSink in memory.
+type memSink struct{ bytes.Buffer }
+
+func (m *memSink) ID() string    { return "mem" }
+func (m *memSink) Cancel() error { return nil }
+func (m *memSink) Close() error  { return nil }

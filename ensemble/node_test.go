@@ -1,0 +1,101 @@
+package ensemble
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+func openNode(t *testing.T, dir string, mutate ...func(*Config)) *Node {
+	t.Helper()
+	cfg := Config{DataDir: dir, TickTime: 100 * time.Millisecond}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRestartReplaysEverythingAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, dir, func(c *Config) { c.SnapshotThreshold = 50 })
+	if _, err := n.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 3, Time: 1, Timeout: 10000, Passwd: make([]byte, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	var last jute.Stat
+	for i := 0; i < 120; i++ {
+		res, err := n.ProposeWait(createTxn(3, "/n"+string(rune('a'+i%26))+time.Duration(i).String(), 0, int64(i)))
+		if err != nil || res.Err != jute.OK {
+			t.Fatalf("create %d: %v %v", i, err, res)
+		}
+		last = res.Resp.(*jute.Create2Response).Stat
+	}
+	zxid := n.LastZxid()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m := openNode(t, dir)
+	defer m.Close()
+	if m.LastZxid() < zxid {
+		t.Fatalf("after restart lastZxid %d < %d", m.LastZxid(), zxid)
+	}
+	tr := m.RLockTree()
+	st := tr.Stats()
+	_, ok := tr.Session(3)
+	m.RUnlockTree()
+	if st.Nodes != 4+120 || !ok {
+		t.Fatalf("after restart: %d nodes (want %d), session present %v", st.Nodes, 4+120, ok)
+	}
+	_ = last
+}
+
+func TestLeaderExpiresIdleSession(t *testing.T) {
+	n := openNode(t, t.TempDir())
+	defer n.Close()
+	closed := make(chan int64, 1)
+	n.SetHooks(Hooks{SessionClosed: func(id int64) { closed <- id }})
+	if _, err := n.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 11, Time: 1, Timeout: 300, Passwd: make([]byte, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.ProposeWait(createTxn(11, "/eph", jute.FlagEphemeral, 2)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-closed:
+		if id != 11 {
+			t.Fatalf("closed %d", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("session never expired")
+	}
+	tr := n.RLockTree()
+	_, err := tr.Exists("/eph", nil)
+	n.RUnlockTree()
+	if err != jute.ErrNoNode {
+		t.Fatalf("ephemeral survived expiry: %v", err)
+	}
+}
+
+func TestTouchedSessionStaysAlive(t *testing.T) {
+	n := openNode(t, t.TempDir())
+	defer n.Close()
+	if _, err := n.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 12, Time: 1, Timeout: 300, Passwd: make([]byte, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 15; i++ {
+		n.TouchSession(12)
+		time.Sleep(60 * time.Millisecond)
+	}
+	tr := n.RLockTree()
+	_, ok := tr.Session(12)
+	n.RUnlockTree()
+	if !ok {
+		t.Fatal("a session touched within its timeout expired")
+	}
+}

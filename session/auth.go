@@ -1,0 +1,81 @@
+package session
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// auth handles an AuthPacket (xid -4). Identities take effect for every
+// request read after it; the reply keeps its place in the reply order. A
+// failed auth is answered with AuthFailed and the connection is closed, as
+// ZooKeeper does.
+func (c *conn) auth(xid int32, body []byte) bool {
+	var pkt jute.AuthPacket
+	if err := jute.Unmarshal(body, &pkt); err != nil {
+		return false
+	}
+	code := jute.OK
+	switch pkt.Scheme {
+	case "digest":
+		id := digestID(string(pkt.Auth))
+		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
+			c.addID(jute.Id{Scheme: "super", ID: ""})
+		}
+		c.addID(jute.Id{Scheme: "digest", ID: id})
+	case "ip":
+		c.addID(jute.Id{Scheme: "ip", ID: c.remote})
+	default:
+		code = jute.ErrAuthFailed
+	}
+	h := jute.RequestHeader{Xid: xid, Type: jute.OpPing}
+	if code != jute.OK {
+		c.log.Info("auth failed", zap.String("scheme", pkt.Scheme))
+		c.inOrder(h, func() {
+			c.out.reply(xid, 0, code, nil)
+			c.out.closeAfterFlush()
+		})
+		return false
+	}
+	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, nil) })
+	return true
+}
+
+// inOrder runs fn now if nothing of this connection is in flight, else
+// queues a ping-like placeholder so that fn's reply keeps its place. Used
+// for replies that need no tree access.
+func (c *conn) inOrder(h jute.RequestHeader, fn func()) {
+	c.mu.Lock()
+	if n := len(c.pending); n > 0 {
+		c.pending[n-1].parked = append(c.pending[n-1].parked, parkedRead{h: h, after: fn})
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	fn()
+}
+
+// digestID is ZooKeeper's DigestAuthenticationProvider.generateDigest: the
+// user name (up to the first colon) and base64(sha1(whole auth string)).
+func digestID(auth string) string {
+	user, _, _ := strings.Cut(auth, ":")
+	sum := sha1.Sum([]byte(auth))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// whoAmI lists the connection's identities as ZooKeeper's whoAmI does.
+func whoAmI(ids []jute.Id) *jute.WhoAmIResponse {
+	out := &jute.WhoAmIResponse{ClientInfo: make([]jute.ClientInfo, 0, len(ids))}
+	for _, id := range ids {
+		user := id.ID
+		if id.Scheme == "digest" {
+			user, _, _ = strings.Cut(id.ID, ":")
+		}
+		out.ClientInfo = append(out.ClientInfo, jute.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return out
+}

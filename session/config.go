@@ -1,0 +1,70 @@
+package session
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Config configures a Server.
+type Config struct {
+	// ServerID is this member's id; it forms the top byte of session ids.
+	ServerID uint8
+	// TickTime is ZooKeeper's tick; session timeout bounds derive from it.
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound negotiated timeouts;
+	// zero means 2 and 20 ticks.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// MaxClientCnxns limits concurrent connections per client IP; 0 = none.
+	MaxClientCnxns int
+	// MaxBuffer is jute.maxbuffer: the largest frame accepted.
+	MaxBuffer int
+	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth
+	// matching it is the super user.
+	SuperDigest string
+	// FourLetterWhitelist lists the enabled four-letter words ("*" = all).
+	FourLetterWhitelist []string
+	// Env is reported by the conf and envi four-letter words.
+	Env map[string]string
+	// Logger receives structured logs.
+	Logger *zap.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.TickTime <= 0 {
+		c.TickTime = 2 * time.Second
+	}
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.MaxBuffer <= 0 {
+		c.MaxBuffer = jute.DefaultMaxBuffer
+	}
+	if c.ServerID == 0 {
+		c.ServerID = 1
+	}
+	if c.FourLetterWhitelist == nil {
+		c.FourLetterWhitelist = []string{"srvr"}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// negotiate clamps a requested session timeout (ms) to the configured bounds.
+func (c *Config) negotiate(requested int32) int32 {
+	lo, hi := int32(c.MinSessionTimeout/time.Millisecond), int32(c.MaxSessionTimeout/time.Millisecond)
+	switch {
+	case requested < lo:
+		return lo
+	case requested > hi:
+		return hi
+	}
+	return requested
+}

@@ -1,0 +1,146 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/watches"
+)
+
+// conn is one client connection. After the handshake it is bound to a
+// session; it is the watches.Watcher for every watch it registers.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	log    *zap.Logger
+	out    *outbound
+	remote string // client IP
+
+	sessionID int64
+	timeout   int32 // negotiated, ms
+	ids       atomic.Pointer[[]jute.Id]
+	closing   atomic.Bool // the client asked to close its session
+	stale     atomic.Bool // torn down: no new watches may be registered
+
+	// mu guards pending: this connection's proposed, not yet applied writes,
+	// oldest first. Reads arriving while it is non-empty park on the last.
+	mu      sync.Mutex
+	pending []*pendingWrite
+
+	stats connStats
+}
+
+var _ watches.StaleWatcher = (*conn)(nil)
+
+// Stale implements watches.StaleWatcher.
+func (c *conn) Stale() bool { return c.stale.Load() }
+
+func newConn(srv *Server, nc net.Conn) *conn {
+	c := &conn{srv: srv, nc: nc, out: newOutbound()}
+	c.remote = remoteIP(nc.RemoteAddr())
+	ids := []jute.Id{{Scheme: "ip", ID: c.remote}}
+	c.ids.Store(&ids)
+	c.log = srv.log.With(zap.String("remote", nc.RemoteAddr().String()))
+	return c
+}
+
+func remoteIP(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// Ids implements watches.Watcher: the connection's identities.
+func (c *conn) Ids() []jute.Id { return *c.ids.Load() }
+
+// SessionID identifies the session for operator listings (wchc, wchp).
+func (c *conn) SessionID() int64 { return c.sessionID }
+
+// Notify implements watches.Watcher: a notification frame joins the
+// outbound buffer in order. It never blocks.
+func (c *conn) Notify(path string, typ jute.EventType, zxid int64) {
+	ev := jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path}
+	c.out.reply(jute.XidNotification, zxid, jute.OK, &ev)
+	c.countSent()
+}
+
+// addID appends an identity (after a successful auth). Only the reader
+// goroutine calls it; readers of Ids see either the old or the new slice.
+func (c *conn) addID(id jute.Id) {
+	old := *c.ids.Load()
+	for _, x := range old {
+		if x == id {
+			return
+		}
+	}
+	ids := make([]jute.Id, len(old), len(old)+1)
+	copy(ids, old)
+	ids = append(ids, id)
+	c.ids.Store(&ids)
+}
+
+// serve runs the connection: the writer in its own goroutine, the reader
+// here. It returns when the connection is finished.
+func (c *conn) serve() {
+	go c.out.writeLoop(c.nc, c.srv.closed)
+	defer c.teardown()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	if !c.handshake(br) {
+		return
+	}
+	c.readLoop(br)
+}
+
+func (c *conn) readLoop(br *bufio.Reader) {
+	var buf []byte
+	r := jute.NewReader(nil)
+	for {
+		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.log.Debug("closing connection", zap.Error(err))
+			}
+			return
+		}
+		buf = frame[:0]
+		c.srv.stats.packetsReceived.Add(1)
+		c.stats.received.Add(1)
+		c.srv.node.TouchSession(c.sessionID)
+		r.Reset(frame)
+		var h jute.RequestHeader
+		if h.Decode(r) != nil {
+			return
+		}
+		if !c.dispatch(h, frame[8:]) {
+			return
+		}
+	}
+}
+
+// teardown releases everything the connection holds: the writer flushes
+// what is queued and closes the socket. The session itself lives on until
+// it expires or is closed.
+func (c *conn) teardown() {
+	c.out.closeAfterFlush()
+	c.srv.forget(c)
+	c.stale.Store(true)
+	c.srv.node.Watches().RemoveWatcher(c)
+}
+
+// countSent counts one packet sent to this client.
+func (c *conn) countSent() {
+	c.srv.stats.packetsSent.Add(1)
+	c.stats.sent.Add(1)
+}

@@ -1,0 +1,102 @@
+package session
+
+import (
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// opKind says how the pipeline treats an opcode.
+type opKind uint8
+
+const (
+	kindUnsupported opKind = iota
+	kindRead               // answered from the local tree, in order
+	kindWrite              // proposed through the ensemble
+)
+
+func kindOf(op jute.Op) opKind {
+	switch op {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
+		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti, jute.OpCloseSession:
+		return kindWrite
+	case jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL,
+		jute.OpSync, jute.OpPing, jute.OpSetWatches, jute.OpSetWatches2, jute.OpGetEphemerals,
+		jute.OpGetAllChildrenNumber, jute.OpWhoAmI, jute.OpAddWatch, jute.OpCheckWatches,
+		jute.OpRemoveWatches, jute.OpMultiRead, jute.OpReconfig:
+		return kindRead
+	}
+	return kindUnsupported
+}
+
+// dispatch routes one request. body is the frame after the RequestHeader and
+// is only valid until the next frame is read. It reports whether the
+// connection stays open.
+func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
+	if h.Type == jute.OpAuth {
+		return c.auth(h.Xid, body)
+	}
+	switch kindOf(h.Type) {
+	case kindWrite:
+		if !wellFormed(h.Type, body) {
+			return false // garbage never reaches the log
+		}
+		c.propose(h, body)
+		return true
+	case kindRead:
+		c.read(h, body)
+		return true
+	}
+	// Unknown or refused opcode (check outside multi, deleteContainer from
+	// a client, sasl, ...): ZooKeeper answers Unimplemented and closes.
+	c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrUnimplemented, nil)
+	c.out.closeAfterFlush()
+	return false
+}
+
+// propose turns a write request into a transaction and proposes it. Reads
+// that arrive before it is applied park on it.
+func (c *conn) propose(h jute.RequestHeader, body []byte) {
+	if h.Type == jute.OpCloseSession {
+		c.closing.Store(true)
+	}
+	pw := &pendingWrite{c: c, xid: h.Xid, op: h.Type, start: time.Now()}
+	c.mu.Lock()
+	c.pending = append(c.pending, pw)
+	c.mu.Unlock()
+	c.srv.stats.outstanding.Add(1)
+	c.srv.node.Propose(&znode.Txn{
+		Type:    h.Type,
+		Session: c.sessionID,
+		Time:    time.Now().UnixMilli(),
+		Ids:     c.Ids(),
+		Req:     append([]byte(nil), body...),
+	}, pw)
+}
+
+// read answers a read now if no write of this connection is in flight,
+// otherwise parks it behind the last such write.
+func (c *conn) read(h jute.RequestHeader, body []byte) {
+	c.mu.Lock()
+	if n := len(c.pending); n > 0 {
+		last := c.pending[n-1]
+		last.parked = append(last.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: time.Now()})
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	start := time.Now()
+	t := c.srv.node.RLockTree()
+	c.answerRead(t, h, body)
+	c.srv.node.RUnlockTree()
+	c.srv.stats.latency(start)
+}
+
+// wellFormed reports whether body decodes completely as op's request. Writes
+// are checked before they are proposed, so a malformed one closes the
+// connection instead of occupying the log.
+func wellFormed(op jute.Op, body []byte) bool {
+	rec, ok := jute.NewRequest(op)
+	return ok && jute.Unmarshal(body, rec) == nil
+}

@@ -1,0 +1,109 @@
+package session
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/subtle"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// passwdLen is the session password length ZooKeeper clients expect.
+const passwdLen = 16
+
+// handshake reads the first frame of a connection: a four-letter word or a
+// ConnectRequest. It reports whether the connection continues as a session.
+func (c *conn) handshake(br *bufio.Reader) bool {
+	head, err := br.Peek(4)
+	if err != nil {
+		return false
+	}
+	if cmd := string(head); isFourLetterWord(cmd) {
+		_, _ = br.Discard(4)
+		c.fourLetter(cmd)
+		return false
+	}
+	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
+	if err != nil {
+		c.log.Debug("bad handshake frame", zap.Error(err))
+		return false
+	}
+	c.srv.stats.packetsReceived.Add(1)
+	var req jute.ConnectRequest
+	if err := jute.Unmarshal(frame, &req); err != nil {
+		c.log.Debug("bad ConnectRequest", zap.Error(err))
+		return false
+	}
+	if last := c.srv.node.LastZxid(); req.LastZxidSeen > last {
+		// The client has seen a newer state than this member has: it must
+		// go elsewhere. ZooKeeper closes without answering.
+		c.log.Info("refusing client ahead of this server",
+			zap.Int64("clientZxid", req.LastZxidSeen), zap.Int64("serverZxid", last))
+		return false
+	}
+	timeout := c.srv.cfg.negotiate(req.TimeOut)
+	if req.SessionID == 0 {
+		return c.createSession(&req, timeout)
+	}
+	return c.resumeSession(&req, timeout)
+}
+
+func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
+	passwd := make([]byte, passwdLen)
+	if _, err := rand.Read(passwd); err != nil {
+		c.log.Error("no randomness for a session password", zap.Error(err))
+		return false
+	}
+	for attempt := 0; attempt < 8; attempt++ {
+		id := c.srv.newSessionID()
+		res, err := c.srv.node.ProposeWait(&znode.Txn{
+			Type: jute.OpCreateSession, Session: id, Time: time.Now().UnixMilli(),
+			Timeout: timeout, Passwd: passwd,
+		})
+		if err != nil {
+			c.log.Warn("createSession not committed", zap.Error(err))
+			return false
+		}
+		if res.Err != jute.OK {
+			continue // id collision: try the next one
+		}
+		c.sessionID, c.timeout = id, timeout
+		c.srv.bind(c)
+		c.connected(req, passwd)
+		c.log.Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
+		return true
+	}
+	return false
+}
+
+func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
+	t := c.srv.node.RLockTree()
+	info, ok := t.Session(req.SessionID)
+	c.srv.node.RUnlockTree()
+	if !ok || subtle.ConstantTimeCompare(info.Passwd, req.Passwd) != 1 {
+		// Unknown, expired or wrong password all look like expiry to the
+		// client: timeout 0, session 0, a zero password, then close.
+		c.out.record(&jute.ConnectResponse{
+			Passwd: make([]byte, passwdLen), HasReadOnly: req.HasReadOnly,
+		})
+		c.out.closeAfterFlush()
+		return false
+	}
+	c.sessionID, c.timeout = req.SessionID, timeout
+	c.srv.bind(c)
+	c.srv.node.TouchSession(c.sessionID)
+	c.connected(req, info.Passwd)
+	return true
+}
+
+// connected sends the ConnectResponse of an open session.
+func (c *conn) connected(req *jute.ConnectRequest, passwd []byte) {
+	c.out.record(&jute.ConnectResponse{
+		TimeOut: c.timeout, SessionID: c.sessionID, Passwd: passwd, HasReadOnly: req.HasReadOnly,
+	})
+	c.countSent()
+}

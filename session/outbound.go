@@ -1,0 +1,134 @@
+package session
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// maxOutbound is how many unsent bytes a connection may accumulate before
+// it is judged stalled and closed; other sessions are never held up by it.
+const maxOutbound = 64 << 20
+
+// outbound is a connection's ordered send buffer. Producers (the reader,
+// the FSM, watch fan-out) append complete frames under mu; the writer
+// goroutine swaps the buffer out and writes it in one call.
+type outbound struct {
+	mu      sync.Mutex
+	w       jute.Writer // pending bytes
+	spare   []byte
+	closing bool // close once everything queued so far is written
+	dead    bool // stop now
+	wake    chan struct{}
+}
+
+func newOutbound() *outbound { return &outbound{wake: make(chan struct{}, 1)} }
+
+func (o *outbound) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// reply queues a reply header and optional body. It reports false if the
+// connection is closing or over its limit (then it is marked dead).
+func (o *outbound) reply(xid int32, zxid int64, code jute.ErrCode, body jute.Record) bool {
+	o.mu.Lock()
+	if o.dead || o.closing {
+		o.mu.Unlock()
+		return false
+	}
+	at := jute.BeginFrame(&o.w)
+	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
+	h.Encode(&o.w)
+	if code == jute.OK && body != nil {
+		body.Encode(&o.w)
+	}
+	jute.EndFrame(&o.w, at)
+	ok := o.checkLimitLocked()
+	o.mu.Unlock()
+	o.signal()
+	return ok
+}
+
+// record queues a frame holding a record without a reply header
+// (ConnectResponse).
+func (o *outbound) record(rec jute.Record) {
+	o.mu.Lock()
+	at := jute.BeginFrame(&o.w)
+	rec.Encode(&o.w)
+	jute.EndFrame(&o.w, at)
+	o.mu.Unlock()
+	o.signal()
+}
+
+// raw queues unframed bytes (four-letter word output).
+func (o *outbound) raw(b []byte) {
+	o.mu.Lock()
+	o.w.Raw(b)
+	o.mu.Unlock()
+	o.signal()
+}
+
+func (o *outbound) checkLimitLocked() bool {
+	if o.w.Len() > maxOutbound {
+		o.dead = true
+		return false
+	}
+	return true
+}
+
+// closeAfterFlush makes the writer close the socket once everything queued
+// so far has been written; later frames are dropped.
+func (o *outbound) closeAfterFlush() {
+	o.mu.Lock()
+	o.closing = true
+	o.mu.Unlock()
+	o.signal()
+}
+
+// kill makes the writer close the socket without flushing.
+func (o *outbound) kill() {
+	o.mu.Lock()
+	o.dead = true
+	o.mu.Unlock()
+	o.signal()
+}
+
+// writeLoop is the connection's writer goroutine. It returns when the
+// connection is closed; it then closes nc, which also stops the reader.
+func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}) {
+	defer nc.Close()
+	for {
+		select {
+		case <-o.wake:
+		case <-done:
+			return
+		}
+		o.mu.Lock()
+		buf, dead, closing := o.w.Buf, o.dead, o.closing
+		o.w.Buf, o.spare = o.spare[:0], nil
+		o.mu.Unlock()
+		if dead {
+			return
+		}
+		if len(buf) > 0 {
+			_ = nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := nc.Write(buf); err != nil {
+				o.kill()
+				return
+			}
+		}
+		if closing {
+			return
+		}
+		o.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			o.spare = buf[:0]
+		}
+		o.mu.Unlock()
+	}
+}

@@ -1,0 +1,85 @@
+package session
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// pendingWrite is a proposed write awaiting its application, with the reads
+// of the same connection that arrived after it.
+type pendingWrite struct {
+	c      *conn
+	xid    int32
+	op     jute.Op
+	start  time.Time
+	parked []parkedRead // guarded by c.mu
+}
+
+// parkedRead is a read waiting for the writes before it.
+type parkedRead struct {
+	h     jute.RequestHeader
+	body  []byte
+	start time.Time
+	after func() // if set, run instead of answering a read (auth replies)
+}
+
+// Applied implements ensemble.Waiter. It runs on the FSM goroutine with the
+// tree write-locked, right after the write and its watch events: the reply
+// and then the parked reads are answered against exactly this state.
+func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
+	c := p.c
+	parked := c.popPending(p)
+	c.srv.stats.outstanding.Add(-1)
+	c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
+	c.countSent()
+	c.srv.stats.latency(p.start)
+	if p.op == jute.OpCloseSession {
+		c.out.closeAfterFlush()
+		return
+	}
+	for _, r := range parked {
+		if r.after != nil {
+			r.after()
+			continue
+		}
+		c.answerRead(t, r.h, r.body)
+		c.srv.stats.latency(r.start)
+	}
+}
+
+// Failed implements ensemble.Waiter: the write's fate is unknown to the
+// client, as after a lost connection, so the connection is closed and the
+// client reconnects and retries (ZooKeeper does the same when it loses its
+// leader).
+func (p *pendingWrite) Failed(err error) {
+	c := p.c
+	c.popPending(p)
+	c.srv.stats.outstanding.Add(-1)
+	c.log.Warn("write not committed; closing connection", zap.Error(err))
+	c.out.kill()
+	c.nc.Close()
+}
+
+// popPending removes p (the oldest pending write) and returns its parked reads.
+func (c *conn) popPending(p *pendingWrite) []parkedRead {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) > 0 && c.pending[0] == p {
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+	} else {
+		for i, x := range c.pending {
+			if x == p {
+				c.pending = append(c.pending[:i], c.pending[i+1:]...)
+				break
+			}
+		}
+	}
+	parked := p.parked
+	p.parked = nil
+	return parked
+}

@@ -1,0 +1,231 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+func TestHandshakeMirrorsReadOnlyByte(t *testing.T) {
+	ts := startServer(t)
+	for _, ro := range []bool{false, true} {
+		c := dialRaw(t, ts.addr)
+		c.send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), HasReadOnly: ro})
+		frame := c.frame()
+		want := 4 + 4 + 8 + 4 + 16
+		if ro {
+			want++
+		}
+		if len(frame) != want {
+			t.Fatalf("readOnly byte sent=%v: response is %d bytes, want %d", ro, len(frame), want)
+		}
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(frame, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.SessionID == 0 || len(resp.Passwd) != 16 || resp.TimeOut != 3000 {
+			t.Fatalf("bad response %+v", resp)
+		}
+	}
+}
+
+func TestSessionTimeoutNegotiated(t *testing.T) {
+	ts := startServer(t) // tick 200ms: bounds 400..4000
+	for _, tc := range []struct{ ask, want int32 }{{10, 400}, {1000, 1000}, {60000, 4000}} {
+		c := dialRaw(t, ts.addr)
+		c.send(&jute.ConnectRequest{TimeOut: tc.ask, Passwd: make([]byte, 16)})
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(c.frame(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.TimeOut != tc.want {
+			t.Errorf("asked %d: got %d, want %d", tc.ask, resp.TimeOut, tc.want)
+		}
+	}
+}
+
+func TestPasswordsAreRandom(t *testing.T) {
+	ts := startServer(t)
+	a := dialRaw(t, ts.addr).connect(false)
+	b := dialRaw(t, ts.addr).connect(false)
+	if bytes.Equal(a.Passwd, b.Passwd) || bytes.Equal(a.Passwd, make([]byte, 16)) {
+		t.Fatalf("passwords not random: %x %x", a.Passwd, b.Passwd)
+	}
+}
+
+func TestPingRepliesWithLastZxid(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(jute.XidPing, jute.OpPing, nil)
+	h := c.reply(nil)
+	if h.Xid != jute.XidPing || h.Err != jute.OK || h.Zxid != ts.node.LastZxid() {
+		t.Fatalf("ping reply %+v, last zxid %d", h, ts.node.LastZxid())
+	}
+}
+
+// TestPipelinedRepliesInOrder sends many writes and reads without waiting
+// and checks every reply comes back in request order, with each read seeing
+// exactly the writes before it.
+func TestPipelinedRepliesInOrder(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("0"), ACL: openACL})
+	const n = 200
+	for i := 0; i < n; i++ {
+		c.request(int32(2+2*i), jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte(fmt.Sprint(i + 1)), Version: -1})
+		c.request(int32(3+2*i), jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
+	}
+	if h := c.reply(nil); h.Xid != 1 || h.Err != jute.OK {
+		t.Fatalf("create reply %+v", h)
+	}
+	for i := 0; i < n; i++ {
+		var set jute.StatResponse
+		if h := c.reply(&set); h.Xid != int32(2+2*i) || h.Err != jute.OK {
+			t.Fatalf("reply %d: %+v", 2+2*i, h)
+		}
+		var get jute.GetDataResponse
+		h := c.reply(&get)
+		if h.Xid != int32(3+2*i) || h.Err != jute.OK {
+			t.Fatalf("reply %d: %+v", 3+2*i, h)
+		}
+		if string(get.Data) != fmt.Sprint(i+1) || get.Stat.Version != int32(i+1) {
+			t.Fatalf("read %d saw data %q version %d", i, get.Data, get.Stat.Version)
+		}
+		if get.Stat.Mzxid != set.Stat.Mzxid {
+			t.Fatalf("read %d saw mzxid %d, its preceding write made %d", i, get.Stat.Mzxid, set.Stat.Mzxid)
+		}
+	}
+}
+
+// TestWatchEventPrecedesLaterReply: a notification reaches the client
+// before the reply to any request that sees the change.
+func TestWatchEventPrecedesLaterReply(t *testing.T) {
+	ts := startServer(t)
+	a := dialRaw(t, ts.addr)
+	a.connect(false)
+	b := dialRaw(t, ts.addr)
+	b.connect(false)
+	a.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
+	a.reply(nil)
+	a.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/w", Watch: true})
+	a.reply(nil)
+	b.request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/w", Data: []byte("x"), Version: -1})
+	b.reply(nil)
+	a.request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/w"})
+	var ev jute.WatcherEvent
+	h := a.reply(nil)
+	if h.Xid != jute.XidNotification {
+		t.Fatalf("expected the notification first, got xid %d", h.Xid)
+	}
+	_ = ev
+	if h := a.reply(nil); h.Xid != 3 {
+		t.Fatalf("then the reply, got xid %d", h.Xid)
+	}
+}
+
+func TestUnknownOpcodeUnimplementedThenClosed(t *testing.T) {
+	ts := startServer(t)
+	for _, op := range []jute.Op{10, 99, jute.OpDeleteContainer, jute.OpCheck, 1000} {
+		c := dialRaw(t, ts.addr)
+		c.connect(false)
+		c.request(7, op, &jute.PathVersionRequest{Path: "/", Version: -1})
+		h := c.reply(nil)
+		if h.Xid != 7 || h.Err != jute.ErrUnimplemented {
+			t.Fatalf("op %d: reply %+v, want -6", op, h)
+		}
+		c.expectClosed()
+	}
+}
+
+func TestOversizeFrameClosesConnection(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.sendRaw(be32(jute.DefaultMaxBuffer + 1))
+	c.expectClosed()
+
+	pre := dialRaw(t, ts.addr) // before the handshake too
+	pre.sendRaw(be32(0x7fffffff))
+	pre.expectClosed()
+}
+
+func TestGarbageClosesOnlyThatConnection(t *testing.T) {
+	ts := startServer(t)
+	good := dialRaw(t, ts.addr)
+	good.connect(false)
+	bad := dialRaw(t, ts.addr)
+	bad.connect(false)
+	// A create whose ACL vector claims a million entries.
+	bad.sendRaw(append(be32(20), append(append(be32(1), be32(int32(jute.OpCreate))...), append(be32(1), 'x', 0, 0, 0)...)...))
+	bad.sendRaw(be32(1000000))
+	bad.expectClosed()
+	good.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+	if h := good.reply(nil); h.Err != jute.OK {
+		t.Fatalf("other session harmed: %+v", h)
+	}
+}
+
+func TestLastZxidAheadOfServerRefused(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1000, TimeOut: 3000, Passwd: make([]byte, 16)})
+	c.expectClosed()
+}
+
+func TestResumeAndWrongPassword(t *testing.T) {
+	ts := startServer(t)
+	first := dialRaw(t, ts.addr)
+	resp := first.connect(false)
+
+	again := dialRaw(t, ts.addr)
+	again.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: resp.Passwd})
+	var r2 jute.ConnectResponse
+	if err := jute.Unmarshal(again.frame(), &r2); err != nil {
+		t.Fatal(err)
+	}
+	if r2.SessionID != resp.SessionID || !bytes.Equal(r2.Passwd, resp.Passwd) {
+		t.Fatalf("resume: %+v", r2)
+	}
+	first.expectClosed() // the stale connection is dropped
+
+	wrong := dialRaw(t, ts.addr)
+	bad := append([]byte(nil), resp.Passwd...)
+	bad[0] ^= 1
+	wrong.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: bad})
+	var r3 jute.ConnectResponse
+	if err := jute.Unmarshal(wrong.frame(), &r3); err != nil {
+		t.Fatal(err)
+	}
+	if r3.TimeOut != 0 || r3.SessionID != 0 || !bytes.Equal(r3.Passwd, make([]byte, 16)) {
+		t.Fatalf("wrong password must look expired: %+v", r3)
+	}
+	wrong.expectClosed()
+}
+
+func TestFourLetterWhitelist(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.FourLetterWhitelist = []string{"srvr"} })
+	c := dialRaw(t, ts.addr)
+	c.sendRaw([]byte("ruok"))
+	out := readAll(t, c)
+	if out != "ruok is not executed because it is not in the whitelist.\n" {
+		t.Fatalf("got %q", out)
+	}
+	c = dialRaw(t, ts.addr)
+	c.sendRaw([]byte("srvr"))
+	if out := readAll(t, c); !bytes.Contains([]byte(out), []byte("Mode: standalone\n")) {
+		t.Fatalf("srvr: %q", out)
+	}
+}
+
+func readAll(t *testing.T, c *rawClient) string {
+	t.Helper()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(c.br)
+	return buf.String()
+}
+
+var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}

@@ -1,0 +1,175 @@
+package session
+
+import (
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// answerRead answers one read-class request against t, which the caller
+// holds locked (read lock from the reader goroutine, write lock from the
+// FSM for parked reads). Watches are registered under that same lock, so no
+// change can slip between the read and the registration.
+func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
+	zxid := t.LastZxid()
+	r := jute.NewReader(body)
+	reply := func(code jute.ErrCode, resp jute.Record) {
+		c.out.reply(h.Xid, zxid, code, resp)
+		c.countSent()
+	}
+	reg := c.srv.node.Watches()
+	ids := c.Ids()
+	switch h.Type {
+	case jute.OpPing:
+		reply(jute.OK, nil)
+	case jute.OpExists:
+		var req jute.PathWatchRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		stat, err := t.Exists(req.Path, ids)
+		code := errCode(err)
+		if req.Watch {
+			switch code {
+			case jute.OK:
+				reg.AddData(req.Path, c)
+			case jute.ErrNoNode:
+				reg.AddExist(req.Path, c)
+			}
+		}
+		reply(code, &jute.StatResponse{Stat: stat})
+	case jute.OpGetData:
+		var req jute.PathWatchRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		data, stat, err := t.GetData(req.Path, ids)
+		if err == nil && req.Watch {
+			reg.AddData(req.Path, c)
+		}
+		reply(errCode(err), &jute.GetDataResponse{Data: data, Stat: stat})
+	case jute.OpGetChildren, jute.OpGetChildren2:
+		var req jute.PathWatchRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		children, stat, err := t.GetChildren(req.Path, ids)
+		if err == nil && req.Watch {
+			reg.AddChild(req.Path, c)
+		}
+		if h.Type == jute.OpGetChildren {
+			reply(errCode(err), &jute.StringsResponse{Strings: children})
+		} else {
+			reply(errCode(err), &jute.GetChildren2Response{Children: children, Stat: stat})
+		}
+	case jute.OpGetACL:
+		var req jute.PathRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		acl, stat, err := t.GetACL(req.Path, ids)
+		reply(errCode(err), &jute.GetACLResponse{ACL: acl, Stat: stat})
+	case jute.OpSync:
+		var req jute.PathRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		reply(jute.OK, &req)
+	case jute.OpGetEphemerals:
+		var req jute.PathRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		reply(jute.OK, &jute.StringsResponse{Strings: t.GetEphemerals(c.sessionID, req.Path)})
+	case jute.OpGetAllChildrenNumber:
+		var req jute.PathRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		n, err := t.GetAllChildrenNumber(req.Path, ids)
+		reply(errCode(err), &jute.IntResponse{N: n})
+	case jute.OpWhoAmI:
+		reply(jute.OK, whoAmI(ids))
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		req := jute.SetWatches{V2: h.Type == jute.OpSetWatches2}
+		if !c.decode(r, &req) {
+			return
+		}
+		c.setWatches(t, &req)
+		reply(jute.OK, nil)
+	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
+		var req jute.PathTypeRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		code, resp := c.watchOp(h.Type, &req)
+		reply(code, resp)
+	case jute.OpMultiRead:
+		var req jute.MultiRequest
+		if !c.decode(r, &req) {
+			return
+		}
+		reply(jute.OK, c.multiRead(t, &req, ids))
+	case jute.OpReconfig:
+		reply(jute.ErrReconfigDisabled, nil)
+	}
+}
+
+// decode fills rec from r, requiring the whole body to be consumed. On
+// malformed input the connection is dropped, as ZooKeeper drops it.
+func (c *conn) decode(r *jute.Reader, rec jute.Record) bool {
+	if rec.Decode(r) != nil || r.Remaining() != 0 {
+		c.out.kill()
+		c.nc.Close()
+		return false
+	}
+	return true
+}
+
+// errCode maps a tree error to its wire code.
+func errCode(err error) jute.ErrCode {
+	if err == nil {
+		return jute.OK
+	}
+	if code, ok := err.(jute.ErrCode); ok {
+		return code
+	}
+	return jute.ErrSystemError
+}
+
+// multiRead evaluates getData and getChildren ops independently.
+func (c *conn) multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) *jute.MultiResponse {
+	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
+	reg := c.srv.node.Watches()
+	for _, op := range req.Ops {
+		pw, ok := op.Req.(*jute.PathWatchRequest)
+		if !ok {
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: jute.ErrBadArguments})
+			continue
+		}
+		switch op.Type {
+		case jute.OpGetData:
+			data, stat, err := t.GetData(pw.Path, ids)
+			if err != nil {
+				out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: errCode(err)})
+				continue
+			}
+			if pw.Watch {
+				reg.AddData(pw.Path, c)
+			}
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpGetData, Resp: &jute.GetDataResponse{Data: data, Stat: stat}})
+		case jute.OpGetChildren:
+			children, _, err := t.GetChildren(pw.Path, ids)
+			if err != nil {
+				out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: errCode(err)})
+				continue
+			}
+			if pw.Watch {
+				reg.AddChild(pw.Path, c)
+			}
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpGetChildren, Resp: &jute.StringsResponse{Strings: children}})
+		default:
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: jute.ErrBadArguments})
+		}
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/ensemble"
+)
+
+// Server accepts ZooKeeper client connections for one ensemble member.
+type Server struct {
+	cfg   Config
+	node  *ensemble.Node
+	log   *zap.Logger
+	stats *serverStats
+
+	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	bySession map[int64]*conn
+	perIP     map[string]int
+	ln        net.Listener
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New returns a Server for node. Call Serve to accept connections.
+func New(cfg Config, node *ensemble.Node) *Server {
+	cfg.setDefaults()
+	s := &Server{
+		cfg:       cfg,
+		node:      node,
+		log:       cfg.Logger,
+		stats:     newServerStats(),
+		conns:     make(map[*conn]struct{}),
+		bySession: make(map[int64]*conn),
+		perIP:     make(map[string]int),
+		closed:    make(chan struct{}),
+	}
+	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
+	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed})
+	return s
+}
+
+// Serve accepts connections on ln until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("session: accept: %w", err)
+		}
+		c := newConn(s, nc)
+		if !s.admit(c) {
+			c.log.Warn("too many connections from client", zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns))
+			nc.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+		}()
+	}
+}
+
+// admit registers c unless its IP is over maxClientCnxns.
+func (s *Server) admit(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.MaxClientCnxns > 0 && s.perIP[c.remote] >= s.cfg.MaxClientCnxns {
+		return false
+	}
+	s.perIP[c.remote]++
+	s.conns[c] = struct{}{}
+	return true
+}
+
+// forget drops c from every table.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return
+	}
+	delete(s.conns, c)
+	if s.perIP[c.remote]--; s.perIP[c.remote] <= 0 {
+		delete(s.perIP, c.remote)
+	}
+	if s.bySession[c.sessionID] == c {
+		delete(s.bySession, c.sessionID)
+	}
+}
+
+// bind makes c the session's connection, closing any other connection that
+// held it (the client moved; the stale one must not linger).
+func (s *Server) bind(c *conn) {
+	s.mu.Lock()
+	old := s.bySession[c.sessionID]
+	s.bySession[c.sessionID] = c
+	s.mu.Unlock()
+	if old != nil && old != c {
+		old.out.kill()
+	}
+}
+
+// sessionClosed runs on the FSM goroutine when a session is closed or
+// expired: its connection here, if any, is dropped. A client that asked for
+// the close gets its reply first (the pending write's completion does that).
+func (s *Server) sessionClosed(id int64) {
+	s.mu.Lock()
+	c := s.bySession[id]
+	s.mu.Unlock()
+	if c != nil && !c.closing.Load() {
+		c.out.kill()
+	}
+}
+
+// Addr is the listening address, once Serve has started.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops accepting, closes every connection and waits for their
+// goroutines. Sessions survive (they expire or resume elsewhere).
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.mu.Lock()
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		for c := range s.conns {
+			c.out.kill()
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+	})
+	s.wg.Wait()
+	return nil
+}
+
+// newSessionID returns the next candidate session id.
+func (s *Server) newSessionID() int64 { return s.nextSession.Add(1) }

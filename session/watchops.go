@@ -1,0 +1,47 @@
+package session
+
+import (
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// superIDs reads the tree without an ACL check (SetWatches catch-up, like
+// ZooKeeper's, is not READ filtered).
+var superIDs = []jute.Id{{Scheme: "super"}}
+
+// setWatches re-arms the watches a client held before it reconnected.
+func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
+	c.srv.node.Watches().SetWatches(req, c, func(path string) (mzxid, pzxid int64, exists bool) {
+		stat, err := t.Exists(path, superIDs)
+		return stat.Mzxid, stat.Pzxid, err == nil
+	})
+}
+
+// watchOp handles addWatch, checkWatches and removeWatches.
+func (c *conn) watchOp(op jute.Op, req *jute.PathTypeRequest) (jute.ErrCode, jute.Record) {
+	if err := znode.ValidatePath(req.Path); err != nil {
+		return errCode(err), nil
+	}
+	reg := c.srv.node.Watches()
+	switch op {
+	case jute.OpAddWatch:
+		switch req.Type {
+		case jute.AddWatchPersistent:
+			reg.AddPersistent(req.Path, c, false)
+		case jute.AddWatchPersistentRecursive:
+			reg.AddPersistent(req.Path, c, true)
+		default:
+			return jute.ErrBadArguments, nil
+		}
+		return jute.OK, &jute.ErrorResponse{Err: jute.OK}
+	case jute.OpCheckWatches:
+		if !reg.Check(req.Path, c, req.Type) {
+			return jute.ErrNoWatcher, nil
+		}
+	case jute.OpRemoveWatches:
+		if !reg.Remove(req.Path, c, req.Type) {
+			return jute.ErrNoWatcher, nil
+		}
+	}
+	return jute.OK, nil
+}
