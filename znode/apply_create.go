@@ -110,13 +110,14 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	}
 	_, name, _ := splitPath(path)
 	a.setChildMeta(parent, parent.cversion+1, a.zxid)
+	st := n.stat() // before quota bookkeeping may rewrite a stats node's data
 	a.insert(path, parent, name, n)
 	a.fire(path, jute.EventNodeCreated, n.acl)
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, parent.acl)
 	if op == jute.OpCreate {
 		return &jute.PathRequest{Path: path}, nil
 	}
-	return &jute.Create2Response{Path: path, Stat: n.stat()}, nil
+	return &jute.Create2Response{Path: path, Stat: st}, nil
 }
 
 // hasNUL reports a NUL character in path.

@@ -9,23 +9,26 @@ import "github.com/zkraft/zkraft/jute"
 func (a *applier) insert(path string, parent *node, name string, n *node) {
 	a.t.link(path, parent, name, n)
 	a.onUndo(func() { a.t.unlink(path, parent, name, n) })
+	parentPath, _, _ := splitPath(path)
+	a.quotaCreated(path, parentPath, name, n)
 }
 
 // remove deletes the node at path from the tree.
 func (a *applier) remove(path string, parent *node, name string, n *node) {
 	a.t.unlink(path, parent, name, n)
 	a.onUndo(func() { a.t.link(path, parent, name, n) })
+	parentPath, _, _ := splitPath(path)
+	a.quotaDeleted(path, parentPath, name, n)
 }
 
 // link puts n into the tree: path index, parent's child set, interned ACL,
-// counters, ephemeral and reaper indexes, quota accounting.
+// counters, ephemeral and reaper indexes.
 func (t *Tree) link(path string, parent *node, name string, n *node) {
 	n.acl = t.acls.acquire(n.acl)
 	t.nodes[path] = n
 	parent.addChild(name)
 	t.dataSize += int64(len(path) + len(n.data))
 	t.indexNode(path, n)
-	t.quotaChanged(path, name, 1, int64(len(n.data)))
 }
 
 // unlink is the inverse of link.
@@ -35,7 +38,6 @@ func (t *Tree) unlink(path string, parent *node, name string, n *node) {
 	t.acls.release(n.acl)
 	t.dataSize -= int64(len(path) + len(n.data))
 	t.unindexNode(path, n)
-	t.quotaChanged(path, name, -1, -int64(len(n.data)))
 }
 
 // indexNode registers an ephemeral with its session and a container or TTL
@@ -81,12 +83,11 @@ func (a *applier) setNodeData(path string, n *node, data []byte, version int32, 
 	delta := int64(len(data) - len(od))
 	n.data, n.version, n.mzxid, n.mtime = data, version, zxid, mtime
 	a.t.dataSize += delta
-	a.t.quotaBytes(path, delta)
 	a.onUndo(func() {
 		n.data, n.version, n.mzxid, n.mtime = od, ov, oz, om
 		a.t.dataSize -= delta
-		a.t.quotaBytes(path, -delta)
 	})
+	a.quotaDataChanged(path, delta)
 }
 
 // setNodeACL replaces a node's ACL and aversion (setACL is not allowed in

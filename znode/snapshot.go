@@ -16,13 +16,16 @@ import (
 // sequence of frames: a 4-byte big-endian length and a jute-encoded body.
 //
 //	header  "ZKRS" + int version
-//	frame   {lastZxid long, aclCount int, nodeCount long, sessionCount int}
+//	frame   {lastZxid long, aclCount int, nodeCount long, sessionCount int, quotaCount int}
 //	frame * aclCount       one ACL list each (vector of ACL)
 //	frame * nodeCount      one node each, parents before children
 //	frame * sessionCount   {id long, timeout int, passwd buffer}
+//	frame * quotaCount     one quota'd path each (ustring), sorted
 //	trailer "ZEND" + int CRC-32 (IEEE) of every byte before the trailer
 //
-// Ephemeral sets, child sets and counters are rebuilt from the nodes.
+// Ephemeral sets, child sets and counters are rebuilt from the nodes. The
+// quota'd paths are stored rather than re-derived, because ZooKeeper's own
+// bookkeeping can leave them differing from the limit nodes present.
 const (
 	snapMagic   = "ZKRS"
 	snapEnd     = "ZEND"
@@ -55,12 +58,18 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		}
 	}
 	sessions := t.Sessions()
+	quotas := make([]string, 0, len(t.quotas))
+	for p := range t.quotas {
+		quotas = append(quotas, p)
+	}
+	slices.Sort(quotas)
 
 	sw.frame(func(jw *jute.Writer) {
 		jw.Long(t.lastZxid)
 		jw.Int(int32(len(lists)))
 		jw.Long(int64(len(paths)))
 		jw.Int(int32(len(sessions)))
+		jw.Int(int32(len(quotas)))
 	})
 	for _, l := range lists {
 		sw.frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
@@ -76,6 +85,9 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 			jw.Int(s.Timeout)
 			jw.Buffer(s.Passwd)
 		})
+	}
+	for _, p := range quotas {
+		sw.frame(func(jw *jute.Writer) { jw.String(p) })
 	}
 	if sw.err != nil {
 		return fmt.Errorf("write snapshot: %w", sw.err)

@@ -94,10 +94,11 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 	nACL := r.Int()
 	nNodes := r.Long()
 	nSess := r.Int()
+	nQuota := r.Int()
 	if err := done(r, "summary"); err != nil {
 		return nil, err
 	}
-	if nACL < 0 || nNodes < 1 || nSess < 0 {
+	if nACL < 0 || nNodes < 1 || nSess < 0 || nQuota < 0 {
 		return nil, badSnap("bad counts")
 	}
 	lists := make([][]jute.ACL, 0, min(int(nACL), 1024))
@@ -134,12 +135,25 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		}
 		t.sessions[info.ID] = &session{info: info}
 	}
+	for i := int32(0); i < nQuota; i++ {
+		r, err := s.frame()
+		if err != nil {
+			return nil, err
+		}
+		p := r.String()
+		if err := done(r, "quota"); err != nil {
+			return nil, err
+		}
+		if ValidatePath(p) != nil || p == RootPath {
+			return nil, badSnap("bad quota path %q", p)
+		}
+		t.quotas[p] = struct{}{}
+	}
 	// Rebuild the ephemeral, reaper and quota indexes.
 	t.nEphem = 0
 	for p, n := range t.nodes {
 		t.indexNode(p, n)
 	}
-	t.rebuildQuotas()
 	return t, nil
 }
 

@@ -25,6 +25,8 @@ type Tree struct {
 	nEphem   int
 	// reapable holds the paths of every container and TTL node.
 	reapable map[string]struct{}
+	// quotas holds the paths carrying a quota (ZooKeeper's PathTrie).
+	quotas map[string]struct{}
 }
 
 // NewTree returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and
@@ -52,6 +54,7 @@ func newEmptyTree(opts Options) *Tree {
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
 		reapable: make(map[string]struct{}),
+		quotas:   make(map[string]struct{}),
 	}
 }
 
