@@ -130,8 +130,9 @@ func (r *Reader) Buffer() []byte {
 }
 
 // Count reads a vector count; null (-1) reads as 0 with null=true. Each
-// element takes at least minElem bytes, so counts that cannot fit in the
-// remaining input are rejected before any allocation.
+// element takes at least minElem bytes (at least 1: no record of the
+// protocol encodes to nothing), so counts that cannot fit in the remaining
+// input are rejected before any allocation.
 func (r *Reader) Count(minElem int) (n int, null bool) {
 	l := r.Int()
 	if r.err != nil {
@@ -140,7 +141,8 @@ func (r *Reader) Count(minElem int) (n int, null bool) {
 	if l == -1 {
 		return 0, true
 	}
-	if l < 0 || (minElem > 0 && int(l) > r.Remaining()/minElem) {
+	minElem = max(minElem, 1)
+	if l < 0 || int(l) > r.Remaining()/minElem {
 		r.fail("bad vector count")
 		return 0, false
 	}

@@ -306,26 +306,40 @@ func (x *WhoAmIResponse) Decode(r *Reader) error {
 }
 
 // ReconfigRequest is {joiningServers, leavingServers, newMembers, curConfigId}.
+// ZooKeeper tells incremental from non-incremental reconfig by which strings
+// are null (the Java client sends null for unused ones), so each string has a
+// Null flag: set by Decode, honoured by Encode (a null string encodes as
+// length -1 whatever the string field holds).
 type ReconfigRequest struct {
 	JoiningServers string
 	LeavingServers string
 	NewMembers     string
 	CurConfigID    int64
+
+	NullJoining, NullLeaving, NullNewMembers bool
+}
+
+func writeNullable(w *Writer, s string, null bool) {
+	if null {
+		w.NullString()
+		return
+	}
+	w.String(s)
 }
 
 // Encode implements Record.
 func (x *ReconfigRequest) Encode(w *Writer) {
-	w.String(x.JoiningServers)
-	w.String(x.LeavingServers)
-	w.String(x.NewMembers)
+	writeNullable(w, x.JoiningServers, x.NullJoining)
+	writeNullable(w, x.LeavingServers, x.NullLeaving)
+	writeNullable(w, x.NewMembers, x.NullNewMembers)
 	w.Long(x.CurConfigID)
 }
 
 // Decode implements Record.
 func (x *ReconfigRequest) Decode(r *Reader) error {
-	x.JoiningServers = r.String()
-	x.LeavingServers = r.String()
-	x.NewMembers = r.String()
+	x.JoiningServers, x.NullJoining = r.NullableString()
+	x.LeavingServers, x.NullLeaving = r.NullableString()
+	x.NewMembers, x.NullNewMembers = r.NullableString()
 	x.CurConfigID = r.Long()
 	return r.Err()
 }

@@ -36,8 +36,8 @@ type StaleWatcher interface {
 	Stale() bool
 }
 
-// Registry is the watch table of one server. The zero value is not usable;
-// call New. It is safe for concurrent use.
+// Registry is the watch table of one server. The zero value is an empty
+// registry ready to use. It is safe for concurrent use.
 type Registry struct {
 	mu sync.Mutex
 	// paths maps a path to its watchers; a path with no watchers is absent.
@@ -53,7 +53,7 @@ type Registry struct {
 	dataCount, childCount int
 }
 
-// New returns an empty Registry.
+// New returns an empty Registry (the same as a zero Registry).
 func New() *Registry {
 	return &Registry{
 		paths:     make(map[string]*pathWatches),
@@ -96,6 +96,10 @@ func (r *Registry) add(path string, w Watcher, data, child mode) {
 	defer r.mu.Unlock()
 	if isStale(w) {
 		return
+	}
+	if r.paths == nil {
+		r.paths = make(map[string]*pathWatches)
+		r.byWatcher = make(map[Watcher]map[string]struct{})
 	}
 	p, ok := r.paths[path]
 	if !ok {

@@ -240,3 +240,18 @@ func TestParent(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroRegistry(t *testing.T) {
+	var r Registry
+	w := newWatcher("w")
+	r.Trigger("/", created, 1, nil)
+	r.RemoveWatcher(w)
+	if r.Check("/", w, jute.WatcherAny) || r.Remove("/", w, jute.WatcherAny) {
+		t.Fatal("empty registry matched")
+	}
+	r.AddData("/", w)
+	r.Trigger("/", changed, 1, nil)
+	if got := w.take(); len(got) != 1 {
+		t.Fatalf("got %v", got)
+	}
+}
