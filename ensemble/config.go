@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"net"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,6 +30,30 @@ type Config struct {
 	ReapMaxPerMinute int
 	// Logger receives structured logs; nil means zap.NewNop().
 	Logger *zap.Logger
+
+	// Peers lists every member (zoo.cfg server.N lines) including this
+	// one. With fewer than two, the member runs alone on an in-memory
+	// transport and needs no member port.
+	Peers []Peer
+	// ElectionTimeout is Raft's heartbeat and election timeout for
+	// multi-member ensembles; zero means TickTime/2 (at least 50ms). The
+	// leader lease is half of it.
+	ElectionTimeout time.Duration
+	// Listen opens the member port; nil means net.Listen("tcp", addr).
+	Listen func(addr string) (net.Listener, error)
+	// Dial opens connections to other members; nil means net.DialTimeout.
+	// Tests use Listen and Dial to inject partitions and delays.
+	Dial Dialer
+}
+
+// Peer is one ensemble member.
+type Peer struct {
+	// ID is the member's server id (server.N).
+	ID uint8
+	// Addr is its member port, host:port (zoo.cfg's first port).
+	Addr string
+	// Observer members replicate and serve reads but do not vote.
+	Observer bool
 }
 
 func (c *Config) setDefaults() {
@@ -50,4 +75,29 @@ func (c *Config) setDefaults() {
 	if c.ID == 0 {
 		c.ID = 1
 	}
+	if c.ElectionTimeout <= 0 {
+		c.ElectionTimeout = c.TickTime / 2
+		if c.ElectionTimeout < 50*time.Millisecond {
+			c.ElectionTimeout = 50 * time.Millisecond
+		}
+	}
+	if c.Dial == nil {
+		c.Dial = defaultDialer
+	}
+	if c.Listen == nil {
+		c.Listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	}
+}
+
+// multi reports whether this is a multi-member ensemble.
+func (c *Config) multi() bool { return len(c.Peers) > 1 }
+
+// self returns this member's Peer entry.
+func (c *Config) self() (Peer, bool) {
+	for _, p := range c.Peers {
+		if p.ID == c.ID {
+			return p, true
+		}
+	}
+	return Peer{}, false
 }

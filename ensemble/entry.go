@@ -7,33 +7,67 @@ import (
 	"github.com/zkraft/zkraft/znode"
 )
 
-// entryVersion prefixes every log entry so the format can evolve.
-const entryVersion byte = 1
+// entryKind is the first byte of every log entry, so the format can evolve
+// and members can carry control entries beside znode transactions.
+type entryKind byte
 
-// entry is a Raft log entry: a znode transaction plus the origin tag that
-// lets the proposing member find the request waiting for it. Origins are
-// unique per process run, so entries replayed after a restart match no
-// waiter.
+const (
+	// kindTxn carries a znode transaction.
+	kindTxn entryKind = 1
+	// kindBarrier changes nothing; applying it proves that everything
+	// before it is applied (sync).
+	kindBarrier entryKind = 2
+	// kindSessionOwner records which member now holds a session's
+	// connection; the others drop theirs (ZooKeeper's session move).
+	kindSessionOwner entryKind = 3
+)
+
+// entry is a Raft log entry. Origin lets the proposing member find the
+// request waiting for it; origins are unique per process run, so entries
+// replayed after a restart match no waiter.
 type entry struct {
-	Origin uint64
-	Txn    *znode.Txn
+	Kind    entryKind
+	Origin  uint64
+	Txn     *znode.Txn // kindTxn
+	Session int64      // kindSessionOwner
+	Member  uint8      // kindSessionOwner
 }
 
 func (e *entry) encode(w *jute.Writer) {
-	w.Raw([]byte{entryVersion})
+	w.Raw([]byte{byte(e.Kind)})
 	w.Long(int64(e.Origin))
-	e.Txn.Encode(w)
+	switch e.Kind {
+	case kindTxn:
+		e.Txn.Encode(w)
+	case kindSessionOwner:
+		w.Long(e.Session)
+		w.Raw([]byte{e.Member})
+	}
 }
 
 func decodeEntry(b []byte) (entry, error) {
-	if len(b) < 9 || b[0] != entryVersion {
-		return entry{}, fmt.Errorf("ensemble: log entry of %d bytes: unknown version", len(b))
+	if len(b) < 9 {
+		return entry{}, fmt.Errorf("ensemble: log entry of %d bytes", len(b))
 	}
-	r := jute.NewReader(b[1:9])
-	origin := uint64(r.Long())
-	txn, err := znode.DecodeTxn(b[9:])
-	if err != nil {
-		return entry{}, fmt.Errorf("ensemble: decode log entry: %w", err)
+	e := entry{Kind: entryKind(b[0])}
+	r := jute.NewReader(b[1:])
+	e.Origin = uint64(r.Long())
+	switch e.Kind {
+	case kindTxn:
+		txn, err := znode.DecodeTxn(b[9:])
+		if err != nil {
+			return entry{}, fmt.Errorf("ensemble: decode log entry: %w", err)
+		}
+		e.Txn = txn
+	case kindBarrier:
+	case kindSessionOwner:
+		e.Session = r.Long()
+		if r.Err() != nil || r.Remaining() != 1 {
+			return entry{}, fmt.Errorf("ensemble: session owner entry: %w", jute.ErrMalformed)
+		}
+		e.Member = b[len(b)-1]
+	default:
+		return entry{}, fmt.Errorf("ensemble: unknown log entry kind %d", e.Kind)
 	}
-	return entry{Origin: origin, Txn: txn}, nil
+	return e, nil
 }

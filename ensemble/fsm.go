@@ -22,6 +22,9 @@ type Hooks struct {
 	// SessionClosed is called after a closeSession (explicit or expiry)
 	// has been applied.
 	SessionClosed func(id int64)
+	// SessionMoved is called when a session's connection moved to member;
+	// the other members drop their connection for it.
+	SessionMoved func(id int64, member uint8)
 }
 
 // fsm applies log entries to the tree. Contract (hashicorp/raft): Apply and
@@ -72,30 +75,48 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 func (f *fsm) applyLocked(l *raft.Log) *znode.Result {
 	e, err := decodeEntry(l.Data)
 	if err != nil {
-		// A entry this build cannot read is a bug or a version skew; every
+		// An entry this build cannot read is a bug or a version skew; every
 		// member skips it identically, so the trees stay equal.
 		f.log.Error("skipping undecodable log entry", zap.Uint64("index", l.Index), zap.Error(err))
 		return nil
 	}
 	zxid := int64(l.Index)
-	res := f.tree.Apply(e.Txn, zxid)
-	f.lastZxid.Store(zxid)
-	for _, ev := range res.Events {
-		f.watches.Trigger(ev.Path, ev.Type, zxid, ev.ACL)
-	}
-	switch e.Txn.Type {
-	case jute.OpCreateSession:
-		if res.Err == jute.OK {
-			f.tracker.add(e.Txn.Session, e.Txn.Timeout)
-		}
-	case jute.OpCloseSession:
-		f.tracker.remove(e.Txn.Session)
-		if h := f.hooks.Load(); h != nil && h.SessionClosed != nil {
-			h.SessionClosed(e.Txn.Session)
+	var res *znode.Result
+	switch e.Kind {
+	case kindTxn:
+		res = f.applyTxn(e.Txn, zxid)
+	case kindBarrier:
+		res = &znode.Result{Zxid: f.lastZxid.Load()}
+	case kindSessionOwner:
+		res = &znode.Result{Zxid: f.lastZxid.Load()}
+		if h := f.hooks.Load(); h != nil && h.SessionMoved != nil {
+			h.SessionMoved(e.Session, e.Member)
 		}
 	}
 	if w := f.waiters.take(e.Origin); w != nil {
 		w.Applied(res, f.tree)
+	}
+	return res
+}
+
+// applyTxn applies a znode transaction and its consequences: watch events
+// and session bookkeeping.
+func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
+	res := f.tree.Apply(txn, zxid)
+	f.lastZxid.Store(zxid)
+	for _, ev := range res.Events {
+		f.watches.Trigger(ev.Path, ev.Type, zxid, ev.ACL)
+	}
+	switch txn.Type {
+	case jute.OpCreateSession:
+		if res.Err == jute.OK {
+			f.tracker.add(txn.Session, txn.Timeout)
+		}
+	case jute.OpCloseSession:
+		f.tracker.remove(txn.Session)
+		if h := f.hooks.Load(); h != nil && h.SessionClosed != nil {
+			h.SessionClosed(txn.Session)
+		}
 	}
 	return res
 }

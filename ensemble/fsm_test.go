@@ -23,7 +23,7 @@ func testFSM(t *testing.T) *fsm {
 func makeLog(t *testing.T, index uint64, origin uint64, txn *znode.Txn) *raft.Log {
 	t.Helper()
 	var w jute.Writer
-	e := entry{Origin: origin, Txn: txn}
+	e := entry{Kind: kindTxn, Origin: origin, Txn: txn}
 	e.encode(&w)
 	return &raft.Log{Index: index, Type: raft.LogCommand, Data: w.Buf}
 }

@@ -15,7 +15,6 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/watches"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -33,10 +32,13 @@ type Node struct {
 	waiters *waiters
 	tracker *expiry
 	watches *watches.Registry
+	mux     *mux       // nil for a single member
+	fwd     *forwarder // nil for a single member
+	touched touchSet
 
 	runID   uint64        // high bits of every origin this process proposes
 	seq     atomic.Uint32 // low bits
-	pending chan pending  // proposals whose futures the failure watcher checks
+	pending chan pending  // local proposals whose futures are checked for failure
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -49,9 +51,10 @@ type pending struct {
 	origin uint64
 }
 
-// Open starts a member: it opens (or creates) the data directory, replays
-// the log over the latest snapshot and returns once this member has applied
-// everything committed before it started and can serve.
+// Open starts a member: it opens (or creates) the data directory, joins or
+// bootstraps the Raft group, replays the log over the latest snapshot and
+// returns once this member has applied everything committed before it
+// started and can serve.
 func Open(cfg Config) (*Node, error) {
 	cfg.setDefaults()
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -64,15 +67,13 @@ func Open(cfg Config) (*Node, error) {
 		watches: watches.New(),
 		pending: make(chan pending, 4096),
 		done:    make(chan struct{}),
+		touched: touchSet{m: make(map[int64]struct{})},
 	}
 	n.runID = randomRunID()
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 
 	if err := n.startRaft(); err != nil {
-		return nil, err
-	}
-	if err := n.waitReady(30 * time.Second); err != nil {
 		n.Close()
 		return nil, err
 	}
@@ -80,6 +81,15 @@ func Open(cfg Config) (*Node, error) {
 	go n.watchFailures()
 	go n.expireSessions()
 	go n.reap()
+	if n.mux != nil {
+		n.wg.Add(2)
+		go n.acceptForward()
+		go n.flushTouches()
+	}
+	if err := n.waitReady(); err != nil {
+		n.Close()
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -92,21 +102,34 @@ func randomRunID() uint64 {
 	return uint64(binary.BigEndian.Uint32(b[:])|1) << 32
 }
 
-func (n *Node) startRaft() error {
+// raftConfig derives Raft's settings. A lone member elects itself after a
+// short fixed timeout; an ensemble uses ElectionTimeout (from tickTime).
+func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
 	rc.Logger = newHCLogger(n.log)
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
 	rc.TrailingLogs = n.cfg.SnapshotThreshold
 	rc.SnapshotInterval = 30 * time.Second
-	// A single voter elects itself as soon as its heartbeat timeout passes.
-	rc.HeartbeatTimeout = 200 * time.Millisecond
-	rc.ElectionTimeout = 200 * time.Millisecond
-	rc.LeaderLeaseTimeout = 100 * time.Millisecond
+	rc.HeartbeatTimeout = n.electionTimeout()
+	rc.ElectionTimeout = n.electionTimeout()
+	rc.LeaderLeaseTimeout = n.electionTimeout() / 2
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.MaxAppendEntries = 512
 	rc.BatchApplyCh = true
+	return rc
+}
 
+// electionTimeout is Raft's heartbeat/election timeout for this member.
+func (n *Node) electionTimeout() time.Duration {
+	if !n.cfg.multi() {
+		return 200 * time.Millisecond
+	}
+	return n.cfg.ElectionTimeout
+}
+
+func (n *Node) startRaft() error {
+	rc := n.raftConfig()
 	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.DataDir, "raft.db")})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
@@ -120,13 +143,17 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
 	}
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress(rc.LocalID))
+	trans, conf, err := n.transport(rc)
+	if err != nil {
+		return err
+	}
 	existing, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
 		return fmt.Errorf("ensemble: inspect state: %w", err)
 	}
 	if !existing {
-		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}
+		// Every member bootstraps with the same static membership (zoo.cfg),
+		// which Raft accepts as one configuration.
 		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
 			return fmt.Errorf("ensemble: bootstrap: %w", err)
 		}
@@ -139,20 +166,96 @@ func (n *Node) startRaft() error {
 	return nil
 }
 
-// waitReady waits for a leader and then for a barrier, so that every entry
-// committed before this start has been applied to the tree.
-func (n *Node) waitReady(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for n.raft.State() != raft.Leader {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ensemble: no leader after %s", limit)
-		}
-		time.Sleep(10 * time.Millisecond)
+// transport returns the Raft transport and the bootstrap configuration.
+func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, error) {
+	if !n.cfg.multi() {
+		addr, trans := raft.NewInmemTransport(raft.ServerAddress(rc.LocalID))
+		return trans, raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}, nil
 	}
-	if err := n.raft.Barrier(limit).Error(); err != nil {
-		return fmt.Errorf("ensemble: replay barrier: %w", err)
+	self, ok := n.cfg.self()
+	if !ok {
+		return nil, raft.Configuration{}, fmt.Errorf("ensemble: server id %d is not among the peers", n.cfg.ID)
+	}
+	ln, err := n.cfg.Listen(self.Addr)
+	if err != nil {
+		return nil, raft.Configuration{}, fmt.Errorf("ensemble: member port %s: %w", self.Addr, err)
+	}
+	n.mux = newMux(ln, n.cfg.Dial)
+	n.fwd = newForwarder(n)
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  raftLayer{m: n.mux},
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  rc.Logger,
+	})
+	var conf raft.Configuration
+	for _, p := range n.cfg.Peers {
+		suffrage := raft.Voter
+		if p.Observer {
+			suffrage = raft.Nonvoter
+		}
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage, ID: raft.ServerID(fmt.Sprint(p.ID)), Address: raft.ServerAddress(p.Addr)})
+	}
+	return trans, conf, nil
+}
+
+// waitReady blocks until there is a leader and this member has applied
+// everything that leader had applied when asked: a client connecting here
+// then sees at least the state before this member started.
+func (n *Node) waitReady() error {
+	for last := time.Now(); ; {
+		if n.IsLeader() {
+			if err := n.raft.Barrier(time.Minute).Error(); err == nil {
+				break
+			}
+		} else if addr, _ := n.raft.LeaderWithID(); addr != "" && n.fwd != nil {
+			if err := n.catchUp(5 * time.Second); err == nil {
+				break
+			}
+		}
+		select {
+		case <-n.done:
+			return ErrClosed
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Since(last) > 5*time.Second {
+			n.log.Warn("waiting for a leader")
+			last = time.Now()
+		}
 	}
 	n.tracker.reset(n.sessionsSnapshot())
+	return nil
+}
+
+// catchUp asks the leader for its applied index and waits until this member
+// has applied as much.
+func (n *Node) catchUp(limit time.Duration) error {
+	type result struct {
+		index uint64
+		err   error
+	}
+	ch := make(chan result, 1)
+	n.fwd.call(msgReadIndex, nil, func(status byte, payload []byte, err error) {
+		switch {
+		case err != nil:
+			ch <- result{err: err}
+		case status != statusOK || len(payload) != 8:
+			ch <- result{err: fmt.Errorf("ensemble: read index: %s", payload)}
+		default:
+			ch <- result{index: binary.BigEndian.Uint64(payload)}
+		}
+	})
+	deadline := time.Now().Add(limit)
+	r := <-ch
+	if r.err != nil {
+		return r.err
+	}
+	for n.raft.AppliedIndex() < r.index {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ensemble: applied %d of %d", n.raft.AppliedIndex(), r.index)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	return nil
 }
 
@@ -164,122 +267,3 @@ func (n *Node) sessionsSnapshot() []znode.SessionInfo {
 
 // SetHooks installs session lifecycle hooks (see Hooks).
 func (n *Node) SetHooks(h Hooks) { n.fsm.hooks.Store(&h) }
-
-// Propose appends txn to the replicated log. w (if not nil) is told the
-// outcome: Applied on the FSM goroutine once the entry is applied here, or
-// Failed if it could not be committed. Proposals made from one goroutine are
-// applied in the order made.
-func (n *Node) Propose(txn *znode.Txn, w Waiter) {
-	select {
-	case <-n.done:
-		if w != nil {
-			w.Failed(ErrClosed)
-		}
-		return
-	default:
-	}
-	origin := uint64(0)
-	if w != nil {
-		origin = n.runID | uint64(n.seq.Add(1))
-		n.waiters.put(origin, w)
-	}
-	var enc jute.Writer
-	e := entry{Origin: origin, Txn: txn}
-	e.encode(&enc)
-	f := n.raft.Apply(enc.Buf, 0)
-	select {
-	case n.pending <- pending{f: f, origin: origin}:
-	case <-n.done:
-	}
-}
-
-// ProposeWait proposes txn and waits for its result.
-func (n *Node) ProposeWait(txn *znode.Txn) (*znode.Result, error) {
-	w := &syncWaiter{done: make(chan struct{})}
-	n.Propose(txn, w)
-	<-w.done
-	return w.res, w.err
-}
-
-// syncWaiter is a Waiter for callers that block.
-type syncWaiter struct {
-	res  *znode.Result
-	err  error
-	done chan struct{}
-}
-
-func (s *syncWaiter) Applied(res *znode.Result, _ *znode.Tree) { s.res = res; close(s.done) }
-func (s *syncWaiter) Failed(err error)                         { s.err = err; close(s.done) }
-
-// watchFailures waits on every proposal's future in log order and reports
-// the ones that failed to their waiters. Successful ones were already
-// completed by the FSM.
-func (n *Node) watchFailures() {
-	defer n.wg.Done()
-	for {
-		select {
-		case p := <-n.pending:
-			if err := p.f.Error(); err != nil {
-				if w := n.waiters.take(p.origin); w != nil {
-					w.Failed(fmt.Errorf("ensemble: proposal not committed: %w", err))
-				}
-			}
-		case <-n.done:
-			return
-		}
-	}
-}
-
-// RLockTree read-locks the tree and returns it; call RUnlockTree after.
-// Watch registrations made while holding the lock cannot miss an event.
-func (n *Node) RLockTree() *znode.Tree {
-	n.fsm.mu.RLock()
-	return n.fsm.tree
-}
-
-// RUnlockTree releases RLockTree.
-func (n *Node) RUnlockTree() { n.fsm.mu.RUnlock() }
-
-// LastZxid is the zxid of the last applied transaction.
-func (n *Node) LastZxid() int64 { return n.fsm.lastZxid.Load() }
-
-// Watches is the member's watch registry.
-func (n *Node) Watches() *watches.Registry { return n.watches }
-
-// TouchSession records activity on a session, postponing its expiry.
-func (n *Node) TouchSession(id int64) { n.tracker.touch(id) }
-
-// IsLeader reports whether this member currently leads.
-func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
-
-// Mode is the member's role as ZooKeeper's srvr reports it: "standalone"
-// for a one-member ensemble, else "leader" or "follower".
-func (n *Node) Mode() string {
-	cfg := n.raft.GetConfiguration()
-	if cfg.Error() == nil && len(cfg.Configuration().Servers) == 1 {
-		return "standalone"
-	}
-	if n.IsLeader() {
-		return "leader"
-	}
-	return "follower"
-}
-
-// Close stops the member. Acknowledged writes are already durable in the
-// log; Close only stops background work and releases files.
-func (n *Node) Close() error {
-	var err error
-	n.closeOnce.Do(func() {
-		close(n.done)
-		if n.raft != nil {
-			err = n.raft.Shutdown().Error()
-		}
-		n.wg.Wait()
-		if n.store != nil {
-			if cerr := n.store.Close(); err == nil {
-				err = cerr
-			}
-		}
-	})
-	return err
-}

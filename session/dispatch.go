@@ -22,7 +22,7 @@ func kindOf(op jute.Op) opKind {
 		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti, jute.OpCloseSession:
 		return kindWrite
 	case jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL,
-		jute.OpSync, jute.OpPing, jute.OpSetWatches, jute.OpSetWatches2, jute.OpGetEphemerals,
+		jute.OpPing, jute.OpSetWatches, jute.OpSetWatches2, jute.OpGetEphemerals,
 		jute.OpGetAllChildrenNumber, jute.OpWhoAmI, jute.OpAddWatch, jute.OpCheckWatches,
 		jute.OpRemoveWatches, jute.OpMultiRead, jute.OpReconfig:
 		return kindRead
@@ -34,8 +34,11 @@ func kindOf(op jute.Op) opKind {
 // is only valid until the next frame is read. It reports whether the
 // connection stays open.
 func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
-	if h.Type == jute.OpAuth {
+	switch h.Type {
+	case jute.OpAuth:
 		return c.auth(h.Xid, body)
+	case jute.OpSync:
+		return c.sync(h, body)
 	}
 	switch kindOf(h.Type) {
 	case kindWrite:
@@ -61,11 +64,7 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 	if h.Type == jute.OpCloseSession {
 		c.closing.Store(true)
 	}
-	pw := &pendingWrite{c: c, xid: h.Xid, op: h.Type, start: time.Now()}
-	c.mu.Lock()
-	c.pending = append(c.pending, pw)
-	c.mu.Unlock()
-	c.srv.stats.outstanding.Add(1)
+	pw := c.enqueueWrite(h)
 	c.srv.node.Propose(&znode.Txn{
 		Type:    h.Type,
 		Session: c.sessionID,
@@ -73,6 +72,29 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 		Ids:     c.Ids(),
 		Req:     append([]byte(nil), body...),
 	}, pw)
+}
+
+// sync answers once this member has applied everything the leader had
+// committed when the sync was issued: a barrier through the log.
+func (c *conn) sync(h jute.RequestHeader, body []byte) bool {
+	var req jute.PathRequest
+	if jute.Unmarshal(body, &req) != nil {
+		return false
+	}
+	pw := c.enqueueWrite(h)
+	pw.syncPath = req.Path
+	c.srv.node.Barrier(pw)
+	return true
+}
+
+// enqueueWrite records a request that completes through the log.
+func (c *conn) enqueueWrite(h jute.RequestHeader) *pendingWrite {
+	pw := &pendingWrite{c: c, xid: h.Xid, op: h.Type, start: time.Now()}
+	c.mu.Lock()
+	c.pending = append(c.pending, pw)
+	c.mu.Unlock()
+	c.srv.stats.outstanding.Add(1)
+	return pw
 }
 
 // read answers a read now if no write of this connection is in flight,

@@ -90,6 +90,13 @@ func (o *outbound) closeAfterFlush() {
 	o.signal()
 }
 
+// isDead reports whether the connection is being torn down.
+func (o *outbound) isDead() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dead || o.closing
+}
+
 // kill makes the writer close the socket without flushing.
 func (o *outbound) kill() {
 	o.mu.Lock()

@@ -17,7 +17,13 @@ type pendingWrite struct {
 	op     jute.Op
 	start  time.Time
 	parked []parkedRead // guarded by c.mu
+	// syncPath is the path echoed in a sync reply (op sync only).
+	syncPath string
 }
+
+// Abandoned implements ensemble.Abandoner: once the connection is going
+// away, its later writes must not reach the log.
+func (p *pendingWrite) Abandoned() bool { return p.c.out.isDead() }
 
 // parkedRead is a read waiting for the writes before it.
 type parkedRead struct {
@@ -34,7 +40,11 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
 	parked := c.popPending(p)
 	c.srv.stats.outstanding.Add(-1)
-	c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
+	if p.op == jute.OpSync {
+		c.out.reply(p.xid, t.LastZxid(), jute.OK, &jute.PathRequest{Path: p.syncPath})
+	} else {
+		c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
+	}
 	c.countSent()
 	c.srv.stats.latency(p.start)
 	if p.op == jute.OpCloseSession {

@@ -47,7 +47,7 @@ func New(cfg Config, node *ensemble.Node) *Server {
 		closed:    make(chan struct{}),
 	}
 	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
-	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed})
+	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved})
 	return s
 }
 
@@ -123,6 +123,7 @@ func (s *Server) bind(c *conn) {
 	if old != nil && old != c {
 		old.out.kill()
 	}
+	s.node.AnnounceSession(c.sessionID)
 }
 
 // sessionClosed runs on the FSM goroutine when a session is closed or
@@ -133,6 +134,21 @@ func (s *Server) sessionClosed(id int64) {
 	c := s.bySession[id]
 	s.mu.Unlock()
 	if c != nil && !c.closing.Load() {
+		c.out.kill()
+	}
+}
+
+// sessionMoved runs on the FSM goroutine when a session's connection moved
+// to another member: the stale connection here is closed (rather than left
+// to answer SessionMoved forever, cf. ZOOKEEPER-710).
+func (s *Server) sessionMoved(id int64, member uint8) {
+	if member == s.node.ID() {
+		return
+	}
+	s.mu.Lock()
+	c := s.bySession[id]
+	s.mu.Unlock()
+	if c != nil {
 		c.out.kill()
 	}
 }

@@ -1,0 +1,140 @@
+package ensemble
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+func TestClusterReplicatesAndForwards(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l, f := c.leader(), c.follower()
+	mustPropose(t, l, newSession(1, 30000))
+	res := mustPropose(t, f, createTxn(1, "/from-follower", 0, 100)) // forwarded
+	if res.Zxid == 0 || f.LastZxid() < res.Zxid {
+		t.Fatalf("follower replied before applying: reply zxid %d, follower at %d", res.Zxid, f.LastZxid())
+	}
+	c.converged(res.Zxid)
+	for _, n := range c.nodes {
+		st, err := treeStat(n, "/from-follower")
+		if err != nil || st.Czxid != res.Zxid || st.Ctime != 100 {
+			t.Fatalf("member %d: %+v %v", n.ID(), st, err)
+		}
+	}
+}
+
+func TestClusterBarrierCatchesUp(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l, f := c.leader(), c.follower()
+	mustPropose(t, l, newSession(1, 30000))
+	last := mustPropose(t, l, createTxn(1, "/x", 0, 1))
+	w := &syncWaiter{done: make(chan struct{})}
+	f.Barrier(w)
+	<-w.done
+	if w.err != nil || f.LastZxid() < last.Zxid {
+		t.Fatalf("barrier: %v, follower at %d < %d", w.err, f.LastZxid(), last.Zxid)
+	}
+}
+
+func TestClusterLeaderKillFailover(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l := c.leader()
+	mustPropose(t, l, newSession(1, 60000))
+	for i := 0; i < 20; i++ {
+		mustPropose(t, l, createTxn(1, fmt.Sprintf("/k%d", i), 0, int64(i)))
+	}
+	killed := l.ID()
+	start := time.Now()
+	c.stop(killed)
+	nl := c.leader()
+	res := mustPropose(t, nl, createTxn(1, "/after", 0, 99))
+	t.Logf("failover: new leader %d serving writes %v after the kill", nl.ID(), time.Since(start))
+	for i := 0; i < 20; i++ {
+		if _, err := treeStat(nl, fmt.Sprintf("/k%d", i)); err != nil {
+			t.Fatalf("acknowledged /k%d lost: %v", i, err)
+		}
+	}
+	c.restart(killed)
+	c.converged(res.Zxid)
+}
+
+func TestClusterMinorityCannotWriteMajorityCarriesOn(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l := c.leader()
+	mustPropose(t, l, newSession(1, 60000))
+	var minority uint8
+	for id := range c.nodes {
+		if id != l.ID() {
+			minority = id
+			break
+		}
+	}
+	var majority []uint8
+	for id := range c.nodes {
+		if id != minority {
+			majority = append(majority, id)
+		}
+	}
+	c.net.partition([]uint8{minority}, majority)
+
+	isolated := c.nodes[minority]
+	res, err := isolated.ProposeWait(createTxn(1, "/minority", 0, 1))
+	if err == nil && res.Err == jute.OK {
+		t.Fatal("an isolated member acknowledged a write")
+	}
+	var last int64
+	for i := 0; i < 10; i++ {
+		last = mustPropose(t, c.leader(), createTxn(1, fmt.Sprintf("/maj%d", i), 0, 1)).Zxid
+	}
+	c.net.heal()
+	c.converged(last)
+	if _, err := treeStat(isolated, "/maj9"); err != nil {
+		t.Fatalf("healed member did not catch up: %v", err)
+	}
+	if _, err := treeStat(isolated, "/minority"); err != jute.ErrNoNode {
+		t.Fatalf("unacknowledged minority write present: %v", err)
+	}
+}
+
+func TestClusterCatchUpBySnapshot(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotThreshold = 64 })
+	l := c.leader()
+	mustPropose(t, l, newSession(1, 60000))
+	lagging := c.follower().ID()
+	c.stop(lagging)
+	var last int64
+	for i := 0; i < 400; i++ {
+		last = mustPropose(t, c.leader(), createTxn(1, fmt.Sprintf("/s%03d", i), 0, 1)).Zxid
+	}
+	// Force a snapshot so the log the lagging member needs is compacted.
+	if err := c.leader().raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	c.restart(lagging)
+	c.converged(last)
+	st, err := treeStat(c.nodes[lagging], "/s399")
+	ref, _ := treeStat(c.leader(), "/s399")
+	if err != nil || st != ref {
+		t.Fatalf("snapshot catch-up: %+v %v, leader has %+v", st, err, ref)
+	}
+}
+
+func TestClusterSessionKeptAliveThroughFollowerExpiresWithoutIt(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	f := c.follower()
+	mustPropose(t, f, newSession(7, 800))
+	mustPropose(t, f, newSession(8, 800))
+	for i := 0; i < 30; i++ { // 3s of touches for session 7 only, on a follower
+		f.TouchSession(7)
+		time.Sleep(100 * time.Millisecond)
+	}
+	tr := f.RLockTree()
+	_, alive := tr.Session(7)
+	_, idle := tr.Session(8)
+	f.RUnlockTree()
+	if !alive || idle {
+		t.Fatalf("session 7 (touched on a follower) alive=%v; session 8 (idle) alive=%v", alive, idle)
+	}
+}

@@ -1,0 +1,232 @@
+package ensemble
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// faultNet injects partitions between members (the hashicorp/raft
+// testing.go Partition idea, over real loopback TCP): a blocked link
+// refuses new dials and breaks established connections on their next read
+// or write.
+type faultNet struct {
+	mu      sync.Mutex
+	blocked map[[2]uint8]bool // [from, to]
+	addrs   map[string]uint8  // member address -> id
+	conns   []*faultConn
+}
+
+func newFaultNet() *faultNet {
+	return &faultNet{blocked: make(map[[2]uint8]bool), addrs: make(map[string]uint8)}
+}
+
+func (f *faultNet) isBlocked(from, to uint8) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.blocked[[2]uint8{from, to}]
+}
+
+// partition cuts every link between group a and group b, both ways.
+func (f *faultNet) partition(a, b []uint8) {
+	f.mu.Lock()
+	for _, x := range a {
+		for _, y := range b {
+			f.blocked[[2]uint8{x, y}] = true
+			f.blocked[[2]uint8{y, x}] = true
+		}
+	}
+	conns := append([]*faultConn(nil), f.conns...)
+	f.mu.Unlock()
+	for _, c := range conns {
+		if f.isBlocked(c.from, c.to) {
+			c.Conn.Close()
+		}
+	}
+}
+
+func (f *faultNet) heal() {
+	f.mu.Lock()
+	f.blocked = make(map[[2]uint8]bool)
+	f.mu.Unlock()
+}
+
+func (f *faultNet) dialer(from uint8) Dialer {
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		f.mu.Lock()
+		to := f.addrs[addr]
+		f.mu.Unlock()
+		if f.isBlocked(from, to) {
+			return nil, fmt.Errorf("partitioned %d -> %d", from, to)
+		}
+		c, err := net.DialTimeout("tcp", addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		fc := &faultConn{Conn: c, net: f, from: from, to: to}
+		f.mu.Lock()
+		f.conns = append(f.conns, fc)
+		f.mu.Unlock()
+		return fc, nil
+	}
+}
+
+// faultConn is a dialed member connection that fails once its link is cut.
+type faultConn struct {
+	net.Conn
+	net      *faultNet
+	from, to uint8
+}
+
+func (c *faultConn) Read(b []byte) (int, error) {
+	if c.net.isBlocked(c.from, c.to) {
+		c.Conn.Close()
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *faultConn) Write(b []byte) (int, error) {
+	if c.net.isBlocked(c.from, c.to) {
+		c.Conn.Close()
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Write(b)
+}
+
+// cluster is an in-process ensemble (the rqlite system_test Node idea).
+type cluster struct {
+	t     *testing.T
+	net   *faultNet
+	peers []Peer
+	dirs  map[uint8]string
+	nodes map[uint8]*Node
+	tweak func(*Config)
+}
+
+func newCluster(t *testing.T, size int, tweak func(*Config)) *cluster {
+	t.Helper()
+	c := &cluster{t: t, net: newFaultNet(), dirs: map[uint8]string{}, nodes: map[uint8]*Node{}, tweak: tweak}
+	for i := 1; i <= size; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		c.peers = append(c.peers, Peer{ID: uint8(i), Addr: addr})
+		c.net.addrs[addr] = uint8(i)
+		c.dirs[uint8(i)] = t.TempDir()
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, p := range c.peers {
+		wg.Add(1)
+		go func(id uint8) {
+			defer wg.Done()
+			n := c.open(id)
+			mu.Lock()
+			c.nodes[id] = n
+			mu.Unlock()
+		}(p.ID)
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			n.Close()
+		}
+	})
+	return c
+}
+
+func (c *cluster) open(id uint8) *Node {
+	cfg := Config{
+		ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+		Peers: c.peers, Dial: c.net.dialer(id),
+	}
+	if c.tweak != nil {
+		c.tweak(&cfg)
+	}
+	n, err := Open(cfg)
+	if err != nil {
+		c.t.Errorf("open member %d: %v", id, err)
+		return nil
+	}
+	return n
+}
+
+// leader waits for a leader among the running members.
+func (c *cluster) leader() *Node {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range c.nodes {
+			if n != nil && n.IsLeader() {
+				return n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatal("no leader")
+	return nil
+}
+
+func (c *cluster) follower() *Node {
+	c.t.Helper()
+	l := c.leader()
+	for _, n := range c.nodes {
+		if n != nil && n != l {
+			return n
+		}
+	}
+	c.t.Fatal("no follower")
+	return nil
+}
+
+func (c *cluster) stop(id uint8) {
+	c.nodes[id].Close()
+	delete(c.nodes, id)
+}
+
+func (c *cluster) restart(id uint8) { c.nodes[id] = c.open(id) }
+
+// converged waits until every running member has applied at least zxid.
+func (c *cluster) converged(zxid int64) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, n := range c.nodes {
+		for n.LastZxid() < zxid {
+			if time.Now().After(deadline) {
+				c.t.Fatalf("member %d at zxid %d, want %d", n.ID(), n.LastZxid(), zxid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func mustPropose(t *testing.T, n *Node, txn *znode.Txn) *znode.Result {
+	t.Helper()
+	res, err := n.ProposeWait(txn)
+	if err != nil {
+		t.Fatalf("member %d: propose: %v", n.ID(), err)
+	}
+	if res.Err != jute.OK {
+		t.Fatalf("member %d: %v", n.ID(), res.Err)
+	}
+	return res
+}
+
+func newSession(id int64, timeoutMs int32) *znode.Txn {
+	return &znode.Txn{Type: jute.OpCreateSession, Session: id, Time: time.Now().UnixMilli(), Timeout: timeoutMs, Passwd: make([]byte, 16)}
+}
+
+func treeStat(n *Node, path string) (jute.Stat, error) {
+	t := n.RLockTree()
+	defer n.RUnlockTree()
+	return t.Exists(path, nil)
+}

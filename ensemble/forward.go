@@ -1,0 +1,274 @@
+package ensemble
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
+)
+
+// Forwarding protocol (stream kind 'F'). A follower keeps one connection to
+// the leader and sends, in order:
+//
+//	request  = u32 length | u8 type | u64 seq | payload
+//	response = u32 length | u64 seq | u8 status | payload
+//
+// msgApply carries an encoded log entry; the leader appends it and answers
+// once it is committed (status OK) or could not be (statusNotLeader,
+// statusError + message). msgTouch carries session ids that had traffic on
+// the follower (no response). msgReadIndex asks the leader to confirm its
+// leadership and return its applied index.
+const (
+	msgApply     byte = 1
+	msgTouch     byte = 2
+	msgReadIndex byte = 3
+
+	statusOK        byte = 0
+	statusNotLeader byte = 1
+	statusError     byte = 2
+
+	maxForwardFrame = 64 << 20
+)
+
+// errForwardBroken is reported for requests in flight on a forwarding
+// connection that failed: their outcome is unknown, like a client's after a
+// lost connection.
+var errForwardBroken = errors.New("ensemble: connection to leader lost")
+
+// errNoLeader is reported when no leader emerged in time.
+var errNoLeader = errors.New("ensemble: no leader")
+
+// fwdCall is a forwarded request awaiting its response.
+type fwdCall func(status byte, payload []byte, err error)
+
+// forwarder is a follower's ordered channel to the leader.
+type forwarder struct {
+	n *Node
+
+	// mu serializes sends (so the order of requests is the order of calls)
+	// and guards the connection state.
+	mu       sync.Mutex
+	conn     net.Conn
+	addr     string
+	bw       *bufio.Writer
+	seq      uint64
+	inflight map[uint64]fwdCall
+}
+
+func newForwarder(n *Node) *forwarder { return &forwarder{n: n, inflight: make(map[uint64]fwdCall)} }
+
+// call sends one request; cb runs exactly once with the response or an error.
+func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.ensureConnLocked(); err != nil {
+		if cb != nil {
+			cb(0, nil, err)
+		}
+		return
+	}
+	seq := uint64(0)
+	if cb != nil {
+		f.seq++
+		seq = f.seq
+		f.inflight[seq] = cb
+	}
+	var hdr [13]byte
+	binary.BigEndian.PutUint32(hdr[0:], uint32(9+len(payload)))
+	hdr[4] = typ
+	binary.BigEndian.PutUint64(hdr[5:], seq)
+	_, err := f.bw.Write(hdr[:])
+	if err == nil {
+		_, err = f.bw.Write(payload)
+	}
+	if err == nil {
+		err = f.bw.Flush()
+	}
+	if err != nil {
+		f.breakLocked(f.conn, err)
+	}
+}
+
+// ensureConnLocked connects to the current leader, waiting for one to be
+// elected (bounded by the election timeout, several times over).
+func (f *forwarder) ensureConnLocked() error {
+	deadline := time.Now().Add(4 * f.n.electionTimeout())
+	for {
+		addr, _ := f.n.raft.LeaderWithID()
+		if addr != "" && f.conn != nil && string(addr) == f.addr {
+			return nil
+		}
+		if addr != "" && !f.n.IsLeader() {
+			if f.conn != nil {
+				f.breakLocked(f.conn, errForwardBroken)
+			}
+			c, err := f.n.mux.open(string(addr), streamFwd, f.n.electionTimeout())
+			if err == nil {
+				f.conn, f.addr, f.bw = c, string(addr), bufio.NewWriterSize(c, 64<<10)
+				go f.readResponses(c)
+				return nil
+			}
+			f.n.log.Debug("cannot reach leader", zap.String("leader", string(addr)), zap.Error(err))
+		}
+		if time.Now().After(deadline) {
+			return errNoLeader
+		}
+		f.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		f.mu.Lock()
+	}
+}
+
+// breakLocked drops c (if it is still the current connection) and fails
+// everything in flight on it.
+func (f *forwarder) breakLocked(c net.Conn, cause error) {
+	if f.conn != c || c == nil {
+		return
+	}
+	c.Close()
+	f.conn, f.addr, f.bw = nil, "", nil
+	calls := f.inflight
+	f.inflight = make(map[uint64]fwdCall)
+	for _, cb := range calls {
+		cb(0, nil, fmt.Errorf("%w: %v", errForwardBroken, cause))
+	}
+}
+
+func (f *forwarder) readResponses(c net.Conn) {
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		var hdr [13]byte
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			f.mu.Lock()
+			f.breakLocked(c, err)
+			f.mu.Unlock()
+			return
+		}
+		n := binary.BigEndian.Uint32(hdr[0:])
+		if n < 9 || n > maxForwardFrame {
+			f.mu.Lock()
+			f.breakLocked(c, fmt.Errorf("bad response length %d", n))
+			f.mu.Unlock()
+			return
+		}
+		seq := binary.BigEndian.Uint64(hdr[4:])
+		status := hdr[12]
+		payload := make([]byte, n-9)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			f.mu.Lock()
+			f.breakLocked(c, err)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Lock()
+		cb := f.inflight[seq]
+		delete(f.inflight, seq)
+		f.mu.Unlock()
+		if cb != nil {
+			cb(status, payload, nil)
+		}
+	}
+}
+
+func (f *forwarder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.breakLocked(f.conn, ErrClosed)
+}
+
+// serveForward is the leader's side of one follower's forwarding
+// connection: requests are handled in arrival order and answered in that
+// order once their futures resolve.
+func (n *Node) serveForward(c net.Conn) {
+	defer c.Close()
+	type answer struct {
+		seq  uint64
+		wait func() (byte, []byte)
+	}
+	answers := make(chan answer, 1024)
+	go func() {
+		bw := bufio.NewWriterSize(c, 64<<10)
+		for a := range answers {
+			status, payload := a.wait()
+			var hdr [13]byte
+			binary.BigEndian.PutUint32(hdr[0:], uint32(9+len(payload)))
+			binary.BigEndian.PutUint64(hdr[4:], a.seq)
+			hdr[12] = status
+			_, _ = bw.Write(hdr[:])
+			_, _ = bw.Write(payload)
+			if len(answers) == 0 {
+				if bw.Flush() != nil {
+					c.Close()
+				}
+			}
+		}
+		_ = bw.Flush()
+	}()
+	defer close(answers)
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		var hdr [13]byte
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return
+		}
+		size := binary.BigEndian.Uint32(hdr[0:])
+		if size < 9 || size > maxForwardFrame {
+			return
+		}
+		typ, seq := hdr[4], binary.BigEndian.Uint64(hdr[5:])
+		payload := make([]byte, size-9)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return
+		}
+		switch typ {
+		case msgApply:
+			f := n.raft.Apply(payload, 0)
+			answers <- answer{seq: seq, wait: func() (byte, []byte) { return futureStatus(f.Error()) }}
+		case msgReadIndex:
+			f := n.raft.VerifyLeader()
+			answers <- answer{seq: seq, wait: func() (byte, []byte) {
+				if status, msg := futureStatus(f.Error()); status != statusOK {
+					return status, msg
+				}
+				return statusOK, binary.BigEndian.AppendUint64(nil, n.raft.AppliedIndex())
+			}}
+		case msgTouch:
+			for i := 0; i+8 <= len(payload); i += 8 {
+				n.tracker.touch(int64(binary.BigEndian.Uint64(payload[i:])))
+			}
+		default:
+			return
+		}
+	}
+}
+
+func futureStatus(err error) (byte, []byte) {
+	switch {
+	case err == nil:
+		return statusOK, nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost):
+		return statusNotLeader, []byte(err.Error())
+	default:
+		return statusError, []byte(err.Error())
+	}
+}
+
+// acceptForward serves forwarding connections until the node closes.
+func (n *Node) acceptForward() {
+	defer n.wg.Done()
+	for {
+		select {
+		case c := <-n.mux.fwdCh:
+			go n.serveForward(c)
+		case <-n.done:
+			return
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package ensemble
+
+import (
+	"fmt"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Abandoner is an optional Waiter method: a waiter whose requester is gone
+// (its connection closed) reports true, and a proposal not yet sent is then
+// dropped instead of sent. This keeps a session's later writes from
+// reaching the log after an earlier one failed.
+type Abandoner interface {
+	Abandoned() bool
+}
+
+// Propose appends txn to the replicated log. w (if not nil) is told the
+// outcome: Applied on the FSM goroutine once the entry is applied on this
+// member, or Failed if it could not be committed. Proposals made from one
+// goroutine are applied in the order made; on a follower they travel to the
+// leader over one ordered connection.
+func (n *Node) Propose(txn *znode.Txn, w Waiter) {
+	n.propose(entry{Kind: kindTxn, Txn: txn}, w)
+}
+
+// Barrier is applied after everything proposed before it; w.Applied then
+// runs with the member caught up with the leader's commit (sync).
+func (n *Node) Barrier(w Waiter) { n.propose(entry{Kind: kindBarrier}, w) }
+
+// AnnounceSession records through the log that this member now holds the
+// session's connection, so any other member drops its stale one. A lone
+// member has nobody to tell.
+func (n *Node) AnnounceSession(id int64) {
+	if n.fwd == nil {
+		return
+	}
+	n.propose(entry{Kind: kindSessionOwner, Session: id, Member: n.cfg.ID}, nil)
+}
+
+func (n *Node) propose(e entry, w Waiter) {
+	select {
+	case <-n.done:
+		if w != nil {
+			w.Failed(ErrClosed)
+		}
+		return
+	default:
+	}
+	if a, ok := w.(Abandoner); ok && a.Abandoned() {
+		w.Failed(fmt.Errorf("ensemble: requester gone"))
+		return
+	}
+	if w != nil {
+		e.Origin = n.runID | uint64(n.seq.Add(1))
+		n.waiters.put(e.Origin, w)
+	}
+	var enc jute.Writer
+	e.encode(&enc)
+	if n.fwd == nil || n.IsLeader() {
+		f := n.raft.Apply(enc.Buf, 0)
+		select {
+		case n.pending <- pending{f: f, origin: e.Origin}:
+		case <-n.done:
+		}
+		return
+	}
+	origin := e.Origin
+	n.fwd.call(msgApply, enc.Buf, func(status byte, payload []byte, err error) {
+		if err == nil && status == statusOK {
+			return // the FSM completes the waiter when the entry arrives here
+		}
+		if err == nil {
+			err = fmt.Errorf("ensemble: leader refused: %s", payload)
+		}
+		if w := n.waiters.take(origin); w != nil {
+			w.Failed(err)
+		}
+	})
+}
+
+// ProposeWait proposes txn and waits for its result.
+func (n *Node) ProposeWait(txn *znode.Txn) (*znode.Result, error) {
+	w := &syncWaiter{done: make(chan struct{})}
+	n.Propose(txn, w)
+	<-w.done
+	return w.res, w.err
+}
+
+// syncWaiter is a Waiter for callers that block.
+type syncWaiter struct {
+	res  *znode.Result
+	err  error
+	done chan struct{}
+}
+
+func (s *syncWaiter) Applied(res *znode.Result, _ *znode.Tree) { s.res = res; close(s.done) }
+func (s *syncWaiter) Failed(err error)                         { s.err = err; close(s.done) }
+
+// watchFailures waits on every local proposal's future in log order and
+// reports the ones that failed to their waiters. Successful ones were
+// already completed by the FSM.
+func (n *Node) watchFailures() {
+	defer n.wg.Done()
+	for {
+		select {
+		case p := <-n.pending:
+			if err := p.f.Error(); err != nil {
+				if w := n.waiters.take(p.origin); w != nil {
+					w.Failed(fmt.Errorf("ensemble: proposal not committed: %w", err))
+				}
+			}
+		case <-n.done:
+			return
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package ensemble
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/watches"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// RLockTree read-locks the tree and returns it; call RUnlockTree after.
+// Watch registrations made while holding the lock cannot miss an event.
+func (n *Node) RLockTree() *znode.Tree {
+	n.fsm.mu.RLock()
+	return n.fsm.tree
+}
+
+// RUnlockTree releases RLockTree.
+func (n *Node) RUnlockTree() { n.fsm.mu.RUnlock() }
+
+// LastZxid is the zxid of the last applied transaction.
+func (n *Node) LastZxid() int64 { return n.fsm.lastZxid.Load() }
+
+// Watches is the member's watch registry.
+func (n *Node) Watches() *watches.Registry { return n.watches }
+
+// ID is this member's server id.
+func (n *Node) ID() uint8 { return n.cfg.ID }
+
+// IsLeader reports whether this member currently leads.
+func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+
+// Mode is the member's role as ZooKeeper's srvr reports it: "standalone"
+// for a one-member ensemble, else "leader", "follower" or "observer".
+func (n *Node) Mode() string {
+	switch {
+	case !n.cfg.multi():
+		return "standalone"
+	case n.IsLeader():
+		return "leader"
+	}
+	if self, ok := n.cfg.self(); ok && self.Observer {
+		return "observer"
+	}
+	return "follower"
+}
+
+// TouchSession records activity on a session, postponing its expiry. A
+// follower batches touches and reports them to the leader every half tick.
+func (n *Node) TouchSession(id int64) {
+	if n.fwd == nil || n.IsLeader() {
+		n.tracker.touch(id)
+		return
+	}
+	n.touched.add(id)
+}
+
+// touchSet collects session ids touched on a follower since the last report.
+type touchSet struct {
+	mu sync.Mutex
+	m  map[int64]struct{}
+}
+
+func (s *touchSet) add(id int64) {
+	s.mu.Lock()
+	s.m[id] = struct{}{}
+	s.mu.Unlock()
+}
+
+// drain returns the ids as a msgTouch payload and empties the set.
+func (s *touchSet) drain() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 8*len(s.m))
+	for id := range s.m {
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		delete(s.m, id)
+	}
+	return b
+}
+
+// flushTouches reports a follower's session activity to the leader.
+func (n *Node) flushTouches() {
+	defer n.wg.Done()
+	interval := n.cfg.TickTime / 2
+	if interval < 20*time.Millisecond {
+		interval = 20 * time.Millisecond
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.done:
+			return
+		case <-tick.C:
+			if n.IsLeader() {
+				continue
+			}
+			if b := n.touched.drain(); b != nil {
+				n.fwd.call(msgTouch, b, nil)
+			}
+		}
+	}
+}
+
+// Close stops the member. Acknowledged writes are already durable in the
+// log; Close only stops background work and releases files.
+func (n *Node) Close() error {
+	var err error
+	n.closeOnce.Do(func() {
+		close(n.done)
+		if n.fwd != nil {
+			n.fwd.close()
+		}
+		if n.raft != nil {
+			err = n.raft.Shutdown().Error()
+		}
+		if n.mux != nil {
+			n.mux.close()
+		}
+		n.wg.Wait()
+		if n.store != nil {
+			if cerr := n.store.Close(); err == nil {
+				err = cerr
+			}
+		}
+	})
+	return err
+}

@@ -1,0 +1,143 @@
+package ensemble
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The member port carries two protocols. Every connection opens with a
+// 5-byte header: the magic "ZKR", the peer protocol version, and the stream
+// kind. Raft's own protocol follows a kindRaft header; zkraft's forwarding
+// protocol (writes, session touches, read barriers) follows kindForward.
+const (
+	peerMagic    = "ZKR"
+	peerVersion  = 1
+	streamRaft   = 'R'
+	streamFwd    = 'F'
+	headerLen    = 5
+	headerLimits = 5 * time.Second
+)
+
+// Dialer opens a connection to a member address. Tests substitute one that
+// injects partitions and delays.
+type Dialer func(addr string, timeout time.Duration) (net.Conn, error)
+
+func defaultDialer(addr string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
+// mux accepts member connections and routes them by their header.
+type mux struct {
+	ln     net.Listener
+	dial   Dialer
+	raftCh chan net.Conn
+	fwdCh  chan net.Conn
+	done   chan struct{}
+	once   sync.Once
+}
+
+func newMux(ln net.Listener, dial Dialer) *mux {
+	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), done: make(chan struct{})}
+	go m.acceptLoop()
+	return m
+}
+
+func (m *mux) acceptLoop() {
+	for {
+		c, err := m.ln.Accept()
+		if err != nil {
+			select {
+			case <-m.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go m.route(c)
+	}
+}
+
+// route reads a connection's header and hands it to its protocol.
+func (m *mux) route(c net.Conn) {
+	var h [headerLen]byte
+	_ = c.SetReadDeadline(time.Now().Add(headerLimits))
+	if _, err := io.ReadFull(c, h[:]); err != nil || string(h[:3]) != peerMagic || h[3] != peerVersion {
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	var ch chan net.Conn
+	switch h[4] {
+	case streamRaft:
+		ch = m.raftCh
+	case streamFwd:
+		ch = m.fwdCh
+	default:
+		c.Close()
+		return
+	}
+	select {
+	case ch <- c:
+	case <-m.done:
+		c.Close()
+	}
+}
+
+// open dials addr and writes the header for kind.
+func (m *mux) open(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+	c, err := m.dial(addr, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("ensemble: dial member %s: %w", addr, err)
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte{peerMagic[0], peerMagic[1], peerMagic[2], peerVersion, kind}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("ensemble: member %s header: %w", addr, err)
+	}
+	_ = c.SetWriteDeadline(time.Time{})
+	return c, nil
+}
+
+func (m *mux) close() {
+	m.once.Do(func() {
+		close(m.done)
+		m.ln.Close()
+	})
+}
+
+// raftLayer is the raft.StreamLayer over the mux.
+type raftLayer struct{ m *mux }
+
+var _ raft.StreamLayer = raftLayer{}
+
+// Accept implements net.Listener.
+func (l raftLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.m.raftCh:
+		return c, nil
+	case <-l.m.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener.
+func (l raftLayer) Close() error { l.m.close(); return nil }
+
+// Addr implements net.Listener.
+func (l raftLayer) Addr() net.Addr { return l.m.ln.Addr() }
+
+// Dial implements raft.StreamLayer.
+func (l raftLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return l.m.open(string(addr), streamRaft, timeout)
+}
