@@ -35,6 +35,8 @@ func serverCommand() *cli.Command {
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
 			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
+			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
+			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
 		},
@@ -60,6 +62,9 @@ func runServer(c *cli.Context) error {
 		}
 	}
 	st.applyFlags(c)
+	if err := st.resolveMembers(c); err != nil {
+		return err
+	}
 	return serve(st, log)
 }
 
@@ -73,6 +78,8 @@ func serve(st settings, log *zap.Logger) error {
 		SnapshotThreshold: st.SnapCount,
 		ReapInterval:      st.ContainerInterval,
 		Logger:            log,
+		Peers:             toPeers(st.Members),
+		ElectionTimeout:   st.electionTimeout(),
 	})
 	if err != nil {
 		return fmt.Errorf("start ensemble member: %w", err)
@@ -102,6 +109,8 @@ func serve(st settings, log *zap.Logger) error {
 		zap.String("clientAddr", ln.Addr().String()),
 		zap.String("dataDir", st.DataDir),
 		zap.Duration("tickTime", st.TickTime),
+		zap.Uint8("serverId", st.ServerID),
+		zap.String("mode", node.Mode()),
 		zap.String("4lw", strings.Join(st.FourLetterWords, ",")))
 
 	sig := make(chan os.Signal, 1)

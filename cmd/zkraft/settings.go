@@ -27,6 +27,10 @@ type settings struct {
 	ContainerInterval time.Duration
 	SnapCount         uint64
 	ServerID          uint8
+	SyncLimit         int
+	InitLimit         int
+	Members           []serverLine // zoo.cfg server.N / --peers; empty = standalone
+	idSet             bool         // ServerID given explicitly (--id)
 }
 
 func defaultSettings() settings {
@@ -40,13 +44,15 @@ func defaultSettings() settings {
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		ServerID:          1,
+		SyncLimit:         5,
+		InitLimit:         10,
 	}
 }
 
 // knownIgnored are zoo.cfg keys that are valid for ZooKeeper but have no
 // meaning here (JVM, admin server, purging of ZooKeeper's own files...).
 var knownIgnored = map[string]bool{
-	"initLimit": true, "syncLimit": true, "dataLogDir": true, "autopurge.snapRetainCount": true,
+	"dataLogDir": true, "autopurge.snapRetainCount": true,
 	"autopurge.purgeInterval": true, "admin.enableServer": true, "admin.serverPort": true,
 	"admin.serverAddress": true, "standaloneEnabled": true, "reconfigEnabled": true,
 	"preAllocSize": true, "metricsProvider.className": true, "metricsProvider.httpPort": true,
@@ -87,8 +93,19 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "syncLimit":
+			s.SyncLimit, err = strconv.Atoi(v)
+		case "initLimit":
+			s.InitLimit, err = strconv.Atoi(v)
 		default:
-			if !knownIgnored[k] && !strings.HasPrefix(k, "server.") {
+			if strings.HasPrefix(k, "server.") {
+				var sl serverLine
+				if sl, err = parseServerLine(k, v); err == nil {
+					s.Members = append(s.Members, sl)
+				}
+				break
+			}
+			if !knownIgnored[k] {
 				log.Warn("ignoring unsupported zoo.cfg key", zap.String("key", k))
 			}
 		}
@@ -144,6 +161,55 @@ func (s *settings) applyFlags(c *cli.Context) {
 	if c.IsSet("container-check-interval") {
 		s.ContainerInterval = c.Duration("container-check-interval")
 	}
+	if c.IsSet("id") {
+		s.ServerID = uint8(c.Uint("id"))
+		s.idSet = true
+	}
+}
+
+// resolveMembers settles the member list and this member's id and client
+// address: --peers overrides server.N lines; the id comes from --id or
+// dataDir/myid; a member line's client address applies when no explicit
+// client address was configured.
+func (s *settings) resolveMembers(c *cli.Context) error {
+	if c.IsSet("peers") {
+		m, err := parsePeersFlag(c.String("peers"))
+		if err != nil {
+			return err
+		}
+		s.Members = m
+	}
+	if len(s.Members) == 0 {
+		return nil
+	}
+	if !s.idSet {
+		id, err := readMyID(s.DataDir)
+		if err != nil {
+			return fmt.Errorf("ensemble member without --id: %w", err)
+		}
+		s.ServerID = id
+	}
+	for _, m := range s.Members {
+		if m.ID == s.ServerID {
+			if m.ClientAddr != "" && !c.IsSet("client-addr") {
+				s.ClientAddr = m.ClientAddr
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("server id %d has no server.%d line", s.ServerID, s.ServerID)
+}
+
+// electionTimeout derives Raft's election (and heartbeat) timeout from
+// ZooKeeper's settings: a tenth of syncLimit ticks — 1s for the common
+// tickTime=2000, syncLimit=5 — so a dead leader is replaced within a
+// couple of seconds instead of ZooKeeper's syncLimit ticks.
+func (s *settings) electionTimeout() time.Duration {
+	d := s.TickTime * time.Duration(s.SyncLimit) / 10
+	if d < 50*time.Millisecond {
+		d = 50 * time.Millisecond
+	}
+	return d
 }
 
 func millis(v string) (time.Duration, error) {

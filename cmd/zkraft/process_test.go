@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// buildBinary compiles this command once per test run.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func zkraftBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zkraft-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "zkraft")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// member is one zkraft server process of a test ensemble.
+type member struct {
+	id         int
+	clientAddr string
+	cfgPath    string
+	logPath    string
+	cmd        *exec.Cmd
+}
+
+func (m *member) start(t *testing.T) {
+	t.Helper()
+	logf, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cmd = exec.Command(zkraftBinary(t), "server", "--config", m.cfgPath, "--log-level", "warn")
+	m.cmd.Stdout, m.cmd.Stderr = logf, logf
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = m.cmd.Wait(); logf.Close() }()
+}
+
+func (m *member) kill() { _ = m.cmd.Process.Kill() }
+
+// fourLetter sends a four-letter word and returns the answer ("" if down).
+func fourLetter(addr, cmd string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(bufio.NewReader(c))
+	return string(b)
+}
+
+func (m *member) mode() string {
+	for _, line := range strings.Split(fourLetter(m.clientAddr, "srvr"), "\n") {
+		if v, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func startEnsemble(t *testing.T, size int) []*member {
+	t.Helper()
+	root := t.TempDir()
+	var lines []string
+	members := make([]*member, size)
+	for i := range members {
+		members[i] = &member{id: i + 1, clientAddr: freeAddr(t)}
+		lines = append(lines, fmt.Sprintf("server.%d=%s:0;%s", i+1, freeAddr(t), members[i].clientAddr))
+	}
+	for _, m := range members {
+		dir := filepath.Join(root, fmt.Sprint(m.id))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", m.id)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n",
+			dir, strings.Join(lines, "\n"))
+		m.cfgPath = filepath.Join(dir, "zoo.cfg")
+		m.logPath = filepath.Join(dir, "zkraft.log")
+		if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.start(t)
+	}
+	t.Cleanup(func() {
+		for _, m := range members {
+			m.kill()
+		}
+		if t.Failed() {
+			for _, m := range members {
+				b, _ := os.ReadFile(m.logPath)
+				t.Logf("member %d log:\n%s", m.id, tail(string(b), 40))
+			}
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for _, m := range members {
+		for m.mode() == "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d not serving", m.id)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return members
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func leaderOf(t *testing.T, members []*member, except *member) *member {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range members {
+			if m != except && m.mode() == "leader" {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no leader")
+	return nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...interface{}) {}
+
+// TestEnsembleSurvivesLeaderKill runs three zkraft processes from zoo.cfg
+// files, spreads go-zookeeper clients over them, kills -9 the leader under
+// load, and checks that every acknowledged sequential create survives with
+// a unique name and that no session was lost.
+func TestEnsembleSurvivesLeaderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	members := startEnsemble(t, 3)
+	var addrs []string
+	for _, m := range members {
+		addrs = append(addrs, m.clientAddr)
+	}
+	admin, _, err := zk.Connect(addrs, 6*time.Second, zk.WithLogger(quietLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	const clients = 4
+	var (
+		mu    sync.Mutex
+		acked []string
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+		conns []*zk.Conn
+	)
+	for i := 0; i < clients; i++ {
+		order := append(addrs[i%3:], addrs[:i%3]...) // spread first choices
+		c, _, err := zk.Connect(order, 6*time.Second, zk.WithLogger(quietLogger{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+		wg.Add(1)
+		go func(c *zk.Conn, i int) {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p, err := c.Create(fmt.Sprintf("/load/c%d-", i), []byte("v"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				if err == nil {
+					mu.Lock()
+					acked = append(acked, p)
+					mu.Unlock()
+				}
+			}
+		}(c, i)
+	}
+	sessions := make([]int64, clients)
+	time.Sleep(1500 * time.Millisecond)
+	for i, c := range conns {
+		sessions[i] = c.SessionID()
+	}
+	leader := leaderOf(t, members, nil)
+	killedAt := time.Now()
+	leader.kill()
+	newLeader := leaderOf(t, members, leader)
+	t.Logf("member %d killed; member %d leads after %v", leader.id, newLeader.id, time.Since(killedAt))
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range acked {
+		if seen[p] {
+			t.Fatalf("duplicate sequential name %s", p)
+		}
+		seen[p] = true
+	}
+	children, _, err := admin.Children("/load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{}
+	for _, c := range children {
+		present["/load/"+c] = true
+	}
+	for _, p := range acked {
+		if !present[p] {
+			t.Fatalf("acknowledged create %s lost", p)
+		}
+	}
+	for i, c := range conns {
+		if c.SessionID() != sessions[i] || c.State() == zk.StateExpired {
+			t.Fatalf("client %d lost its session: %x -> %x (%v)", i, sessions[i], c.SessionID(), c.State())
+		}
+	}
+	t.Logf("%d acknowledged creates, all present and unique; %d sessions survived", len(acked), clients)
+
+	leader.start(t) // the killed member rejoins and catches up
+	deadline := time.Now().Add(20 * time.Second)
+	want := fourLetterField(newLeader.clientAddr, "Node count: ")
+	for fourLetterField(leader.clientAddr, "Node count: ") != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarted member did not catch up: %q vs %q", fourLetterField(leader.clientAddr, "Node count: "), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func fourLetterField(addr, prefix string) string {
+	for _, line := range strings.Split(fourLetter(addr, "srvr"), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}

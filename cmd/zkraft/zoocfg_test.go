@@ -1,0 +1,76 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+const sampleCfg = `# The number of milliseconds of each tick
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=/var/lib/zookeeper
+clientPort=2181
+clientPortAddress = 127.0.0.1
+maxClientCnxns=0
+4lw.commands.whitelist=srvr, mntr,ruok
+autopurge.purgeInterval=1
+someFutureKey=1
+server.1=10.0.0.1:2888:3888
+server.2=10.0.0.2:2888:3888:participant;2182
+server.3=[::1]:2888:3888:observer;127.0.0.3:2183
+`
+
+func TestZooConfigKeys(t *testing.T) {
+	cfg, err := parseZooConfig(strings.NewReader(sampleCfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	st := defaultSettings()
+	if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
+		t.Fatal(err)
+	}
+	if st.TickTime != 2*time.Second || st.DataDir != "/var/lib/zookeeper" || st.ClientAddr != "127.0.0.1:2181" ||
+		st.MaxClientCnxns != 0 || strings.Join(st.FourLetterWords, ",") != "srvr,mntr,ruok" || st.SyncLimit != 5 {
+		t.Fatalf("settings %+v", st)
+	}
+	if len(st.Members) != 3 || st.Members[1].ClientAddr != "0.0.0.0:2182" || !st.Members[2].Observer ||
+		st.Members[2].PeerAddr != "[::1]:2888" || st.Members[2].ClientAddr != "127.0.0.3:2183" {
+		t.Fatalf("members %+v", st.Members)
+	}
+	if logs.Len() != 1 || logs.All()[0].ContextMap()["key"] != "someFutureKey" {
+		t.Fatalf("want exactly one warning, for the unknown key; got %v", logs.All())
+	}
+	if got := st.electionTimeout(); got != time.Second {
+		t.Fatalf("election timeout %v, want 1s from tickTime 2000 x syncLimit 5 / 10", got)
+	}
+}
+
+func TestZooConfigErrors(t *testing.T) {
+	for _, bad := range []string{"tickTime=abc\n", "novalue\n", "server.0=h:1:2\n", "server.1=h\n", "server.1=h:1:2:boss\n"} {
+		cfg, err := parseZooConfig(strings.NewReader(bad))
+		if err == nil {
+			st := defaultSettings()
+			err = st.applyZooConfig(cfg, zap.NewNop())
+		}
+		if err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestPeersFlag(t *testing.T) {
+	m, err := parsePeersFlag("1=127.0.0.1:7001,2=127.0.0.1:7002,3=127.0.0.1:7003:observer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := toPeers(m)
+	if len(p) != 3 || p[2].Addr != "127.0.0.1:7003" || !p[2].Observer || p[0].Observer {
+		t.Fatalf("%+v", p)
+	}
+}
