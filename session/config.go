@@ -27,6 +27,9 @@ type Config struct {
 	SuperDigest string
 	// FourLetterWhitelist lists the enabled four-letter words ("*" = all).
 	FourLetterWhitelist []string
+	// LinearizableReads makes every read wait for a barrier through the
+	// log (etcd-style reads) instead of answering from the local tree.
+	LinearizableReads bool
 	// Env is reported by the conf and envi four-letter words.
 	Env map[string]string
 	// Logger receives structured logs.

@@ -98,8 +98,17 @@ func (c *conn) enqueueWrite(h jute.RequestHeader) *pendingWrite {
 }
 
 // read answers a read now if no write of this connection is in flight,
-// otherwise parks it behind the last such write.
+// otherwise parks it behind the last such write. With linearizable reads
+// every read waits for a barrier through the log first, so it reflects
+// every write acknowledged anywhere before it was issued.
 func (c *conn) read(h jute.RequestHeader, body []byte) {
+	if c.srv.cfg.LinearizableReads && h.Type != jute.OpPing {
+		pw := c.enqueueWrite(h)
+		pw.silent = true
+		pw.parked = []parkedRead{{h: h, body: append([]byte(nil), body...), start: pw.start}}
+		c.srv.node.Barrier(pw)
+		return
+	}
 	c.mu.Lock()
 	if n := len(c.pending); n > 0 {
 		last := c.pending[n-1]

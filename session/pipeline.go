@@ -19,6 +19,8 @@ type pendingWrite struct {
 	parked []parkedRead // guarded by c.mu
 	// syncPath is the path echoed in a sync reply (op sync only).
 	syncPath string
+	// silent barriers only release their parked reads (linearizable reads).
+	silent bool
 }
 
 // Abandoned implements ensemble.Abandoner: once the connection is going
@@ -40,12 +42,15 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
 	parked := c.popPending(p)
 	c.srv.stats.outstanding.Add(-1)
-	if p.op == jute.OpSync {
+	switch {
+	case p.silent:
+	case p.op == jute.OpSync:
 		c.out.reply(p.xid, t.LastZxid(), jute.OK, &jute.PathRequest{Path: p.syncPath})
-	} else {
+		c.countSent()
+	default:
 		c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
+		c.countSent()
 	}
-	c.countSent()
 	c.srv.stats.latency(p.start)
 	if p.op == jute.OpCloseSession {
 		c.out.closeAfterFlush()

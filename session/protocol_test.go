@@ -101,6 +101,32 @@ func TestPipelinedRepliesInOrder(t *testing.T) {
 	}
 }
 
+func TestLinearizableReadsKeepOrder(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.LinearizableReads = true })
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/l", Data: []byte("0"), ACL: openACL})
+	c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
+	c.request(3, jute.OpSetData, &jute.SetDataRequest{Path: "/l", Data: []byte("1"), Version: -1})
+	c.request(4, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
+	c.request(jute.XidPing, jute.OpPing, nil)
+	want := []struct {
+		xid  int32
+		data string
+	}{{1, ""}, {2, "0"}, {3, ""}, {4, "1"}, {jute.XidPing, ""}}
+	for _, w := range want {
+		var get jute.GetDataResponse
+		var body jute.Record
+		if w.data != "" {
+			body = &get
+		}
+		h := c.reply(body)
+		if h.Xid != w.xid || h.Err != jute.OK || string(get.Data) != w.data {
+			t.Fatalf("reply %+v data %q, want xid %d data %q", h, get.Data, w.xid, w.data)
+		}
+	}
+}
+
 // TestWatchEventPrecedesLaterReply: a notification reaches the client
 // before the reply to any request that sees the change.
 func TestWatchEventPrecedesLaterReply(t *testing.T) {

@@ -35,6 +35,7 @@ func serverCommand() *cli.Command {
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
 			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
+			&cli.BoolFlag{Name: "linearizable-reads", Usage: "confirm every read through the log first (etcd-style reads; slower)"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -65,11 +66,11 @@ func runServer(c *cli.Context) error {
 	if err := st.resolveMembers(c); err != nil {
 		return err
 	}
-	return serve(st, log)
+	return serve(c, st, log)
 }
 
 // serve runs one member until SIGINT or SIGTERM.
-func serve(st settings, log *zap.Logger) error {
+func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	node, err := ensemble.Open(ensemble.Config{
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,
@@ -99,6 +100,7 @@ func serve(st settings, log *zap.Logger) error {
 		MaxBuffer:           st.JuteMaxBuffer,
 		SuperDigest:         st.SuperDigest,
 		FourLetterWhitelist: st.FourLetterWords,
+		LinearizableReads:   c.Bool("linearizable-reads"),
 		Env:                 map[string]string{"dataDir": st.DataDir},
 		Logger:              log,
 	}, node)
