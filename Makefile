@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-short vet fuzz bench clean
+.PHONY: all build run test test-short test-faults vet fuzz bench clean
 
 all: build
 
@@ -20,6 +20,11 @@ vet:
 # Every test: unit, raw-frame, end-to-end with real clients.
 test: vet
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Fault tests (partitions, leader kills, linearizability) repeated COUNT times.
+COUNT ?= 5
+test-faults:
+	$(GO) test -count=$(COUNT) -timeout 60m -run 'Cluster|Linearizable|Ensemble' ./ensemble/ ./cmd/zkraft/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
