@@ -83,6 +83,8 @@ func (a *applier) apply() (jute.Record, error) {
 		return nil, nil
 	case jute.OpDeleteContainer:
 		return nil, a.deleteContainer(string(a.txn.Req))
+	case jute.OpReconfig:
+		return a.reconfig()
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		req := &jute.CreateRequest{HasTTL: a.txn.Type == jute.OpCreateTTL}
 		if err := decodeReq(a.txn.Req, req); err != nil {

@@ -16,7 +16,7 @@ func TestNewTreeStats(t *testing.T) {
 		{"/", jute.Stat{Cversion: -1, NumChildren: 1}},
 		{"/zookeeper", jute.Stat{Cversion: -2, NumChildren: 2}},
 		{"/zookeeper/quota", jute.Stat{}},
-		{"/zookeeper/config", jute.Stat{}},
+		{"/zookeeper/config", jute.Stat{Aversion: -1}}, // as ZooKeeper: aclVersion = -1
 	}
 	for _, c := range cases {
 		st, err := tr.Exists(c.path, nil)

@@ -46,16 +46,22 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	sw.raw([]byte(snapMagic))
 	sw.raw(binary.BigEndian.AppendUint32(nil, snapVersion))
 
-	// Number the distinct ACL lists in first-use order of a sorted walk.
-	paths := t.sortedPaths()
-	aclIndex := make(map[string]int32)
-	var lists [][]jute.ACL
-	for _, p := range paths {
-		k := aclKey(t.nodes[p].acl)
-		if _, ok := aclIndex[k]; !ok {
-			aclIndex[k] = int32(len(lists))
-			lists = append(lists, t.nodes[p].acl)
+	// Every node's ACL is one of the interned lists: number them in key
+	// order (deterministic) and find each node's by slice identity.
+	keys := make([]string, 0, len(t.acls.lists))
+	for k := range t.acls.lists {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	aclIndex := make(map[*jute.ACL]int32, len(keys))
+	emptyIdx := int32(-1)
+	for i, k := range keys {
+		l := t.acls.lists[k].list
+		if len(l) == 0 {
+			emptyIdx = int32(i)
+			continue
 		}
+		aclIndex[&l[0]] = int32(i)
 	}
 	sessions := t.Sessions()
 	quotas := make([]string, 0, len(t.quotas))
@@ -66,19 +72,23 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 
 	sw.frame(func(jw *jute.Writer) {
 		jw.Long(t.lastZxid)
-		jw.Int(int32(len(lists)))
-		jw.Long(int64(len(paths)))
+		jw.Int(int32(len(keys)))
+		jw.Long(int64(len(t.nodes)))
 		jw.Int(int32(len(sessions)))
 		jw.Int(int32(len(quotas)))
 	})
-	for _, l := range lists {
+	for _, k := range keys {
+		l := t.acls.lists[k].list
 		sw.frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
 	}
-	for _, p := range paths {
-		n := t.nodes[p]
-		idx := aclIndex[aclKey(n.acl)]
+	var names []string
+	t.walkSorted(RootPath, &names, func(p string, n *node) {
+		idx := emptyIdx
+		if len(n.acl) > 0 {
+			idx = aclIndex[&n.acl[0]]
+		}
 		sw.frame(func(jw *jute.Writer) { encodeNode(jw, p, n, idx) })
-	}
+	})
 	for _, s := range sessions {
 		sw.frame(func(jw *jute.Writer) {
 			jw.Long(s.ID)
@@ -102,29 +112,28 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	return nil
 }
 
-// sortedPaths lists every node depth-first with children sorted, so parents
-// precede children and the output is deterministic.
-func (t *Tree) sortedPaths() []string {
-	out := make([]string, 0, len(t.nodes))
-	var walk func(p string)
-	walk = func(p string) {
-		out = append(out, p)
-		n := t.nodes[p]
-		names := make([]string, 0, len(n.children))
-		for c := range n.children {
-			names = append(names, c)
-		}
-		slices.Sort(names)
-		prefix := p + "/"
-		if p == RootPath {
-			prefix = RootPath
-		}
-		for _, c := range names {
-			walk(prefix + c)
-		}
+// walkSorted visits the subtree at path depth-first with children in
+// sorted order, so parents precede children and the order is
+// deterministic. names is scratch space shared across the recursion.
+func (t *Tree) walkSorted(path string, names *[]string, f func(string, *node)) {
+	n := t.nodes[path]
+	f(path, n)
+	if len(n.children) == 0 {
+		return
 	}
-	walk(RootPath)
-	return out
+	start := len(*names)
+	for c := range n.children {
+		*names = append(*names, c)
+	}
+	slices.Sort((*names)[start:])
+	prefix := path + "/"
+	if path == RootPath {
+		prefix = RootPath
+	}
+	for i := start; i < start+len(n.children); i++ {
+		t.walkSorted(prefix+(*names)[i], names, f)
+	}
+	*names = (*names)[:start]
 }
 
 func encodeNode(jw *jute.Writer, path string, n *node, aclIdx int32) {

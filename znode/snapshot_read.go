@@ -101,7 +101,7 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 	if nACL < 0 || nNodes < 1 || nSess < 0 || nQuota < 0 {
 		return nil, badSnap("bad counts")
 	}
-	lists := make([][]jute.ACL, 0, min(int(nACL), 1024))
+	lists := make([]*aclEntry, 0, min(int(nACL), 1024))
 	for i := int32(0); i < nACL; i++ {
 		r, err := s.frame()
 		if err != nil {
@@ -114,7 +114,13 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		if l == nil {
 			l = []jute.ACL{}
 		}
-		lists = append(lists, l)
+		k := aclKey(l)
+		if t.acls.lists[k] != nil {
+			return nil, badSnap("duplicate acl list")
+		}
+		e := &aclEntry{list: l}
+		t.acls.lists[k] = e
+		lists = append(lists, e)
 	}
 	for i := int64(0); i < nNodes; i++ {
 		if err := s.readNode(t, lists, i == 0); err != nil {
@@ -149,6 +155,11 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		}
 		t.quotas[p] = struct{}{}
 	}
+	for k, e := range t.acls.lists {
+		if e.refs == 0 {
+			delete(t.acls.lists, k)
+		}
+	}
 	// Rebuild the ephemeral, reaper and quota indexes.
 	t.nEphem = 0
 	for p, n := range t.nodes {
@@ -158,7 +169,7 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 }
 
 // readNode reads one node frame and links it under its parent.
-func (s *snapReader) readNode(t *Tree, lists [][]jute.ACL, first bool) error {
+func (s *snapReader) readNode(t *Tree, lists []*aclEntry, first bool) error {
 	r, err := s.frame()
 	if err != nil {
 		return err
@@ -201,7 +212,8 @@ func (s *snapReader) readNode(t *Tree, lists [][]jute.ACL, first bool) error {
 		}
 		parent.addChild(name)
 	}
-	n.acl = t.acls.acquire(lists[idx])
+	n.acl = lists[idx].list
+	lists[idx].refs++
 	t.nodes[path] = n
 	t.dataSize += int64(len(path) + len(n.data))
 	return nil

@@ -111,3 +111,34 @@ func FuzzReadSnapshot(f *testing.F) {
 		ReadSnapshot(bytes.NewReader(b), Options{})
 	})
 }
+
+func TestClone(t *testing.T) {
+	h := snapshotTree(t)
+	c := h.tree.Clone()
+	var before bytes.Buffer
+	if err := c.WriteSnapshot(&before); err != nil {
+		t.Fatal(err)
+	}
+	want := treeDump(t, c)
+	// Mutate the original in every way.
+	h.sess = testSession
+	h.mustCreate("/a/new", nil, 1)
+	h.setData("/a", "changed")
+	h.write(jute.OpSetACL, &jute.SetACLRequest{Path: "/b", ACL: openACL, Version: -1})
+	h.write(jute.OpDelete, &jute.PathVersionRequest{Path: "/c", Version: -1})
+	h.apply(&Txn{Type: jute.OpCloseSession, Session: 77})
+	if got := treeDump(t, c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("clone changed:\n%v\n%v", got, want)
+	}
+	var after bytes.Buffer
+	c.WriteSnapshot(&after)
+	if !bytes.Equal(before.Bytes(), after.Bytes()) {
+		t.Fatal("clone snapshot changed")
+	}
+	// And the clone keeps working independently.
+	h2 := &harness{t: t, tree: c, zxid: 1000, now: 1, ids: ipIDs, sess: 77}
+	h2.mustCreate("/from-clone", nil, 1)
+	if _, err := h.tree.Exists("/from-clone", nil); err == nil {
+		t.Fatal("clone write visible in original")
+	}
+}

@@ -30,8 +30,10 @@ type Tree struct {
 }
 
 // NewTree returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and
-// "/zookeeper/config", all with zxid 0, open ACLs and empty data, as a fresh
-// ZooKeeper server has.
+// "/zookeeper/config", all with zxid 0 and empty data, as a fresh ZooKeeper
+// server has. Their ACLs are open, except /zookeeper/config: world:anyone:r
+// with aclVersion -1, so only the super user may reconfig (ZooKeeper's
+// READ_ACL_UNSAFE on the config node).
 func NewTree(opts Options) *Tree {
 	t := newEmptyTree(opts)
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
@@ -40,7 +42,11 @@ func NewTree(opts Options) *Tree {
 	t.dataSize += int64(len(RootPath))
 	for _, p := range []string{ProcPath, QuotaPath, ConfigPath} {
 		parent, name, _ := splitPath(p)
-		t.nodes[p] = &node{acl: t.acls.acquire(open), data: []byte{}}
+		list, aversion := open, int32(0)
+		if p == ConfigPath {
+			list, aversion = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}}, -1
+		}
+		t.nodes[p] = &node{acl: t.acls.acquire(list), aversion: aversion, data: []byte{}}
 		t.lookup(parent).addChild(name)
 		t.dataSize += int64(len(p))
 	}

@@ -207,3 +207,22 @@ func TestDataNilVsEmpty(t *testing.T) {
 		t.Fatal("empty data became nil")
 	}
 }
+
+func TestReconfigRewritesConfigNode(t *testing.T) {
+	tr := NewTree(Options{})
+	res := tr.Apply(&Txn{Type: jute.OpReconfig, Time: 77, Ids: []jute.Id{{Scheme: "super"}}, Req: []byte("server.1=h:1:2:participant;0.0.0.0:2181\n")}, 0x10)
+	if res.Err != jute.OK {
+		t.Fatal(res.Err)
+	}
+	got := res.Resp.(*jute.GetDataResponse)
+	if string(got.Data) != "server.1=h:1:2:participant;0.0.0.0:2181\nversion=10" || got.Stat.Version != 1 || got.Stat.Mzxid != 0x10 || got.Stat.Mtime != 77 {
+		t.Fatalf("%q %+v", got.Data, got.Stat)
+	}
+	if len(res.Events) != 1 || res.Events[0].Type != jute.EventNodeDataChanged || res.Events[0].Path != ConfigPath {
+		t.Fatalf("events %+v", res.Events)
+	}
+	// /zookeeper/config is world:anyone:r: anyone else is refused.
+	if res := tr.Apply(&Txn{Type: jute.OpReconfig, Req: []byte("x\n")}, 0x12); res.Err != jute.ErrNoAuth {
+		t.Fatalf("reconfig without WRITE on /zookeeper/config: %v", res.Err)
+	}
+}

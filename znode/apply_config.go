@@ -1,0 +1,26 @@
+package znode
+
+import (
+	"strconv"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// reconfig rewrites /zookeeper/config with a new membership (Txn.Req holds
+// the server.N lines, one per line). The "version=" line is this
+// transaction's zxid in hex, as ZooKeeper writes it, so every member
+// derives the same text. The caller needs WRITE on /zookeeper/config; the
+// membership change itself is Raft's and happened before this entry.
+func (a *applier) reconfig() (jute.Record, error) {
+	n := a.t.nodes[ConfigPath]
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if err := a.checkPerm(n.acl, jute.PermWrite); err != nil {
+		return nil, err
+	}
+	data := append(append([]byte(nil), a.txn.Req...), "version="+strconv.FormatInt(a.zxid, 16)...)
+	a.setNodeData(ConfigPath, n, data, n.version+1, a.zxid, a.txn.Time)
+	a.fire(ConfigPath, jute.EventNodeDataChanged, n.acl)
+	return &jute.GetDataResponse{Data: n.data, Stat: n.stat()}, nil
+}
