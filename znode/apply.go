@@ -82,7 +82,11 @@ func (a *applier) apply() (jute.Record, error) {
 		a.closeSession()
 		return nil, nil
 	case jute.OpDeleteContainer:
-		return nil, a.deleteContainer(string(a.txn.Req))
+		req := &jute.PathRequest{}
+		if err := decodeReq(a.txn.Req, req); err != nil {
+			return nil, err
+		}
+		return nil, a.deleteContainer(req.Path)
 	case jute.OpReconfig:
 		return a.reconfig()
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:

@@ -110,7 +110,7 @@ func TestTxnCodec(t *testing.T) {
 
 func TestMalformedAndUnknown(t *testing.T) {
 	h := newHarness(t, Options{})
-	for _, op := range []jute.Op{jute.OpCreate, jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti} {
+	for _, op := range []jute.Op{jute.OpCreate, jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti, jute.OpDeleteContainer} {
 		if r := h.apply(&Txn{Type: op, Session: testSession, Req: []byte{0, 0, 0, 9, 'x'}}); r.Err != jute.ErrMarshallingError {
 			t.Errorf("op %d: %v", op, r.Err)
 		}

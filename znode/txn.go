@@ -30,15 +30,14 @@ type Txn struct {
 	Passwd []byte
 	// Req is the raw jute request body as the client sent it
 	// (CreateRequest, PathVersionRequest, SetDataRequest, SetACLRequest,
-	// MultiRequest). For OpDeleteContainer it is the path's bytes, as
-	// ZooKeeper's container manager sends it.
+	// MultiRequest). For OpDeleteContainer it is a jute PathRequest.
 	Req []byte
 }
 
 // NewDeleteContainerTxn returns the reaper's transaction deleting path
 // (a container or TTL node) at time now (ms).
 func NewDeleteContainerTxn(path string, now int64) *Txn {
-	return &Txn{Type: jute.OpDeleteContainer, Time: now, Req: []byte(path)}
+	return &Txn{Type: jute.OpDeleteContainer, Time: now, Req: jute.Marshal(&jute.PathRequest{Path: path})}
 }
 
 // Encode appends the transaction to w.
