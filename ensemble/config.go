@@ -39,6 +39,9 @@ type Config struct {
 	// multi-member ensembles; zero means TickTime/2 (at least 50ms). The
 	// leader lease is half of it.
 	ElectionTimeout time.Duration
+	// Join makes a new member wait to be added by a reconfig instead of
+	// bootstrapping with Peers.
+	Join bool
 	// Listen opens the member port; nil means net.Listen("tcp", addr).
 	Listen func(addr string) (net.Listener, error)
 	// Dial opens connections to other members; nil means net.DialTimeout.
@@ -54,6 +57,10 @@ type Peer struct {
 	Addr string
 	// Observer members replicate and serve reads but do not vote.
 	Observer bool
+	// ElectionPort is zoo.cfg's second port, kept for /zookeeper/config.
+	ElectionPort int
+	// ClientAddr is the member's client address, for /zookeeper/config.
+	ClientAddr string
 }
 
 func (c *Config) setDefaults() {

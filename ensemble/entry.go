@@ -15,7 +15,9 @@ const (
 	// kindTxn carries a znode transaction.
 	kindTxn entryKind = 1
 	// kindBarrier changes nothing; applying it proves that everything
-	// before it is applied (sync).
+	// before it is applied (sync). It can carry an error code, which is
+	// how a refused request (a reconfig the leader rejected) is answered in
+	// order with the session's other replies.
 	kindBarrier entryKind = 2
 	// kindSessionOwner records which member now holds a session's
 	// connection; the others drop theirs (ZooKeeper's session move).
@@ -28,9 +30,10 @@ const (
 type entry struct {
 	Kind    entryKind
 	Origin  uint64
-	Txn     *znode.Txn // kindTxn
-	Session int64      // kindSessionOwner
-	Member  uint8      // kindSessionOwner
+	Txn     *znode.Txn   // kindTxn
+	Session int64        // kindSessionOwner
+	Member  uint8        // kindSessionOwner
+	Code    jute.ErrCode // kindBarrier
 }
 
 func (e *entry) encode(w *jute.Writer) {
@@ -39,6 +42,8 @@ func (e *entry) encode(w *jute.Writer) {
 	switch e.Kind {
 	case kindTxn:
 		e.Txn.Encode(w)
+	case kindBarrier:
+		w.Int(int32(e.Code))
 	case kindSessionOwner:
 		w.Long(e.Session)
 		w.Raw([]byte{e.Member})
@@ -60,6 +65,10 @@ func decodeEntry(b []byte) (entry, error) {
 		}
 		e.Txn = txn
 	case kindBarrier:
+		e.Code = jute.ErrCode(r.Int())
+		if r.Err() != nil {
+			return entry{}, fmt.Errorf("ensemble: barrier entry: %w", r.Err())
+		}
 	case kindSessionOwner:
 		e.Session = r.Long()
 		if r.Err() != nil || r.Remaining() != 1 {

@@ -101,6 +101,7 @@ func (n *Node) expireSessions() {
 		case isLeader := <-n.raft.LeaderCh():
 			if isLeader {
 				n.tracker.reset(n.sessionsSnapshot())
+				n.writeInitialConfig()
 			}
 		case now := <-tick.C:
 			if !n.IsLeader() {

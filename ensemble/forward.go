@@ -29,6 +29,7 @@ const (
 	msgApply     byte = 1
 	msgTouch     byte = 2
 	msgReadIndex byte = 3
+	msgReconfig  byte = 4
 
 	statusOK        byte = 0
 	statusNotLeader byte = 1
@@ -239,6 +240,17 @@ func (n *Node) serveForward(c net.Conn) {
 				}
 				return statusOK, binary.BigEndian.AppendUint64(nil, n.raft.AppliedIndex())
 			}}
+		case msgReconfig:
+			var call reconfigCall
+			if call.decode(payload) != nil {
+				return
+			}
+			if !n.IsLeader() {
+				answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusNotLeader, []byte("not leader") }}
+				continue
+			}
+			go n.runReconfig(call)
+			answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusOK, nil }}
 		case msgTouch:
 			for i := 0; i+8 <= len(payload); i += 8 {
 				n.tracker.touch(int64(binary.BigEndian.Uint64(payload[i:])))

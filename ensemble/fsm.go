@@ -86,7 +86,7 @@ func (f *fsm) applyLocked(l *raft.Log) *znode.Result {
 	case kindTxn:
 		res = f.applyTxn(e.Txn, zxid)
 	case kindBarrier:
-		res = &znode.Result{Zxid: f.lastZxid.Load()}
+		res = &znode.Result{Zxid: f.lastZxid.Load(), Err: e.Code}
 	case kindSessionOwner:
 		res = &znode.Result{Zxid: f.lastZxid.Load()}
 		if h := f.hooks.Load(); h != nil && h.SessionMoved != nil {

@@ -25,8 +25,8 @@ type regInput struct {
 }
 
 type regOutput struct {
-	ok      bool  // write/cas succeeded (cas: false = BadVersion)
-	unknown bool  // the outcome is unknown (connection lost, no leader)
+	ok      bool // write/cas succeeded (cas: false = BadVersion)
+	unknown bool // the outcome is unknown (connection lost, no leader)
 	value   string
 	version int32 // resulting (writes) or observed (reads) version
 }

@@ -36,6 +36,8 @@ type Node struct {
 	fwd     *forwarder // nil for a single member
 	touched touchSet
 
+	reconfigMu sync.Mutex // one reconfig at a time (leader)
+
 	runID   uint64        // high bits of every origin this process proposes
 	seq     atomic.Uint32 // low bits
 	pending chan pending  // local proposals whose futures are checked for failure
@@ -151,7 +153,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: inspect state: %w", err)
 	}
-	if !existing {
+	if !existing && !n.cfg.Join {
 		// Every member bootstraps with the same static membership (zoo.cfg),
 		// which Raft accepts as one configuration.
 		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
@@ -217,6 +219,9 @@ func (n *Node) waitReady() error {
 		case <-n.done:
 			return ErrClosed
 		case <-time.After(20 * time.Millisecond):
+		}
+		if n.cfg.Join {
+			continue // quietly wait to be added
 		}
 		if time.Since(last) > 5*time.Second {
 			n.log.Warn("waiting for a leader")

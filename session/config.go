@@ -30,6 +30,8 @@ type Config struct {
 	// LinearizableReads makes every read wait for a barrier through the
 	// log (etcd-style reads) instead of answering from the local tree.
 	LinearizableReads bool
+	// ReconfigEnabled allows the reconfig operation (reconfigEnabled).
+	ReconfigEnabled bool
 	// Env is reported by the conf and envi four-letter words.
 	Env map[string]string
 	// Logger receives structured logs.

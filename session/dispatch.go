@@ -24,7 +24,7 @@ func kindOf(op jute.Op) opKind {
 	case jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL,
 		jute.OpPing, jute.OpSetWatches, jute.OpSetWatches2, jute.OpGetEphemerals,
 		jute.OpGetAllChildrenNumber, jute.OpWhoAmI, jute.OpAddWatch, jute.OpCheckWatches,
-		jute.OpRemoveWatches, jute.OpMultiRead, jute.OpReconfig:
+		jute.OpRemoveWatches, jute.OpMultiRead:
 		return kindRead
 	}
 	return kindUnsupported
@@ -39,6 +39,8 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 		return c.auth(h.Xid, body)
 	case jute.OpSync:
 		return c.sync(h, body)
+	case jute.OpReconfig:
+		return c.reconfig(h, body)
 	}
 	switch kindOf(h.Type) {
 	case kindWrite:
@@ -84,6 +86,28 @@ func (c *conn) sync(h jute.RequestHeader, body []byte) bool {
 	pw := c.enqueueWrite(h)
 	pw.syncPath = req.Path
 	c.srv.node.Barrier(pw)
+	return true
+}
+
+// reconfig changes the ensemble's membership. It is refused with -123
+// unless reconfigEnabled, and is unimplemented (-6) on a lone member, as
+// on a standalone ZooKeeper.
+func (c *conn) reconfig(h jute.RequestHeader, body []byte) bool {
+	var req jute.ReconfigRequest
+	if jute.Unmarshal(body, &req) != nil {
+		return false
+	}
+	var code jute.ErrCode
+	switch {
+	case !c.srv.cfg.ReconfigEnabled:
+		code = jute.ErrReconfigDisabled
+	case c.srv.node.Mode() == "standalone":
+		code = jute.ErrUnimplemented
+	default:
+		c.srv.node.Reconfig(&req, c.Ids(), c.enqueueWrite(h))
+		return true
+	}
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), code, nil) })
 	return true
 }
 

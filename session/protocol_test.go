@@ -255,3 +255,22 @@ func readAll(t *testing.T, c *rawClient) string {
 }
 
 var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+
+func TestReconfigGate(t *testing.T) {
+	for _, tc := range []struct {
+		enabled bool
+		want    jute.ErrCode
+	}{{false, jute.ErrReconfigDisabled}, {true, jute.ErrUnimplemented}} {
+		ts := startServer(t, func(c *Config) { c.ReconfigEnabled = tc.enabled })
+		c := dialRaw(t, ts.addr)
+		c.connect(false)
+		c.request(5, jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "2", CurConfigID: -1})
+		c.request(6, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+		if h := c.reply(nil); h.Xid != 5 || h.Err != tc.want {
+			t.Fatalf("reconfigEnabled=%v: %+v, want %v", tc.enabled, h, tc.want)
+		}
+		if h := c.reply(nil); h.Xid != 6 || h.Err != jute.OK {
+			t.Fatalf("connection must stay usable: %+v", h)
+		}
+	}
+}

@@ -109,8 +109,6 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 			return
 		}
 		reply(jute.OK, c.multiRead(t, &req, ids))
-	case jute.OpReconfig:
-		reply(jute.ErrReconfigDisabled, nil)
 	}
 }
 

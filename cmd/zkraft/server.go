@@ -36,6 +36,8 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
 			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
 			&cli.BoolFlag{Name: "linearizable-reads", Usage: "confirm every read through the log first (etcd-style reads; slower)"},
+			&cli.BoolFlag{Name: "reconfig-enabled", Usage: "allow the reconfig operation (reconfigEnabled)"},
+			&cli.BoolFlag{Name: "join", Usage: "a new member: wait to be added by reconfig instead of bootstrapping"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -79,8 +81,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		SnapshotThreshold: st.SnapCount,
 		ReapInterval:      st.ContainerInterval,
 		Logger:            log,
-		Peers:             toPeers(st.Members),
+		Peers:             sortPeers(st.Members),
 		ElectionTimeout:   st.electionTimeout(),
+		Join:              c.Bool("join"),
 	})
 	if err != nil {
 		return fmt.Errorf("start ensemble member: %w", err)
@@ -101,6 +104,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		SuperDigest:         st.SuperDigest,
 		FourLetterWhitelist: st.FourLetterWords,
 		LinearizableReads:   c.Bool("linearizable-reads"),
+		ReconfigEnabled:     st.ReconfigEnabled,
 		Env:                 map[string]string{"dataDir": st.DataDir},
 		Logger:              log,
 	}, node)

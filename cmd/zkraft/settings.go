@@ -9,6 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/ensemble"
 )
 
 // settings is the server's effective configuration: defaults, then zoo.cfg,
@@ -27,10 +29,11 @@ type settings struct {
 	ContainerInterval time.Duration
 	SnapCount         uint64
 	ServerID          uint8
+	ReconfigEnabled   bool
 	SyncLimit         int
 	InitLimit         int
-	Members           []serverLine // zoo.cfg server.N / --peers; empty = standalone
-	idSet             bool         // ServerID given explicitly (--id)
+	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
+	idSet             bool            // ServerID given explicitly (--id)
 }
 
 func defaultSettings() settings {
@@ -54,7 +57,7 @@ func defaultSettings() settings {
 var knownIgnored = map[string]bool{
 	"dataLogDir": true, "autopurge.snapRetainCount": true,
 	"autopurge.purgeInterval": true, "admin.enableServer": true, "admin.serverPort": true,
-	"admin.serverAddress": true, "standaloneEnabled": true, "reconfigEnabled": true,
+	"admin.serverAddress": true, "standaloneEnabled": true,
 	"preAllocSize": true, "metricsProvider.className": true, "metricsProvider.httpPort": true,
 	"metricsProvider.httpHost": true, "metricsProvider.exportJvmInfo": true,
 }
@@ -93,14 +96,16 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "reconfigEnabled":
+			s.ReconfigEnabled, err = strconv.ParseBool(v)
 		case "syncLimit":
 			s.SyncLimit, err = strconv.Atoi(v)
 		case "initLimit":
 			s.InitLimit, err = strconv.Atoi(v)
 		default:
 			if strings.HasPrefix(k, "server.") {
-				var sl serverLine
-				if sl, err = parseServerLine(k, v); err == nil {
+				var sl ensemble.Peer
+				if sl, err = ensemble.ParseServerLine(k, v); err == nil {
 					s.Members = append(s.Members, sl)
 				}
 				break
@@ -160,6 +165,9 @@ func (s *settings) applyFlags(c *cli.Context) {
 	}
 	if c.IsSet("container-check-interval") {
 		s.ContainerInterval = c.Duration("container-check-interval")
+	}
+	if c.IsSet("reconfig-enabled") {
+		s.ReconfigEnabled = c.Bool("reconfig-enabled")
 	}
 	if c.IsSet("id") {
 		s.ServerID = uint8(c.Uint("id"))

@@ -40,7 +40,7 @@ func TestZooConfigKeys(t *testing.T) {
 		t.Fatalf("settings %+v", st)
 	}
 	if len(st.Members) != 3 || st.Members[1].ClientAddr != "0.0.0.0:2182" || !st.Members[2].Observer ||
-		st.Members[2].PeerAddr != "[::1]:2888" || st.Members[2].ClientAddr != "127.0.0.3:2183" {
+		st.Members[2].Addr != "[::1]:2888" || st.Members[2].ClientAddr != "127.0.0.3:2183" {
 		t.Fatalf("members %+v", st.Members)
 	}
 	if logs.Len() != 1 || logs.All()[0].ContextMap()["key"] != "someFutureKey" {
@@ -69,7 +69,7 @@ func TestPeersFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := toPeers(m)
+	p := sortPeers(m)
 	if len(p) != 3 || p[2].Addr != "127.0.0.1:7003" || !p[2].Observer || p[0].Observer {
 		t.Fatalf("%+v", p)
 	}

@@ -1,0 +1,259 @@
+package ensemble
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// reconfigCall is a reconfig request with its caller's context; followers
+// forward it to the leader whole.
+type reconfigCall struct {
+	Origin uint64
+	Time   int64
+	Ids    []jute.Id
+	Req    jute.ReconfigRequest
+}
+
+func (c *reconfigCall) encode(w *jute.Writer) {
+	w.Long(int64(c.Origin))
+	w.Long(c.Time)
+	w.Int(int32(len(c.Ids)))
+	for i := range c.Ids {
+		c.Ids[i].Encode(w)
+	}
+	c.Req.Encode(w)
+}
+
+func (c *reconfigCall) decode(b []byte) error {
+	r := jute.NewReader(b)
+	c.Origin = uint64(r.Long())
+	c.Time = r.Long()
+	n, _ := r.Count(8)
+	c.Ids = make([]jute.Id, n)
+	for i := range c.Ids {
+		_ = c.Ids[i].Decode(r)
+	}
+	return c.Req.Decode(r)
+}
+
+// Reconfig changes the ensemble's membership, as ZooKeeper's reconfig:
+// incremental (joining server lines, leaving ids) or a whole new member
+// list, guarded by curConfigId (-1 = any). The leader performs the Raft
+// membership changes one at a time and then rewrites /zookeeper/config
+// through the log; w receives that write's result (a GetDataResponse), or
+// an error code in order with the session's other replies.
+func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter) {
+	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: ids, Req: *req}
+	call.Origin = n.runID | uint64(n.seq.Add(1))
+	n.waiters.put(call.Origin, w)
+	if n.IsLeader() {
+		go n.runReconfig(call)
+		return
+	}
+	var enc jute.Writer
+	call.encode(&enc)
+	n.fwd.call(msgReconfig, enc.Buf, func(status byte, payload []byte, err error) {
+		if err == nil && status == statusOK {
+			return
+		}
+		if w := n.waiters.take(call.Origin); w != nil {
+			w.Failed(fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))
+		}
+	})
+}
+
+// runReconfig executes a reconfig on the leader. Only one runs at a time.
+func (n *Node) runReconfig(call reconfigCall) {
+	if !n.reconfigMu.TryLock() {
+		n.answerCode(call.Origin, jute.ErrReconfigInProgress)
+		return
+	}
+	defer n.reconfigMu.Unlock()
+	t := n.RLockTree()
+	configACL, _ := t.NodeACL(znode.ConfigPath)
+	n.RUnlockTree()
+	if !acl.Check(configACL, jute.PermWrite, call.Ids) {
+		n.answerCode(call.Origin, jute.ErrNoAuth)
+		return
+	}
+	current, version := n.currentMembers()
+	if call.Req.CurConfigID != -1 && call.Req.CurConfigID != version {
+		n.answerCode(call.Origin, jute.ErrBadVersion)
+		return
+	}
+	next, err := nextMembers(current, &call.Req)
+	if err != nil {
+		n.log.Info("reconfig refused", zap.Error(err))
+		n.answerCode(call.Origin, jute.ErrBadArguments)
+		return
+	}
+	if err := n.applyMembership(current, next); err != nil {
+		n.log.Warn("reconfig failed", zap.Error(err))
+		n.answerCode(call.Origin, jute.ErrNewConfigNoQuorum)
+		return
+	}
+	n.cfg.Peers = next
+	n.propose(entry{Kind: kindTxn, Origin: call.Origin, Txn: &znode.Txn{
+		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(renderMembers(next)),
+	}}, nil)
+}
+
+// answerCode completes origin's waiter with code, through the log.
+func (n *Node) answerCode(origin uint64, code jute.ErrCode) {
+	n.propose(entry{Kind: kindBarrier, Origin: origin, Code: code}, nil)
+}
+
+// currentMembers reads the membership from /zookeeper/config, or from the
+// static configuration while none was written yet (version -1... the
+// bootstrap config has version 0 in /zookeeper/config terms).
+func (n *Node) currentMembers() ([]Peer, int64) {
+	t := n.RLockTree()
+	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
+	n.RUnlockTree()
+	if err == nil && len(data) > 0 {
+		if peers, version, err := parseMembers(string(data)); err == nil {
+			return peers, version
+		}
+	}
+	return append([]Peer(nil), n.cfg.Peers...), 0
+}
+
+// nextMembers computes the membership a reconfig asks for.
+func nextMembers(current []Peer, req *jute.ReconfigRequest) ([]Peer, error) {
+	byID := map[uint8]Peer{}
+	if req.NewMembers != "" {
+		for _, item := range splitServers(req.NewMembers) {
+			p, err := parseServerItem(item)
+			if err != nil {
+				return nil, err
+			}
+			byID[p.ID] = p
+		}
+	} else {
+		for _, p := range current {
+			byID[p.ID] = p
+		}
+		for _, id := range splitServers(req.LeavingServers) {
+			v, err := strconv.ParseUint(strings.TrimPrefix(id, "server."), 10, 8)
+			if err != nil {
+				return nil, fmt.Errorf("leaving server %q: %w", id, err)
+			}
+			delete(byID, uint8(v))
+		}
+		for _, item := range splitServers(req.JoiningServers) {
+			p, err := parseServerItem(item)
+			if err != nil {
+				return nil, err
+			}
+			byID[p.ID] = p
+		}
+	}
+	var out []Peer
+	voters := 0
+	for _, p := range byID {
+		out = append(out, p)
+		if !p.Observer {
+			voters++
+		}
+	}
+	if voters == 0 {
+		return nil, fmt.Errorf("a configuration needs at least one voting member")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func splitServers(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseServerItem(item string) (Peer, error) {
+	k, v, ok := strings.Cut(item, "=")
+	if !ok {
+		return Peer{}, fmt.Errorf("server %q: want server.N=host:port:port[:role][;client]", item)
+	}
+	return ParseServerLine(k, v)
+}
+
+// applyMembership moves Raft from current to next one change at a time:
+// additions and role changes first, then removals (this member last).
+func (n *Node) applyMembership(current, next []Peer) error {
+	old := map[uint8]Peer{}
+	for _, p := range current {
+		old[p.ID] = p
+	}
+	keep := map[uint8]bool{}
+	timeout := 30 * time.Second
+	for _, p := range next {
+		keep[p.ID] = true
+		if o, ok := old[p.ID]; ok && o.Addr == p.Addr && o.Observer == p.Observer {
+			continue
+		}
+		id, addr := raft.ServerID(fmt.Sprint(p.ID)), raft.ServerAddress(p.Addr)
+		var f raft.IndexFuture
+		if p.Observer {
+			f = n.raft.AddNonvoter(id, addr, 0, timeout)
+		} else {
+			f = n.raft.AddVoter(id, addr, 0, timeout)
+		}
+		if err := f.Error(); err != nil {
+			return fmt.Errorf("add member %d: %w", p.ID, err)
+		}
+	}
+	for _, p := range current {
+		if keep[p.ID] || p.ID == n.cfg.ID {
+			continue
+		}
+		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(p.ID)), 0, timeout).Error(); err != nil {
+			return fmt.Errorf("remove member %d: %w", p.ID, err)
+		}
+	}
+	if !keep[n.cfg.ID] {
+		// The leader leaves last; Raft hands leadership over.
+		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(n.cfg.ID)), 0, timeout).Error(); err != nil {
+			return fmt.Errorf("remove leader %d: %w", n.cfg.ID, err)
+		}
+	}
+	return nil
+}
+
+// writeInitialConfig records the static membership in /zookeeper/config
+// the first time an ensemble has a leader (a lone member leaves it empty,
+// as standalone ZooKeeper does).
+func (n *Node) writeInitialConfig() {
+	if n.fwd == nil {
+		return
+	}
+	t := n.RLockTree()
+	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
+	n.RUnlockTree()
+	if err != nil || len(data) > 0 {
+		return
+	}
+	n.propose(entry{Kind: kindTxn, Txn: &znode.Txn{
+		Type: jute.OpReconfig, Time: time.Now().UnixMilli(), Ids: []jute.Id{{Scheme: "super"}},
+		Req: []byte(renderMembers(n.cfg.Peers)),
+	}}, nil)
+}
+
+// Members is the current membership as /zookeeper/config lists it.
+func (n *Node) Members() []Peer {
+	peers, _ := n.currentMembers()
+	return peers
+}

@@ -1,0 +1,107 @@
+package ensemble
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+var superIDs = []jute.Id{{Scheme: "super"}}
+
+func configText(n *Node) string {
+	t := n.RLockTree()
+	defer n.RUnlockTree()
+	data, _, _ := t.GetData(znode.ConfigPath, superIDs)
+	return string(data)
+}
+
+func reconfig(t *testing.T, n *Node, req *jute.ReconfigRequest, ids []jute.Id) *znode.Result {
+	t.Helper()
+	w := &syncWaiter{done: make(chan struct{})}
+	n.Reconfig(req, ids, w)
+	select {
+	case <-w.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("reconfig did not complete")
+	}
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
+	return w.res
+}
+
+func TestReconfigAddAndRemoveMembers(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l := c.leader()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(configText(l), "version=") {
+		if time.Now().After(deadline) {
+			t.Fatal("initial /zookeeper/config never written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := strings.Count(configText(l), "server."); got != 3 {
+		t.Fatalf("initial config:\n%s", configText(l))
+	}
+
+	// Without WRITE on /zookeeper/config (world:anyone:r) a reconfig is refused.
+	f := c.follower()
+	if res := reconfig(t, f, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: -1}, nil); res.Err != jute.ErrNoAuth {
+		t.Fatalf("unauthorized reconfig: %v", res.Err)
+	}
+	// A stale version is refused.
+	if res := reconfig(t, f, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}, superIDs); res.Err != jute.ErrBadVersion {
+		t.Fatalf("stale reconfig: %v", res.Err)
+	}
+
+	// Add an empty fourth member: it joins by snapshot/log from the leader.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c.net.addrs[addr] = 4
+	c.dirs[4] = t.TempDir()
+	newPeer := Peer{ID: 4, Addr: addr, ClientAddr: "127.0.0.1:0"}
+	opened := make(chan *Node, 1)
+	go func() {
+		n, err := Open(Config{ID: 4, DataDir: c.dirs[4], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+			Peers: append(append([]Peer(nil), c.peers...), newPeer), Dial: c.net.dialer(4), Join: true})
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- n
+	}()
+	res := reconfig(t, f, &jute.ReconfigRequest{JoiningServers: strings.TrimPrefix(newPeer.ConfigLine(), ""), CurConfigID: -1}, superIDs)
+	if res.Err != jute.OK {
+		t.Fatalf("add: %v", res.Err)
+	}
+	cfg := string(res.Resp.(*jute.GetDataResponse).Data)
+	if !strings.Contains(cfg, "server.4=") || strings.Count(cfg, "server.") != 4 {
+		t.Fatalf("config after add:\n%s", cfg)
+	}
+	n4 := <-opened
+	if n4 == nil {
+		t.FailNow()
+	}
+	c.nodes[4] = n4
+	c.converged(res.Zxid)
+
+	// Remove member 3 (by version, as zkCli reconfig -v does).
+	_, version, _ := parseMembers(cfg)
+	res = reconfig(t, c.leader(), &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: version}, superIDs)
+	if res.Err != jute.OK {
+		t.Fatalf("remove: %v", res.Err)
+	}
+	cfg = string(res.Resp.(*jute.GetDataResponse).Data)
+	if strings.Contains(cfg, "server.3=") || strings.Count(cfg, "server.") != 3 {
+		t.Fatalf("config after remove:\n%s", cfg)
+	}
+	c.stop(3)
+	mustPropose(t, c.leader(), newSession(99, 30000)) // the new majority (1, 2, 4) commits
+}
