@@ -10,7 +10,8 @@ import (
 // the server.N lines, one per line). The "version=" line is this
 // transaction's zxid in hex, as ZooKeeper writes it, so every member
 // derives the same text. The caller needs WRITE on /zookeeper/config; the
-// membership change itself is Raft's and happened before this entry.
+// membership change itself is Raft's and happened before this entry. As in
+// ZooKeeper (a SetDataTxn with version -1) the node's version becomes -1.
 func (a *applier) reconfig() (jute.Record, error) {
 	n := a.t.nodes[ConfigPath]
 	if n == nil {
@@ -20,7 +21,7 @@ func (a *applier) reconfig() (jute.Record, error) {
 		return nil, err
 	}
 	data := append(append([]byte(nil), a.txn.Req...), "version="+strconv.FormatInt(a.zxid, 16)...)
-	a.setNodeData(ConfigPath, n, data, n.version+1, a.zxid, a.txn.Time)
+	a.setNodeData(ConfigPath, n, data, -1, a.zxid, a.txn.Time)
 	a.fire(ConfigPath, jute.EventNodeDataChanged, n.acl)
 	return &jute.GetDataResponse{Data: n.data, Stat: n.stat()}, nil
 }

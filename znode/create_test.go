@@ -24,6 +24,9 @@ func TestNewTreeStats(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v", c.path, st, err, c.want)
 		}
 	}
+	if l, _ := tr.NodeACL("/zookeeper/config"); len(l) != 1 || l[0].Perms != jute.PermRead {
+		t.Errorf("config acl %+v", l)
+	}
 	s := tr.Stats()
 	if s.Nodes != 4 || s.ZnodeCount != 5 || s.DataSize != 44 {
 		t.Errorf("stats %+v, want 4 nodes, znode count 5, data size 44 (ZooKeeper's mntr)", s)

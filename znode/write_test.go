@@ -215,7 +215,7 @@ func TestReconfigRewritesConfigNode(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	got := res.Resp.(*jute.GetDataResponse)
-	if string(got.Data) != "server.1=h:1:2:participant;0.0.0.0:2181\nversion=10" || got.Stat.Version != 1 || got.Stat.Mzxid != 0x10 || got.Stat.Mtime != 77 {
+	if string(got.Data) != "server.1=h:1:2:participant;0.0.0.0:2181\nversion=10" || got.Stat.Version != -1 || got.Stat.Mzxid != 0x10 || got.Stat.Mtime != 77 {
 		t.Fatalf("%q %+v", got.Data, got.Stat)
 	}
 	if len(res.Events) != 1 || res.Events[0].Type != jute.EventNodeDataChanged || res.Events[0].Path != ConfigPath {
