@@ -52,12 +52,19 @@ func (s *snapReader) frame() (*jute.Reader, error) {
 	if n > maxFrame {
 		return nil, badSnap("frame of %d bytes", n)
 	}
-	if cap(s.buf) < int(n) {
-		s.buf = make([]byte, n)
-	}
-	s.buf = s.buf[:n]
-	if _, err := io.ReadFull(s.r, s.buf); err != nil {
-		return nil, badSnap("frame body: %v", err)
+	// Grow the buffer only as bytes actually arrive, so a garbage length
+	// cannot make us allocate maxFrame up front.
+	s.buf = s.buf[:0]
+	for len(s.buf) < int(n) {
+		chunk := min(int(n)-len(s.buf), max(len(s.buf), 64<<10))
+		if cap(s.buf)-len(s.buf) < chunk {
+			s.buf = append(s.buf[:cap(s.buf)], make([]byte, chunk)...)[:len(s.buf)]
+		}
+		m, err := io.ReadFull(s.r, s.buf[len(s.buf):len(s.buf)+chunk])
+		s.buf = s.buf[:len(s.buf)+m]
+		if err != nil {
+			return nil, badSnap("frame body: %v", err)
+		}
 	}
 	s.jr.Reset(s.buf)
 	return &s.jr, nil

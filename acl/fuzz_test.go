@@ -1,0 +1,27 @@
+package acl
+
+import (
+	"testing"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// FuzzIP checks the ip scheme never panics and that a valid pattern always
+// matches its own address.
+func FuzzIP(f *testing.F) {
+	for _, s := range []string{"10.0.0.1/8", "::1", "fe80::/10", "1:2:3:4:5:6:7:8/128", ":::", "1.2.3", "-1::", "+1.2.3.4/+8"} {
+		f.Add(s, "10.0.0.1")
+	}
+	f.Fuzz(func(t *testing.T, pattern, addr string) {
+		MatchIP(pattern, addr)
+		if ValidIP(pattern) {
+			b, _, _ := parseIPExpr(pattern)
+			if len(b) != 4 && len(b) != 16 {
+				t.Fatalf("%q parsed to %d bytes", pattern, len(b))
+			}
+		}
+		if _, err := Fixup([]jute.ACL{{Perms: 1, ID: jute.Id{Scheme: "ip", ID: pattern}}, {Perms: 2, ID: jute.Id{Scheme: "digest", ID: addr}}}, nil); err != nil && err != jute.ErrInvalidACL {
+			t.Fatal(err)
+		}
+	})
+}
