@@ -106,6 +106,26 @@ func (n *Node) runReconfig(call reconfigCall) {
 	n.propose(entry{Kind: kindTxn, Origin: call.Origin, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(renderMembers(next)),
 	}}, nil)
+	if leaving(next, n.cfg.ID) {
+		// A departing leader records the new configuration while it can
+		// still commit, and only then steps out; Raft elects a successor.
+		if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
+			n.log.Warn("reconfig: config write not confirmed before leaving", zap.Error(err))
+		}
+		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(n.cfg.ID)), 0, 30*time.Second).Error(); err != nil {
+			n.log.Warn("reconfig: leader could not remove itself", zap.Error(err))
+		}
+	}
+}
+
+// leaving reports whether id is absent from peers.
+func leaving(peers []Peer, id uint8) bool {
+	for _, p := range peers {
+		if p.ID == id {
+			return false
+		}
+	}
+	return true
 }
 
 // answerCode completes origin's waiter with code, through the log.
@@ -192,7 +212,8 @@ func parseServerItem(item string) (Peer, error) {
 }
 
 // applyMembership moves Raft from current to next one change at a time:
-// additions and role changes first, then removals (this member last).
+// additions and role changes first, then removals of other members. A
+// leader leaving the ensemble removes itself later (see runReconfig).
 func (n *Node) applyMembership(current, next []Peer) error {
 	old := map[uint8]Peer{}
 	for _, p := range current {
@@ -222,12 +243,6 @@ func (n *Node) applyMembership(current, next []Peer) error {
 		}
 		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(p.ID)), 0, timeout).Error(); err != nil {
 			return fmt.Errorf("remove member %d: %w", p.ID, err)
-		}
-	}
-	if !keep[n.cfg.ID] {
-		// The leader leaves last; Raft hands leadership over.
-		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(n.cfg.ID)), 0, timeout).Error(); err != nil {
-			return fmt.Errorf("remove leader %d: %w", n.cfg.ID, err)
 		}
 	}
 	return nil

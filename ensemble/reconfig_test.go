@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -104,4 +105,14 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 	c.stop(3)
 	mustPropose(t, c.leader(), newSession(99, 30000)) // the new majority (1, 2, 4) commits
+
+	// The leader itself leaves: the new configuration is still recorded and
+	// a successor leads.
+	old := c.leader()
+	res = reconfig(t, c.follower(), &jute.ReconfigRequest{LeavingServers: fmt.Sprint(old.ID()), CurConfigID: -1}, superIDs)
+	if res.Err != jute.OK || strings.Contains(string(res.Resp.(*jute.GetDataResponse).Data), fmt.Sprintf("server.%d=", old.ID())) {
+		t.Fatalf("leader removal: %v", res.Err)
+	}
+	c.stop(old.ID())
+	mustPropose(t, c.leader(), newSession(100, 30000))
 }

@@ -37,7 +37,7 @@ func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.
 // for a one-member ensemble, else "leader", "follower" or "observer".
 func (n *Node) Mode() string {
 	switch {
-	case !n.cfg.multi():
+	case n.fwd == nil:
 		return "standalone"
 	case n.IsLeader():
 		return "leader"

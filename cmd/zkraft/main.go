@@ -23,5 +23,5 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand()}
+	return []*cli.Command{serverCommand(), membersCommand()}
 }

@@ -102,7 +102,7 @@ func (m *member) mode() string {
 	return ""
 }
 
-func startEnsemble(t *testing.T, size int) []*member {
+func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 	t.Helper()
 	root := t.TempDir()
 	var lines []string
@@ -119,8 +119,8 @@ func startEnsemble(t *testing.T, size int) []*member {
 		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", m.id)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n",
-			dir, strings.Join(lines, "\n"))
+		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n%s\n",
+			dir, strings.Join(extra, "\n"), strings.Join(lines, "\n"))
 		m.cfgPath = filepath.Join(dir, "zoo.cfg")
 		m.logPath = filepath.Join(dir, "zkraft.log")
 		if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o644); err != nil {
@@ -295,4 +295,43 @@ func fourLetterField(addr, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestMembersCommand lists and shrinks a three-process ensemble with
+// `zkraft members` as the super user.
+func TestMembersCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	// super:secret
+	members := startEnsemble(t, 3, "reconfigEnabled=true", "superDigest=super:lK75jTNcA+U9vtVEw5vB51mj/w4=")
+	server := members[0].clientAddr
+	run := func(args ...string) string {
+		out, err := exec.Command(zkraftBinary(t), append([]string{"members"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zkraft members %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(run("list", "--server", server), "version=") {
+		if time.Now().After(deadline) {
+			t.Fatal("no ensemble configuration")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out := run("list", "--server", server); strings.Count(out, "server.") != 3 {
+		t.Fatalf("list:\n%s", out)
+	}
+	out, err := exec.Command(zkraftBinary(t), "members", "remove", "--server", server, "3").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not authenticated") {
+		t.Fatalf("reconfig without the super user must fail with NoAuth: %v\n%s", err, out)
+	}
+	out2 := run("remove", "--server", server, "--auth", "super:secret", "3")
+	if strings.Contains(out2, "server.3=") || strings.Count(out2, "server.") != 2 {
+		t.Fatalf("after remove:\n%s", out2)
+	}
+	if out := run("list", "--server", members[1].clientAddr); out != out2 {
+		t.Fatalf("members disagree:\n%s\nvs\n%s", out, out2)
+	}
 }
