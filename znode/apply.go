@@ -150,10 +150,14 @@ func (a *applier) checkPerm(list []jute.ACL, perm int32) error {
 
 // fire queues a watch event.
 func (a *applier) fire(path string, typ jute.EventType, list []jute.ACL) {
+	if a.events == nil {
+		a.events = make([]Event, 0, 2)
+	}
 	a.events = append(a.events, Event{Path: path, Type: typ, ACL: list})
 }
 
-// onUndo records a rollback action when inside a multi.
+// onUndo records a rollback action when inside a multi (callers on hot
+// paths test a.multi first to avoid allocating the closure).
 func (a *applier) onUndo(f func()) {
 	if a.multi {
 		a.undo = append(a.undo, f)

@@ -8,7 +8,9 @@ import "github.com/zkraft/zkraft/jute"
 // insert adds n at path under parent (whose child name is name).
 func (a *applier) insert(path string, parent *node, name string, n *node) {
 	a.t.link(path, parent, name, n)
-	a.onUndo(func() { a.t.unlink(path, parent, name, n) })
+	if a.multi {
+		a.onUndo(func() { a.t.unlink(path, parent, name, n) })
+	}
 	parentPath, _, _ := splitPath(path)
 	a.quotaCreated(path, parentPath, name, n)
 }
@@ -16,7 +18,9 @@ func (a *applier) insert(path string, parent *node, name string, n *node) {
 // remove deletes the node at path from the tree.
 func (a *applier) remove(path string, parent *node, name string, n *node) {
 	a.t.unlink(path, parent, name, n)
-	a.onUndo(func() { a.t.link(path, parent, name, n) })
+	if a.multi {
+		a.onUndo(func() { a.t.link(path, parent, name, n) })
+	}
 	parentPath, _, _ := splitPath(path)
 	a.quotaDeleted(path, parentPath, name, n)
 }
@@ -72,9 +76,11 @@ func (t *Tree) unindexNode(path string, n *node) {
 
 // setChildMeta sets a parent's stored cversion and pzxid.
 func (a *applier) setChildMeta(p *node, cversion int32, pzxid int64) {
-	oc, op := p.cversion, p.pzxid
+	if a.multi {
+		oc, op := p.cversion, p.pzxid
+		a.onUndo(func() { p.cversion, p.pzxid = oc, op })
+	}
 	p.cversion, p.pzxid = cversion, pzxid
-	a.onUndo(func() { p.cversion, p.pzxid = oc, op })
 }
 
 // setNodeData replaces a node's data and data metadata.
@@ -83,10 +89,12 @@ func (a *applier) setNodeData(path string, n *node, data []byte, version int32, 
 	delta := int64(len(data) - len(od))
 	n.data, n.version, n.mzxid, n.mtime = data, version, zxid, mtime
 	a.t.dataSize += delta
-	a.onUndo(func() {
-		n.data, n.version, n.mzxid, n.mtime = od, ov, oz, om
-		a.t.dataSize -= delta
-	})
+	if a.multi {
+		a.onUndo(func() {
+			n.data, n.version, n.mzxid, n.mtime = od, ov, oz, om
+			a.t.dataSize -= delta
+		})
+	}
 	a.quotaDataChanged(path, delta)
 }
 

@@ -31,10 +31,15 @@ func ValidatePath(path string) error {
 	if path[len(path)-1] == '/' {
 		return jute.ErrBadArguments
 	}
-	for _, seg := range strings.Split(path[1:], "/") {
+	for rest := path[1:]; ; {
+		seg, tail, more := strings.Cut(rest, "/")
 		if seg == "" || seg == "." || seg == ".." {
 			return jute.ErrBadArguments
 		}
+		if !more {
+			break
+		}
+		rest = tail
 	}
 	for _, r := range path {
 		if r == utf8.RuneError || badRune(r) {
