@@ -42,7 +42,7 @@ func NewDeleteContainerTxn(path string, now int64) *Txn {
 
 // Encode appends the transaction to w.
 func (t *Txn) Encode(w *jute.Writer) {
-	w.Raw([]byte{txnFormat})
+	w.Buf = append(w.Buf, txnFormat)
 	w.Int(int32(t.Type))
 	w.Long(t.Session)
 	w.Long(t.Time)
