@@ -143,15 +143,14 @@ func DigestID(user, password string) string {
 	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// DigestFromAuth turns the "user:password" credential of a digest auth packet
-// into the digest identity, splitting at the first colon as ZooKeeper does.
-// ok is false when there is no colon.
-func DigestFromAuth(auth string) (id string, ok bool) {
-	user, pass, ok := strings.Cut(auth, ":")
-	if !ok {
-		return "", false
-	}
-	return DigestID(user, pass), true
+// DigestFromAuth is DigestAuthenticationProvider.generateDigest: the
+// identity a digest auth packet's "user:password" proves. The user is the
+// text before the first colon (all of it when there is none) and the hash
+// covers the whole credential; it never fails, as in ZooKeeper.
+func DigestFromAuth(auth string) string {
+	user, _, _ := strings.Cut(auth, ":")
+	sum := sha1.Sum([]byte(auth))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // MaskDigests returns list with every digest id rewritten as "user:x", what

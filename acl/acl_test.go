@@ -2,6 +2,7 @@ package acl
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -16,11 +17,15 @@ func TestDigestID(t *testing.T) {
 	if got := DigestID("super", "test"); got != "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" {
 		t.Errorf("DigestID(super, test) = %q", got)
 	}
-	if id, ok := DigestFromAuth("a:b:c"); !ok || id != DigestID("a", "b:c") {
+	if id := DigestFromAuth("a:b:c"); id != DigestID("a", "b:c") {
 		t.Errorf("DigestFromAuth splits at the first colon: %q", id)
 	}
-	if _, ok := DigestFromAuth("nocolon"); ok {
-		t.Error("DigestFromAuth accepted no colon")
+	if id := DigestFromAuth("super:test"); id != "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" {
+		t.Errorf("DigestFromAuth(super:test) = %q", id)
+	}
+	// No colon: the whole credential is the user, as generateDigest does.
+	if id := DigestFromAuth("nocolon"); !strings.HasPrefix(id, "nocolon:") || len(id) != len("nocolon:")+28 {
+		t.Errorf("DigestFromAuth(nocolon) = %q", id)
 	}
 }
 
