@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -153,6 +154,34 @@ func DigestFromAuth(auth string) string {
 	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
+// maskDigest is Java's id.replaceAll(":.*", ":x"): on each line, everything
+// from the first colon on becomes ":x" ('.' stops at line terminators).
+func maskDigest(id string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexFunc(id, isLineTerminator)
+		line, rest := id, ""
+		if i >= 0 {
+			line, rest = id[:i], id[i:]
+		}
+		if user, _, ok := strings.Cut(line, ":"); ok {
+			line = user + ":x"
+		}
+		b.WriteString(line)
+		if i < 0 {
+			return b.String()
+		}
+		_, size := utf8.DecodeRuneInString(rest)
+		b.WriteString(rest[:size])
+		id = rest[size:]
+	}
+}
+
+// isLineTerminator reports the characters Java's regex '.' does not match.
+func isLineTerminator(r rune) bool {
+	return r == '\n' || r == '\r' || r == 0x85 || r == 0x2028 || r == 0x2029
+}
+
 // MaskDigests returns list with every digest id rewritten as "user:x", what
 // getACL answers a caller without ADMIN. Other entries are unchanged. The
 // result is a new slice when anything is masked, otherwise list itself.
@@ -166,9 +195,7 @@ func MaskDigests(list []jute.ACL) []jute.ACL {
 			out = make([]jute.ACL, len(list))
 			copy(out, list)
 		}
-		if user, _, ok := strings.Cut(a.ID.ID, ":"); ok {
-			out[i].ID.ID = user + ":x"
-		}
+		out[i].ID.ID = maskDigest(a.ID.ID)
 	}
 	if out == nil {
 		return list

@@ -164,6 +164,22 @@ func TestFixup(t *testing.T) {
 	}
 }
 
+func TestMaskDigest(t *testing.T) {
+	for in, want := range map[string]string{
+		"bob:hash=":      "bob:x",
+		"u:h:":           "u:x",
+		"nocolon":        "nocolon",
+		":h":             ":x",
+		"u:h\nz":         "u:x\nz",
+		"a:b\r\nc:d":     "a:x\r\nc:x",
+		"a:b\u2028c:d:e": "a:x\u2028c:x",
+	} {
+		if got := maskDigest(in); got != want {
+			t.Errorf("maskDigest(%q) = %q want %q", in, got, want)
+		}
+	}
+}
+
 func TestMaskDigests(t *testing.T) {
 	in := []jute.ACL{entry(31, "digest", "bob:hash="), entry(1, "world", "anyone"), entry(1, "digest", "nocolon")}
 	got := MaskDigests(in)
