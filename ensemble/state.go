@@ -27,6 +27,16 @@ func (n *Node) LastZxid() int64 { return n.fsm.lastZxid.Load() }
 // Watches is the member's watch registry.
 func (n *Node) Watches() *watches.Registry { return n.watches }
 
+// HasQuorum reports whether this member is part of a working majority: it
+// leads, or it follows a known leader. A lone member always has one.
+func (n *Node) HasQuorum() bool {
+	if n.fwd == nil || n.IsLeader() {
+		return true
+	}
+	addr, _ := n.raft.LeaderWithID()
+	return addr != ""
+}
+
 // ID is this member's server id.
 func (n *Node) ID() uint8 { return n.cfg.ID }
 

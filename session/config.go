@@ -30,6 +30,9 @@ type Config struct {
 	// LinearizableReads makes every read wait for a barrier through the
 	// log (etcd-style reads) instead of answering from the local tree.
 	LinearizableReads bool
+	// ReadOnlyMode (readonlymode.enabled) lets a member cut off from the
+	// quorum keep serving clients that asked for read-only sessions.
+	ReadOnlyMode bool
 	// ReconfigEnabled allows the reconfig operation (reconfigEnabled).
 	ReconfigEnabled bool
 	// Env is reported by the conf and envi four-letter words.

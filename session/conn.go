@@ -25,6 +25,7 @@ type conn struct {
 
 	sessionID int64
 	timeout   int32 // negotiated, ms
+	readOnly  bool  // a read-only session on a member without quorum
 	ids       atomic.Pointer[[]jute.Id]
 	closing   atomic.Bool // the client asked to close its session
 	stale     atomic.Bool // torn down: no new watches may be registered

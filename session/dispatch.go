@@ -34,6 +34,14 @@ func kindOf(op jute.Op) opKind {
 // is only valid until the next frame is read. It reports whether the
 // connection stays open.
 func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
+	if c.readOnly && (kindOf(h.Type) == kindWrite || h.Type == jute.OpSync || h.Type == jute.OpReconfig) {
+		if h.Type == jute.OpCloseSession {
+			c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.OK, nil); c.out.closeAfterFlush() })
+			return false
+		}
+		c.refuseReadOnly(h)
+		return true
+	}
 	switch h.Type {
 	case jute.OpAuth:
 		return c.auth(h.Xid, body)

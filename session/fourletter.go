@@ -42,7 +42,11 @@ func (c *conn) fourLetter(cmd string) {
 	case "ruok":
 		b.WriteString("imok")
 	case "isro":
-		b.WriteString("rw")
+		if s.node.HasQuorum() {
+			b.WriteString("rw")
+		} else {
+			b.WriteString("ro")
+		}
 	case "srvr", "stat":
 		s.writeStat(&b, cmd == "stat")
 	case "mntr":
@@ -89,7 +93,7 @@ func (s *Server) writeStat(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Connections: %d\n", s.numConns())
 	fmt.Fprintf(b, "Outstanding: %d\n", s.stats.outstanding.Load())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.LastZxid())
-	fmt.Fprintf(b, "Mode: %s\n", s.node.Mode())
+	fmt.Fprintf(b, "Mode: %s\n", s.mode())
 	t := s.node.RLockTree()
 	st := t.Stats()
 	s.node.RUnlockTree()
@@ -111,7 +115,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("packets_sent", s.stats.packetsSent.Load())
 	kv("num_alive_connections", s.numConns())
 	kv("outstanding_requests", s.stats.outstanding.Load())
-	kv("server_state", s.node.Mode())
+	kv("server_state", s.mode())
 	kv("znode_count", st.Nodes)
 	kv("watch_count", watches)
 	kv("ephemerals_count", st.Ephemerals)

@@ -46,6 +46,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	timeout := c.srv.cfg.negotiate(req.TimeOut)
+	if !c.srv.node.HasQuorum() {
+		return c.readOnlyHandshake(&req, timeout)
+	}
 	if req.SessionID == 0 {
 		return c.createSession(&req, timeout)
 	}

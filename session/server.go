@@ -48,6 +48,7 @@ func New(cfg Config, node *ensemble.Node) *Server {
 	}
 	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
 	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved})
+	go s.watchQuorum()
 	return s
 }
 
@@ -123,7 +124,18 @@ func (s *Server) bind(c *conn) {
 	if old != nil && old != c {
 		old.out.kill()
 	}
-	s.node.AnnounceSession(c.sessionID)
+	if !c.readOnly {
+		s.node.AnnounceSession(c.sessionID)
+	}
+}
+
+// mode is the member's role for srvr and mntr; a member serving read-only
+// clients without a quorum says so, as ZooKeeper does.
+func (s *Server) mode() string {
+	if s.cfg.ReadOnlyMode && !s.node.HasQuorum() {
+		return "read-only"
+	}
+	return s.node.Mode()
 }
 
 // sessionClosed runs on the FSM goroutine when a session is closed or

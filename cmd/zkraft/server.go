@@ -36,6 +36,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
 			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
 			&cli.BoolFlag{Name: "linearizable-reads", Usage: "confirm every read through the log first (etcd-style reads; slower)"},
+			&cli.BoolFlag{Name: "read-only-mode", Usage: "without a quorum, keep serving read-only clients (readonlymode.enabled)"},
 			&cli.BoolFlag{Name: "reconfig-enabled", Usage: "allow the reconfig operation (reconfigEnabled)"},
 			&cli.BoolFlag{Name: "join", Usage: "a new member: wait to be added by reconfig instead of bootstrapping"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
@@ -105,6 +106,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		FourLetterWhitelist: st.FourLetterWords,
 		LinearizableReads:   c.Bool("linearizable-reads"),
 		ReconfigEnabled:     st.ReconfigEnabled,
+		ReadOnlyMode:        st.ReadOnlyMode,
 		Env:                 map[string]string{"dataDir": st.DataDir},
 		Logger:              log,
 	}, node)

@@ -30,6 +30,7 @@ type settings struct {
 	SnapCount         uint64
 	ServerID          uint8
 	ReconfigEnabled   bool
+	ReadOnlyMode      bool
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -96,6 +97,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "readonlymode.enabled":
+			s.ReadOnlyMode, err = strconv.ParseBool(v)
 		case "reconfigEnabled":
 			s.ReconfigEnabled, err = strconv.ParseBool(v)
 		case "syncLimit":
@@ -165,6 +168,9 @@ func (s *settings) applyFlags(c *cli.Context) {
 	}
 	if c.IsSet("container-check-interval") {
 		s.ContainerInterval = c.Duration("container-check-interval")
+	}
+	if c.IsSet("read-only-mode") {
+		s.ReadOnlyMode = c.Bool("read-only-mode")
 	}
 	if c.IsSet("reconfig-enabled") {
 		s.ReconfigEnabled = c.Bool("reconfig-enabled")

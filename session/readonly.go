@@ -1,0 +1,90 @@
+package session
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Read-only mode (ZooKeeper's readonlymode.enabled). A member without a
+// quorum cannot create sessions or apply writes. If read-only mode is on,
+// it still accepts clients that set the readOnly flag: they get a session
+// answered with readOnly=true, reads from the local tree, and NotReadOnly
+// (-119) for writes and sync. Clients without the flag are turned away so
+// they try another member. When the quorum state changes, the connections
+// that no longer fit it are closed and their clients reconnect.
+
+// readOnlyHandshake opens a read-only session on a member without quorum.
+// A known session resumes read-only; otherwise a local session is made up
+// (it is not replicated and ends with the connection).
+func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
+	if !c.srv.cfg.ReadOnlyMode || !req.ReadOnly {
+		c.log.Debug("no quorum: refusing connection")
+		return false
+	}
+	passwd := make([]byte, passwdLen)
+	id := int64(0)
+	if req.SessionID != 0 {
+		t := c.srv.node.RLockTree()
+		info, ok := t.Session(req.SessionID)
+		c.srv.node.RUnlockTree()
+		if ok && subtle.ConstantTimeCompare(info.Passwd, req.Passwd) == 1 {
+			id, passwd = req.SessionID, info.Passwd
+		}
+	}
+	if id == 0 {
+		if _, err := rand.Read(passwd); err != nil {
+			return false
+		}
+		id = c.srv.newSessionID()
+	}
+	c.sessionID, c.timeout = id, timeout
+	c.readOnly = true
+	c.srv.bind(c)
+	c.out.record(&jute.ConnectResponse{
+		TimeOut: timeout, SessionID: id, Passwd: passwd, ReadOnly: true, HasReadOnly: req.HasReadOnly,
+	})
+	c.countSent()
+	return true
+}
+
+// refuseReadOnly answers a write-class request on a read-only connection.
+func (c *conn) refuseReadOnly(h jute.RequestHeader) {
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrNotReadOnly, nil) })
+}
+
+// watchQuorum closes connections that no longer fit the member's quorum
+// state: all read-write ones when the quorum is lost (their clients move to
+// the majority), all read-only ones when it returns (their clients come
+// back read-write).
+func (s *Server) watchQuorum() {
+	interval := s.cfg.TickTime / 2
+	if interval < 20*time.Millisecond {
+		interval = 20 * time.Millisecond
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	had := true
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-tick.C:
+		}
+		has := s.node.HasQuorum()
+		if has == had {
+			continue
+		}
+		had = has
+		s.log.Info("quorum state changed")
+		s.mu.Lock()
+		for c := range s.conns {
+			if c.sessionID != 0 && c.readOnly == has {
+				c.out.kill()
+			}
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,116 @@
+package session
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// TestReadOnlyModeWithoutQuorum stops two of three members and checks that
+// the survivor serves read-only clients only.
+func TestReadOnlyModeWithoutQuorum(t *testing.T) {
+	var peers []ensemble.Peer
+	for i := 1; i <= 3; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: ln.Addr().String()})
+		ln.Close()
+	}
+	nodes := make([]*ensemble.Node, 3)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			n, err := ensemble.Open(ensemble.Config{ID: uint8(i + 1), DataDir: t.TempDir(), TickTime: 200 * time.Millisecond, Peers: peers})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			nodes[i] = n
+		}(i)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	survivor := nodes[0]
+	srv := New(Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true, FourLetterWhitelist: []string{"*"}}, survivor)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	addr := ln.Addr().String()
+
+	rw := dialRaw(t, addr)
+	rw.connect(true)
+	rw.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/ro", Data: []byte("x"), ACL: openACL})
+	if h := rw.reply(nil); h.Err != jute.OK {
+		t.Fatalf("create with quorum: %+v", h)
+	}
+
+	nodes[1].Close()
+	nodes[2].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for survivor.HasQuorum() {
+		if time.Now().After(deadline) {
+			t.Fatal("survivor still believes it has a quorum")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rw.expectClosed() // read-write connections are dropped when the quorum goes
+
+	plain := dialRaw(t, addr)
+	plain.send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), HasReadOnly: true})
+	plain.expectClosed() // a client that did not ask for read-only goes elsewhere
+
+	ro := dialRaw(t, addr)
+	ro.send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true})
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(ro.frame(), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if !resp.ReadOnly || resp.SessionID == 0 {
+		t.Fatalf("read-only handshake: %+v", resp)
+	}
+	ro.request(1, jute.OpGetData, &jute.PathWatchRequest{Path: "/ro"})
+	var get jute.GetDataResponse
+	if h := ro.reply(&get); h.Err != jute.OK || string(get.Data) != "x" {
+		t.Fatalf("read-only read: %+v %q", h, get.Data)
+	}
+	ro.request(2, jute.OpSetData, &jute.SetDataRequest{Path: "/ro", Data: []byte("y"), Version: -1})
+	ro.request(3, jute.OpSync, &jute.PathRequest{Path: "/"})
+	ro.request(4, jute.OpExists, &jute.PathWatchRequest{Path: "/ro"})
+	for _, want := range []struct {
+		xid  int32
+		code jute.ErrCode
+	}{{2, jute.ErrNotReadOnly}, {3, jute.ErrNotReadOnly}, {4, jute.OK}} {
+		if h := ro.reply(nil); h.Xid != want.xid || h.Err != want.code {
+			t.Fatalf("got %+v, want xid %d code %v", h, want.xid, want.code)
+		}
+	}
+	isro := dialRaw(t, addr)
+	isro.sendRaw([]byte("isro"))
+	if out := readAll(t, isro); out != "ro" {
+		t.Fatalf("isro: %q", out)
+	}
+	srvr := dialRaw(t, addr)
+	srvr.sendRaw([]byte("srvr"))
+	if out := readAll(t, srvr); !strings.Contains(out, "Mode: read-only\n") {
+		t.Fatalf("srvr: %q", out)
+	}
+}
