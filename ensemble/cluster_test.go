@@ -17,13 +17,14 @@ import (
 // or write.
 type faultNet struct {
 	mu      sync.Mutex
-	blocked map[[2]uint8]bool // [from, to]
+	blocked map[[2]uint8]bool          // [from, to]
+	delay   map[[2]uint8]time.Duration // added to every write on a link
 	addrs   map[string]uint8  // member address -> id
 	conns   []*faultConn
 }
 
 func newFaultNet() *faultNet {
-	return &faultNet{blocked: make(map[[2]uint8]bool), addrs: make(map[string]uint8)}
+	return &faultNet{blocked: make(map[[2]uint8]bool), delay: make(map[[2]uint8]time.Duration), addrs: make(map[string]uint8)}
 }
 
 func (f *faultNet) isBlocked(from, to uint8) bool {
@@ -50,9 +51,24 @@ func (f *faultNet) partition(a, b []uint8) {
 	}
 }
 
+// slow delays every write between a and b (both ways) by d.
+func (f *faultNet) slow(a, b uint8, d time.Duration) {
+	f.mu.Lock()
+	f.delay[[2]uint8{a, b}] = d
+	f.delay[[2]uint8{b, a}] = d
+	f.mu.Unlock()
+}
+
+func (f *faultNet) linkDelay(from, to uint8) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.delay[[2]uint8{from, to}]
+}
+
 func (f *faultNet) heal() {
 	f.mu.Lock()
 	f.blocked = make(map[[2]uint8]bool)
+	f.delay = make(map[[2]uint8]time.Duration)
 	f.mu.Unlock()
 }
 
@@ -92,6 +108,9 @@ func (c *faultConn) Read(b []byte) (int, error) {
 }
 
 func (c *faultConn) Write(b []byte) (int, error) {
+	if d := c.net.linkDelay(c.from, c.to); d > 0 {
+		time.Sleep(d)
+	}
 	if c.net.isBlocked(c.from, c.to) {
 		c.Conn.Close()
 		return 0, net.ErrClosed
@@ -110,6 +129,13 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, size int, tweak func(*Config)) *cluster {
+	return newClusterWithObservers(t, size, 0, tweak)
+}
+
+// newClusterWithObservers starts voters members plus observers non-voting
+// ones (the last ids).
+func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Config)) *cluster {
+	size := voters + observers
 	t.Helper()
 	c := &cluster{t: t, net: newFaultNet(), dirs: map[uint8]string{}, nodes: map[uint8]*Node{}, tweak: tweak}
 	for i := 1; i <= size; i++ {
@@ -119,7 +145,7 @@ func newCluster(t *testing.T, size int, tweak func(*Config)) *cluster {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		c.peers = append(c.peers, Peer{ID: uint8(i), Addr: addr})
+		c.peers = append(c.peers, Peer{ID: uint8(i), Addr: addr, Observer: i > voters})
 		c.net.addrs[addr] = uint8(i)
 		c.dirs[uint8(i)] = t.TempDir()
 	}
