@@ -19,7 +19,7 @@ type faultNet struct {
 	mu      sync.Mutex
 	blocked map[[2]uint8]bool          // [from, to]
 	delay   map[[2]uint8]time.Duration // added to every write on a link
-	addrs   map[string]uint8  // member address -> id
+	addrs   map[string]uint8           // member address -> id
 	conns   []*faultConn
 }
 
