@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -45,6 +46,8 @@ func (c *conn) Stale() bool { return c.stale.Load() }
 
 func newConn(srv *Server, nc net.Conn) *conn {
 	c := &conn{srv: srv, nc: nc, out: newOutbound()}
+	c.stats.established = time.Now()
+	c.stats.lat.reset()
 	c.remote = remoteIP(nc.RemoteAddr())
 	ids := []jute.Id{{Scheme: "ip", ID: c.remote}}
 	c.ids.Store(&ids)
@@ -124,6 +127,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if h.Decode(r) != nil {
 			return
 		}
+		c.requested(h)
 		if !c.dispatch(h, frame[8:]) {
 			return
 		}

@@ -152,8 +152,9 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	start := time.Now()
 	t := c.srv.node.RLockTree()
 	c.answerRead(t, h, body)
+	zxid := t.LastZxid()
 	c.srv.node.RUnlockTree()
-	c.srv.stats.latency(start)
+	c.answered(start, zxid)
 }
 
 // wellFormed reports whether body decodes completely as op's request. Writes

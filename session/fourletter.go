@@ -2,16 +2,19 @@ package session
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Version is reported by srvr, stat and mntr, in ZooKeeper's format so that
-// tools parsing "Zookeeper version:" keep working.
-var Version = "3.9.0-zkraft"
+// Version is reported by srvr, stat, mntr and envi in ZooKeeper's format,
+// so tools parsing "Zookeeper version: X.Y.Z" keep working.
+var Version = "3.9.3-zkraft, built on 2026-11-21 00:00 UTC"
 
+// fourLetterWords are the commands ZooKeeper answers on its client port.
 var fourLetterWords = map[string]bool{
 	"ruok": true, "srvr": true, "stat": true, "mntr": true, "conf": true, "cons": true,
 	"crst": true, "srst": true, "envi": true, "dirs": true, "dump": true, "wchs": true,
@@ -32,6 +35,8 @@ func (s *Server) fourLetterAllowed(cmd string) bool {
 // fourLetter answers a four-letter word and closes the connection.
 func (c *conn) fourLetter(cmd string) {
 	defer c.out.closeAfterFlush()
+	c.srv.stats.packetsReceived.Add(1)
+	c.stats.received.Add(1)
 	if !c.srv.fourLetterAllowed(cmd) {
 		c.out.raw([]byte(cmd + " is not executed because it is not in the whitelist.\n"))
 		return
@@ -55,15 +60,27 @@ func (c *conn) fourLetter(cmd string) {
 		s.writeConf(&b)
 	case "envi":
 		s.writeEnvi(&b)
+	case "cons":
+		s.writeConns(&b, false)
+		b.WriteString("\n")
 	case "srst":
 		s.stats.reset()
 		b.WriteString("Server stats reset.\n")
 	case "crst":
+		s.resetConnStats()
 		b.WriteString("Connection stats reset.\n")
 	case "wchs":
 		watchers, paths, total := s.node.Watches().Stats()
 		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, total)
-	default:
+	case "wchc":
+		s.writeWatchesBySession(&b)
+	case "wchp":
+		s.writeWatchesByPath(&b)
+	case "dump":
+		s.writeDump(&b)
+	case "dirs":
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.Env["dataDir"]), 0)
+	default: // gtmk, stmk, hash: JVM-specific tracing and digests
 		fmt.Fprintf(&b, "%s is not supported by this server.\n", cmd)
 	}
 	c.out.raw([]byte(b.String()))
@@ -75,78 +92,226 @@ func (s *Server) numConns() int {
 	return len(s.conns)
 }
 
+// javaDouble formats f as Java's Double.toString does for the values
+// latency averages take ("0.0", "5.75", "0.3333333333333333").
+func javaDouble(f float64) string {
+	out := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(out, ".") {
+		out += ".0"
+	}
+	return out
+}
+
+func (s *Server) treeStats() (znodes, ephemerals int, dataSize int64, sessions int) {
+	t := s.node.RLockTree()
+	st := t.Stats()
+	s.node.RUnlockTree()
+	return st.ZnodeCount, st.Ephemerals, st.DataSize, st.Sessions
+}
+
+// writeStat is srvr (and stat, which adds the client list).
 func (s *Server) writeStat(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Zookeeper version: %s\n", Version)
 	if withClients {
 		b.WriteString("Clients:\n")
-		s.mu.Lock()
-		for c := range s.conns {
-			fmt.Fprintf(b, " %s[1](queued=0,recved=%d,sent=%d)\n", c.nc.RemoteAddr(), c.stats.received.Load(), c.stats.sent.Load())
-		}
-		s.mu.Unlock()
+		s.writeConns(b, true)
 		b.WriteString("\n")
 	}
 	lmin, lavg, lmax := s.stats.latencies()
-	fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", lmin, lavg, lmax)
+	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", lmin, javaDouble(lavg), lmax)
 	fmt.Fprintf(b, "Received: %d\n", s.stats.packetsReceived.Load())
 	fmt.Fprintf(b, "Sent: %d\n", s.stats.packetsSent.Load())
 	fmt.Fprintf(b, "Connections: %d\n", s.numConns())
 	fmt.Fprintf(b, "Outstanding: %d\n", s.stats.outstanding.Load())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.LastZxid())
 	fmt.Fprintf(b, "Mode: %s\n", s.mode())
-	t := s.node.RLockTree()
-	st := t.Stats()
-	s.node.RUnlockTree()
-	fmt.Fprintf(b, "Node count: %d\n", st.Nodes)
+	znodes, _, _, _ := s.treeStats()
+	fmt.Fprintf(b, "Node count: %d\n", znodes)
 }
 
+// writeMntr is mntr: tab-separated zk_* keys, the ones monitoring tools and
+// exporters parse.
 func (s *Server) writeMntr(b *strings.Builder) {
-	t := s.node.RLockTree()
-	st := t.Stats()
-	s.node.RUnlockTree()
+	znodes, ephemerals, dataSize, sessions := s.treeStats()
 	_, _, watches := s.node.Watches().Stats()
 	lmin, lavg, lmax := s.stats.latencies()
 	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
 	kv("version", Version)
-	kv("avg_latency", fmt.Sprintf("%.4f", lavg))
-	kv("max_latency", lmax)
-	kv("min_latency", lmin)
-	kv("packets_received", s.stats.packetsReceived.Load())
-	kv("packets_sent", s.stats.packetsSent.Load())
-	kv("num_alive_connections", s.numConns())
-	kv("outstanding_requests", s.stats.outstanding.Load())
 	kv("server_state", s.mode())
-	kv("znode_count", st.Nodes)
+	kv("ephemerals_count", ephemerals)
+	kv("num_alive_connections", s.numConns())
+	kv("avg_latency", javaDouble(lavg))
+	kv("outstanding_requests", s.stats.outstanding.Load())
+	kv("znode_count", znodes)
+	kv("global_sessions", sessions)
+	kv("local_sessions", 0)
+	kv("packets_sent", s.stats.packetsSent.Load())
+	kv("packets_received", s.stats.packetsReceived.Load())
 	kv("watch_count", watches)
-	kv("ephemerals_count", st.Ephemerals)
-	kv("approximate_data_size", st.DataSize)
-	kv("open_file_descriptor_count", openFDs())
+	kv("min_latency", lmin)
+	kv("max_latency", lmax)
 	kv("max_file_descriptor_count", maxFDs())
+	kv("open_file_descriptor_count", openFDs())
+	kv("approximate_data_size", dataSize)
 	kv("uptime", time.Since(s.stats.started).Milliseconds())
+	if s.node.IsLeader() && s.node.Mode() == "leader" {
+		followers := len(s.node.Members()) - 1
+		kv("followers", followers)
+		kv("synced_followers", followers)
+		kv("pending_syncs", 0)
+	}
 }
 
+// writeConf is conf: the effective configuration in ZooKeeper's key order.
 func (s *Server) writeConf(b *strings.Builder) {
+	dataDir := s.cfg.Env["dataDir"]
+	size := dirSize(dataDir)
 	fmt.Fprintf(b, "clientPort=%s\n", portOf(s.Addr()))
-	fmt.Fprintf(b, "clientPortAddress=%s\n", hostOf(s.Addr()))
-	keys := make([]string, 0, len(s.cfg.Env))
-	for k := range s.cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(b, "%s=%s\n", k, s.cfg.Env[k])
-	}
+	b.WriteString("secureClientPort=-1\n")
+	fmt.Fprintf(b, "dataDir=%s\n", dataDir)
+	fmt.Fprintf(b, "dataDirSize=%d\n", size)
+	fmt.Fprintf(b, "dataLogDir=%s\n", dataDir)
+	fmt.Fprintf(b, "dataLogSize=%d\n", size)
 	fmt.Fprintf(b, "tickTime=%d\n", s.cfg.TickTime.Milliseconds())
 	fmt.Fprintf(b, "maxClientCnxns=%d\n", s.cfg.MaxClientCnxns)
 	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
-	fmt.Fprintf(b, "serverId=%d\n", s.cfg.ServerID)
+	b.WriteString("clientPortListenBacklog=-1\n")
+	serverID := 0
+	if s.node.Mode() != "standalone" {
+		serverID = int(s.node.ID())
+	}
+	fmt.Fprintf(b, "serverId=%d\n", serverID)
+	if serverID != 0 {
+		for _, p := range s.node.Members() {
+			fmt.Fprintf(b, "%s\n", p.ConfigLine())
+		}
+	}
 }
 
+// writeEnvi is envi.
 func (s *Server) writeEnvi(b *strings.Builder) {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	user := os.Getenv("USER")
 	b.WriteString("Environment:\n")
-	fmt.Fprintf(b, "zookeeper.version=%s\n", Version)
-	fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
-	fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
-	fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
+	for _, kv := range [][2]string{
+		{"zookeeper.version", Version}, {"host.name", host}, {"go.version", runtime.Version()},
+		{"os.name", runtime.GOOS}, {"os.arch", runtime.GOARCH}, {"user.name", user},
+		{"user.home", home}, {"user.dir", wd},
+	} {
+		fmt.Fprintf(b, "%s=%s\n", kv[0], kv[1])
+	}
+}
+
+// writeConns lists connections as ZooKeeper's dumpConnectionInfo does:
+// brief for stat, with session details for cons.
+func (s *Server) writeConns(b *strings.Builder, brief bool) {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	sort.Slice(conns, func(i, j int) bool { return conns[i].stats.established.Before(conns[j].stats.established) })
+	for _, c := range conns {
+		ops := "1"
+		if c.sessionID == 0 {
+			ops = "0"
+		}
+		fmt.Fprintf(b, " /%s[%s](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), ops,
+			c.queued(), c.stats.received.Load(), c.stats.sent.Load())
+		if !brief && c.sessionID != 0 {
+			st := &c.stats
+			lmin, lavg, lmax := st.lat.latencies()
+			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%s,maxlat=%d",
+				hexID(c.sessionID), opName(st.lastOp.Load()), st.established.UnixMilli(), c.timeout,
+				st.lastCxid.Load(), uint64(st.lastZxid.Load()), st.lastResp.Load(), st.lastLat.Load(),
+				lmin, javaDouble(lavg), lmax)
+		}
+		b.WriteString(")\n")
+	}
+}
+
+func (s *Server) resetConnStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.stats.received.Store(0)
+		c.stats.sent.Store(0)
+		c.stats.lat.reset()
+	}
+}
+
+// queued is the number of this connection's requests in flight.
+func (c *conn) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.pending)
+	for _, p := range c.pending {
+		n += len(p.parked)
+	}
+	return n
+}
+
+func (s *Server) writeWatchesBySession(b *strings.Builder) {
+	bySession := s.node.Watches().BySession()
+	ids := make([]int64, 0, len(bySession))
+	for id := range bySession {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		fmt.Fprintf(b, "%s\n", hexID(id))
+		for _, p := range bySession[id] {
+			fmt.Fprintf(b, "\t%s\n", p)
+		}
+	}
+}
+
+func (s *Server) writeWatchesByPath(b *strings.Builder) {
+	byPath := s.node.Watches().ByPath()
+	paths := make([]string, 0, len(byPath))
+	for p := range byPath {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(b, "%s\n", p)
+		for _, id := range byPath[p] {
+			fmt.Fprintf(b, "\t%s\n", hexID(id))
+		}
+	}
+}
+
+// writeDump is dump: sessions and their ephemeral nodes.
+func (s *Server) writeDump(b *strings.Builder) {
+	t := s.node.RLockTree()
+	sessions := t.Sessions()
+	eph := make(map[int64][]string, len(sessions))
+	for _, si := range sessions {
+		if list := t.GetEphemerals(si.ID, "/"); len(list) > 0 {
+			eph[si.ID] = list
+		}
+	}
+	s.node.RUnlockTree()
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
+	b.WriteString("SessionTracker dump:\n")
+	fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
+	for _, si := range sessions {
+		fmt.Fprintf(b, "%s\t%dms\n", hexID(si.ID), si.Timeout)
+	}
+	b.WriteString("ephemeral nodes dump:\n")
+	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(eph))
+	for _, si := range sessions {
+		if list, ok := eph[si.ID]; ok {
+			fmt.Fprintf(b, "%s:\n", hexID(si.ID))
+			for _, p := range list {
+				fmt.Fprintf(b, "\t%s\n", p)
+			}
+		}
+	}
+	b.WriteString("Connections dump:\n")
+	fmt.Fprintf(b, "Connections Sets (%d)/(%d):\n", s.numConns(), s.numConns())
 }

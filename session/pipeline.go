@@ -51,7 +51,7 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 		c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
 		c.countSent()
 	}
-	c.srv.stats.latency(p.start)
+	c.answered(p.start, res.Zxid)
 	if p.op == jute.OpCloseSession {
 		c.out.closeAfterFlush()
 		return
@@ -62,7 +62,7 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 			continue
 		}
 		c.answerRead(t, r.h, r.body)
-		c.srv.stats.latency(r.start)
+		c.answered(r.start, t.LastZxid())
 	}
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -271,6 +272,42 @@ func TestReconfigGate(t *testing.T) {
 		}
 		if h := c.reply(nil); h.Xid != 6 || h.Err != jute.OK {
 			t.Fatalf("connection must stay usable: %+v", h)
+		}
+	}
+}
+
+// TestFourLetterFormats checks the shapes ZooKeeper 3.8 prints (captured
+// from the Debian server), which zkServer.sh, zktop and exporters parse.
+func TestFourLetterFormats(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(1, jute.OpGetData, &jute.PathWatchRequest{Path: "/zookeeper", Watch: true})
+	c.reply(nil)
+	word := func(w string) string {
+		c := dialRaw(t, ts.addr)
+		c.sendRaw([]byte(w))
+		return readAll(t, c)
+	}
+	patterns := map[string]string{
+		"srvr": `^Zookeeper version: 3\.\d+\.\d+-\S*, built on .*\nLatency min/avg/max: \d+/\d+\.\d+(E-?\d+)?/\d+\nReceived: \d+\nSent: \d+\nConnections: \d+\nOutstanding: 0\nZxid: 0x[0-9a-f]+\nMode: standalone\nNode count: 5\n$`,
+		"stat": `^Zookeeper version: .*\nClients:\n( /127\.0\.0\.1:\d+\[[01]\]\(queued=\d+,recved=\d+,sent=\d+\)\n)+\nLatency min/avg/max: .*\nReceived: \d+\n`,
+		"cons": `( /127\.0\.0\.1:\d+\[1\]\(queued=0,recved=\d+,sent=\d+,sid=0x[0-9a-f]+,lop=GETD,est=\d+,to=\d+,lcxid=0x1,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+\.\d+,maxlat=\d+\)\n)`,
+		"mntr": `(?m)^zk_version\t3\..*\n(.*\n)*zk_znode_count\t5\n(.*\n)*zk_watch_count\t1\n`,
+		"conf": `^clientPort=\d+\nsecureClientPort=-1\ndataDir=.*\ndataDirSize=\d+\ndataLogDir=.*\ndataLogSize=\d+\ntickTime=200\nmaxClientCnxns=0\nminSessionTimeout=400\nmaxSessionTimeout=4000\nclientPortListenBacklog=-1\nserverId=0\n$`,
+		"wchs": `^1 connections watching 1 paths\nTotal watches:1\n$`,
+		"wchc": `^0x[0-9a-f]+\n\t/zookeeper\n$`,
+		"wchp": `^/zookeeper\n\t0x[0-9a-f]+\n$`,
+		"envi": `^Environment:\nzookeeper\.version=3\.`,
+		"dump": `^SessionTracker dump:\n`,
+		"ruok": `^imok$`,
+		"isro": `^rw$`,
+		"srst": `^Server stats reset\.\n$`,
+		"crst": `^Connection stats reset\.\n$`,
+	}
+	for w, re := range patterns {
+		if out := word(w); !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("%s output does not match ZooKeeper's shape %q:\n%s", w, re, out)
 		}
 	}
 }
