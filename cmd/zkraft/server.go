@@ -41,6 +41,7 @@ func serverCommand() *cli.Command {
 			&cli.BoolFlag{Name: "join", Usage: "a new member: wait to be added by reconfig instead of bootstrapping"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
+			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
 		},
@@ -74,6 +75,13 @@ func runServer(c *cli.Context) error {
 
 // serve runs one member until SIGINT or SIGTERM.
 func serve(c *cli.Context, st settings, log *zap.Logger) error {
+	if addr := c.String("pprof-addr"); addr != "" {
+		stop, err := startPprof(addr, log)
+		if err != nil {
+			return fmt.Errorf("pprof: %w", err)
+		}
+		defer stop()
+	}
 	node, err := ensemble.Open(ensemble.Config{
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,
