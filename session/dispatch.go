@@ -53,7 +53,8 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 	switch kindOf(h.Type) {
 	case kindWrite:
 		if !wellFormed(h.Type, body) {
-			return false // garbage never reaches the log
+			c.malformed(h) // garbage never reaches the log
+			return true
 		}
 		c.propose(h, body)
 		return true
@@ -88,8 +89,9 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 // committed when the sync was issued: a barrier through the log.
 func (c *conn) sync(h jute.RequestHeader, body []byte) bool {
 	var req jute.PathRequest
-	if jute.Unmarshal(body, &req) != nil {
-		return false
+	if !decodeBody(body, &req) {
+		c.malformed(h)
+		return true
 	}
 	pw := c.enqueueWrite(h)
 	pw.syncPath = req.Path
@@ -102,8 +104,9 @@ func (c *conn) sync(h jute.RequestHeader, body []byte) bool {
 // on a standalone ZooKeeper.
 func (c *conn) reconfig(h jute.RequestHeader, body []byte) bool {
 	var req jute.ReconfigRequest
-	if jute.Unmarshal(body, &req) != nil {
-		return false
+	if !decodeBody(body, &req) {
+		c.malformed(h)
+		return true
 	}
 	var code jute.ErrCode
 	switch {
@@ -157,10 +160,22 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	c.answered(start, zxid)
 }
 
-// wellFormed reports whether body decodes completely as op's request. Writes
-// are checked before they are proposed, so a malformed one closes the
-// connection instead of occupying the log.
+// wellFormed reports whether body decodes as op's request. Writes are
+// checked before they are proposed, so a malformed one never occupies the
+// log.
 func wellFormed(op jute.Op, body []byte) bool {
 	rec, ok := jute.NewRequest(op)
-	return ok && jute.Unmarshal(body, rec) == nil
+	return ok && decodeBody(body, rec)
+}
+
+// decodeBody decodes a request body. Like ZooKeeper's deserializer it
+// ignores trailing bytes.
+func decodeBody(body []byte, rec jute.Record) bool {
+	return rec.Decode(jute.NewReader(body)) == nil
+}
+
+// malformed answers a request whose body does not decode: ZooKeeper replies
+// MarshallingError (-5) and keeps the connection.
+func (c *conn) malformed(h jute.RequestHeader) {
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrMarshallingError, nil) })
 }

@@ -180,15 +180,40 @@ func TestOversizeFrameClosesConnection(t *testing.T) {
 	pre.expectClosed()
 }
 
+// TestMalformedBodyMarshallingError: a request whose header is fine but
+// whose body does not decode gets -5 and the connection stays usable, as on
+// ZooKeeper; a frame too short for a header closes the connection.
+func TestMalformedBodyMarshallingError(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	for i, op := range []jute.Op{jute.OpGetData, jute.OpCreate, jute.OpSetData, jute.OpMulti, jute.OpSync, jute.OpSetWatches} {
+		c.sendRaw(append(be32(12), append(append(be32(int32(i+1)), be32(int32(op))...), be32(9)...)...))
+		if h := c.reply(nil); h.Xid != int32(i+1) || h.Err != jute.ErrMarshallingError {
+			t.Fatalf("op %d: %+v, want -5", op, h)
+		}
+	}
+	c.request(jute.XidPing, jute.OpPing, nil)
+	if h := c.reply(nil); h.Xid != jute.XidPing {
+		t.Fatalf("connection not usable after -5: %+v", h)
+	}
+	c.sendRaw(append(be32(3), 1, 2, 3))
+	c.expectClosed()
+}
+
 func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	ts := startServer(t)
 	good := dialRaw(t, ts.addr)
 	good.connect(false)
 	bad := dialRaw(t, ts.addr)
 	bad.connect(false)
-	// A create whose ACL vector claims a million entries.
+	// A create whose ACL vector claims a million entries: -5, no allocation.
 	bad.sendRaw(append(be32(20), append(append(be32(1), be32(int32(jute.OpCreate))...), append(be32(1), 'x', 0, 0, 0)...)...))
 	bad.sendRaw(be32(1000000))
+	if h := bad.reply(nil); h.Err != jute.ErrMarshallingError {
+		t.Fatalf("bad create: %+v", h)
+	}
+	bad.sendRaw(be32(-5)) // a negative frame length: closed
 	bad.expectClosed()
 	good.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
 	if h := good.reply(nil); h.Err != jute.OK {

@@ -23,7 +23,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(jute.OK, nil)
 	case jute.OpExists:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		stat, err := t.Exists(req.Path, ids)
@@ -39,7 +39,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(code, &jute.StatResponse{Stat: stat})
 	case jute.OpGetData:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		data, stat, err := t.GetData(req.Path, ids)
@@ -49,7 +49,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(errCode(err), &jute.GetDataResponse{Data: data, Stat: stat})
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		children, stat, err := t.GetChildren(req.Path, ids)
@@ -63,26 +63,26 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		}
 	case jute.OpGetACL:
 		var req jute.PathRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		acl, stat, err := t.GetACL(req.Path, ids)
 		reply(errCode(err), &jute.GetACLResponse{ACL: acl, Stat: stat})
 	case jute.OpSync:
 		var req jute.PathRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		reply(jute.OK, &req)
 	case jute.OpGetEphemerals:
 		var req jute.PathRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		reply(jute.OK, &jute.StringsResponse{Strings: t.GetEphemerals(c.sessionID, req.Path)})
 	case jute.OpGetAllChildrenNumber:
 		var req jute.PathRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		n, err := t.GetAllChildrenNumber(req.Path, ids)
@@ -91,33 +91,34 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(jute.OK, whoAmI(ids))
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		req := jute.SetWatches{V2: h.Type == jute.OpSetWatches2}
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		c.setWatches(t, &req)
 		reply(jute.OK, nil)
 	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
 		var req jute.PathTypeRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		code, resp := c.watchOp(h.Type, &req)
 		reply(code, resp)
 	case jute.OpMultiRead:
 		var req jute.MultiRequest
-		if !c.decode(r, &req) {
+		if !c.decode(r, &req, h, zxid) {
 			return
 		}
 		reply(jute.OK, c.multiRead(t, &req, ids))
 	}
 }
 
-// decode fills rec from r, requiring the whole body to be consumed. On
-// malformed input the connection is dropped, as ZooKeeper drops it.
-func (c *conn) decode(r *jute.Reader, rec jute.Record) bool {
-	if rec.Decode(r) != nil || r.Remaining() != 0 {
-		c.out.kill()
-		c.nc.Close()
+// decode fills rec from r (trailing bytes are ignored, as ZooKeeper does).
+// A body that does not decode is answered with MarshallingError (-5) and
+// the connection stays open, as ZooKeeper answers it.
+func (c *conn) decode(r *jute.Reader, rec jute.Record, h jute.RequestHeader, zxid int64) bool {
+	if rec.Decode(r) != nil {
+		c.out.reply(h.Xid, zxid, jute.ErrMarshallingError, nil)
+		c.countSent()
 		return false
 	}
 	return true

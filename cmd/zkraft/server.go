@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -26,15 +25,15 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Usage: "a ZooKeeper zoo.cfg to read"},
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "where the Raft log and snapshots live"},
 			&cli.StringFlag{Name: "client-addr", Value: "127.0.0.1:2181", Usage: "client listen address"},
-			&cli.DurationFlag{Name: "tick-time", Value: 2 * time.Second, Usage: "ZooKeeper tickTime"},
-			&cli.DurationFlag{Name: "min-session-timeout", Usage: "lower bound for session timeouts (default 2 ticks)"},
-			&cli.DurationFlag{Name: "max-session-timeout", Usage: "upper bound for session timeouts (default 20 ticks)"},
+			&cli.StringFlag{Name: "tick-time", Value: "2000", Usage: "ZooKeeper tickTime, in ms (2000) or as a duration (2s)"},
+			&cli.StringFlag{Name: "min-session-timeout", Usage: "lower bound for session timeouts, ms or duration (default 2 ticks)"},
+			&cli.StringFlag{Name: "max-session-timeout", Usage: "upper bound for session timeouts, ms or duration (default 20 ticks)"},
 			&cli.IntFlag{Name: "max-client-cnxns", Value: 60, Usage: "connections per client IP (0 = unlimited)"},
 			&cli.IntFlag{Name: "jute-max-buffer", Value: 0xfffff, Usage: "largest request frame in bytes (jute.maxbuffer)"},
 			&cli.StringFlag{Name: "super-digest", Usage: "super user as user:base64(sha1(user:password))"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
-			&cli.DurationFlag{Name: "container-check-interval", Value: time.Minute, Usage: "how often empty containers and expired TTL nodes are reaped"},
+			&cli.StringFlag{Name: "container-check-interval", Value: "60000", Usage: "how often empty containers and expired TTL nodes are reaped, ms or duration"},
 			&cli.BoolFlag{Name: "linearizable-reads", Usage: "confirm every read through the log first (etcd-style reads; slower)"},
 			&cli.BoolFlag{Name: "read-only-mode", Usage: "without a quorum, keep serving read-only clients (readonlymode.enabled)"},
 			&cli.BoolFlag{Name: "reconfig-enabled", Usage: "allow the reconfig operation (reconfigEnabled)"},
@@ -66,7 +65,9 @@ func runServer(c *cli.Context) error {
 			return err
 		}
 	}
-	st.applyFlags(c)
+	if err := st.applyFlags(c); err != nil {
+		return err
+	}
 	if err := st.resolveMembers(c); err != nil {
 		return err
 	}

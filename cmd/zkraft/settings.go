@@ -134,22 +134,30 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 	return nil
 }
 
-// applyFlags overlays flags the user set explicitly.
-func (s *settings) applyFlags(c *cli.Context) {
+// applyFlags overlays flags the user set explicitly. Time flags take
+// milliseconds, as zoo.cfg does, or a Go duration ("2s").
+func (s *settings) applyFlags(c *cli.Context) error {
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"tick-time", &s.TickTime}, {"min-session-timeout", &s.MinSessionTimeout},
+		{"max-session-timeout", &s.MaxSessionTimeout}, {"container-check-interval", &s.ContainerInterval},
+	} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		d, err := millisOrDuration(c.String(f.name))
+		if err != nil {
+			return fmt.Errorf("--%s: %w", f.name, err)
+		}
+		*f.dst = d
+	}
 	if c.IsSet("data-dir") {
 		s.DataDir = c.String("data-dir")
 	}
 	if c.IsSet("client-addr") {
 		s.ClientAddr = c.String("client-addr")
-	}
-	if c.IsSet("tick-time") {
-		s.TickTime = c.Duration("tick-time")
-	}
-	if c.IsSet("min-session-timeout") {
-		s.MinSessionTimeout = c.Duration("min-session-timeout")
-	}
-	if c.IsSet("max-session-timeout") {
-		s.MaxSessionTimeout = c.Duration("max-session-timeout")
 	}
 	if c.IsSet("max-client-cnxns") {
 		s.MaxClientCnxns = c.Int("max-client-cnxns")
@@ -166,9 +174,6 @@ func (s *settings) applyFlags(c *cli.Context) {
 	if c.IsSet("4lw-whitelist") {
 		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
 	}
-	if c.IsSet("container-check-interval") {
-		s.ContainerInterval = c.Duration("container-check-interval")
-	}
 	if c.IsSet("read-only-mode") {
 		s.ReadOnlyMode = c.Bool("read-only-mode")
 	}
@@ -179,6 +184,19 @@ func (s *settings) applyFlags(c *cli.Context) {
 		s.ServerID = uint8(c.Uint("id"))
 		s.idSet = true
 	}
+	return nil
+}
+
+// millisOrDuration reads "2000" as milliseconds and "2s" as a duration.
+func millisOrDuration(v string) (time.Duration, error) {
+	if d, err := millis(v); err == nil {
+		return d, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither milliseconds nor a duration", v)
+	}
+	return d, nil
 }
 
 // resolveMembers settles the member list and this member's id and client

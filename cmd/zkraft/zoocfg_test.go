@@ -74,3 +74,14 @@ func TestPeersFlag(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 }
+
+func TestMillisOrDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"2000": 2 * time.Second, "2s": 2 * time.Second, "150ms": 150 * time.Millisecond} {
+		if got, err := millisOrDuration(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	if _, err := millisOrDuration("soon"); err == nil {
+		t.Error("accepted garbage")
+	}
+}
