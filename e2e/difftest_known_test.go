@@ -15,7 +15,7 @@ type knownDiff struct {
 	name string
 	// zookeeperBug marks a ZooKeeper 3.8.0 defect that zkraft rightly does
 	// not copy; other entries are zkraft departures awaiting a fix and are
-	// reported anyway under ZKRAFT_DIFF_STRICT=1.
+	// reported anyway under ZKRAFT_COMPAT_STRICT=1.
 	zookeeperBug bool
 	// match reports whether the outcomes of a are this difference.
 	match func(a daction, zkraft, zookeeper string) bool
@@ -43,15 +43,16 @@ var knownDiffs = []knownDiff{
 	},
 }
 
-// strictDiff makes zkraft's known departures count as mismatches.
-var strictDiff = os.Getenv("ZKRAFT_DIFF_STRICT") == "1"
+// strictCompat (ZKRAFT_COMPAT_STRICT=1) makes zkraft's known departures
+// count as differences in the differential and compatibility tests.
+var strictCompat = os.Getenv("ZKRAFT_COMPAT_STRICT") == "1"
 
 // known returns the known difference that explains the two outcomes of a,
 // or nil.
 func known(a daction, zkraft, zookeeper string) *knownDiff {
 	for i := range knownDiffs {
 		k := &knownDiffs[i]
-		if k.match(a, zkraft, zookeeper) && (k.zookeeperBug || !strictDiff) {
+		if k.match(a, zkraft, zookeeper) && (k.zookeeperBug || !strictCompat) {
 			return k
 		}
 	}
