@@ -97,6 +97,7 @@ func compatKinds() []string {
 // parallel, each stopped when t ends.
 func compatServers(t *testing.T) map[string]*Server {
 	t.Helper()
+	needJava(t) // the ZooKeeper server is a JVM
 	kinds := compatKinds()
 	out := make(map[string]*Server, len(kinds))
 	errs := make([]error, len(kinds))
