@@ -243,13 +243,15 @@ func (r *drun) next() daction {
 		}
 	case k < 54:
 		a.op, a.req = jute.OpGetData, &jute.PathWatchRequest{Path: r.path(), Watch: watch}
-	case k < 62:
+	case k < 59:
 		a.op, a.req = jute.OpGetChildren2, &jute.PathWatchRequest{Path: r.path(), Watch: watch}
+	case k < 62:
+		a.op, a.req = jute.OpGetChildren, &jute.PathWatchRequest{Path: r.path(), Watch: watch}
 	case k < 65:
 		a.op, a.req = jute.OpGetACL, &jute.PathRequest{Path: r.path()}
 	case k < 70:
 		a.op, a.req = jute.OpSetACL, &jute.SetACLRequest{Path: r.path(), ACL: diffACLChoice[r.pick(len(diffACLChoice))], Version: r.version()}
-	case k < 84:
+	case k < 83:
 		m := &jute.MultiRequest{}
 		for n := []int{1, 2, 2, 3, 4}[r.pick(5)]; n > 0; n-- {
 			if r.pick(4) == 0 {
@@ -260,7 +262,14 @@ func (r *drun) next() daction {
 			m.Ops = append(m.Ops, jute.MultiOp{Type: o, Req: req})
 		}
 		a.op, a.req = jute.OpMulti, m
-	case k < 86:
+	case k < 85:
+		m := &jute.MultiRequest{}
+		for n := r.pick(3) + 1; n > 0; n-- {
+			typ := []jute.Op{jute.OpGetData, jute.OpGetChildren}[r.pick(2)]
+			m.Ops = append(m.Ops, jute.MultiOp{Type: typ, Req: &jute.PathWatchRequest{Path: r.path()}})
+		}
+		a.op, a.req = jute.OpMultiRead, m
+	case k < 87:
 		a.op, a.req = jute.OpSync, &jute.PathRequest{Path: r.path()}
 	case k < 89:
 		a.slot = 3 + r.pick(2)
