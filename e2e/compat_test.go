@@ -20,7 +20,19 @@ import (
 // recipes, zkCli.sh's ZooKeeperMain, kazoo, the C shell cli_mt) against a
 // dedicated zkraft server, and against a dedicated Apache ZooKeeper to
 // validate each script or program itself. With ZKRAFT_E2E_TARGET=zookeeper
-// only the ZooKeeper run happens.
+// only the ZooKeeper run happens. Their fixtures live in testdata/compat:
+//
+//	java/ZkCompat.java     compiled with javac at test time (TestCompatJava)
+//	zkcli/*.txt            zkCli command scripts (TestCompatZkCli)
+//	kazoo/recipes.py       run with /usr/bin/python3 (TestCompatKazoo)
+//	climt/*.txt            cli_mt commands, one batch run each (TestCompatCClient)
+//
+// TestDifferentialSessions compares zkraft with ZooKeeper on seeded random
+// multi-session workloads; see its doc for ZKRAFT_DIFF_SEEDS,
+// ZKRAFT_DIFF_OPS and ZKRAFT_DIFF_TRACE. ZKRAFT_COMPAT_STRICT=1 stops
+// tolerating the known zkraft departures listed in difftest_known_test.go.
+// A missing client tool skips these tests locally and fails them on CI
+// (CI=true).
 
 // Client tools from the Debian packages.
 const (
