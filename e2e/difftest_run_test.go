@@ -20,20 +20,30 @@ type drun struct {
 	outcomes   map[string]int
 	mismatches int
 	trace      bool
+	offline    int      // the slot whose connection is down, or -1
+	backAt     int      // the step at which offline reconnects
 	history    []string // the steps so far, for mismatch reports
 }
 
-// daction is one step: a request from a slot, or a session close.
+// daction is one step: a request from a slot, a session close, or a
+// connection loss (disconnect) and the session's resumption (reconnect).
 type daction struct {
-	slot  int
-	op    jute.Op
-	req   jute.Record
-	close bool
+	slot       int
+	op         jute.Op
+	req        jute.Record
+	close      bool
+	disconnect bool
+	reconnect  bool
 }
 
 func (a daction) String() string {
-	if a.close {
+	switch {
+	case a.close:
 		return fmt.Sprintf("s%d closeSession", a.slot)
+	case a.disconnect:
+		return fmt.Sprintf("s%d disconnect", a.slot)
+	case a.reconnect:
+		return fmt.Sprintf("s%d reconnect+setWatches2", a.slot)
 	}
 	return fmt.Sprintf("s%d op%d %s", a.slot, a.op, describe(a.req))
 }
@@ -72,11 +82,19 @@ func (r *drun) run(ops int) int {
 		}
 	}
 	step := 1
+	r.offline = -1
 	for ; step <= ops && r.mismatches < 3; step++ {
 		a := r.next()
 		if step <= len(diffPreset) {
 			// A few nodes to start from, so early steps find something.
 			a = daction{slot: 1, op: jute.OpCreate, req: create(r.root + diffPreset[step-1])}
+		}
+		switch {
+		case r.offline >= 0 && step >= r.backAt:
+			a = daction{slot: r.offline, reconnect: true}
+			r.offline = -1
+		case a.disconnect:
+			r.offline, r.backAt = a.slot, step+1+r.pick(6)
 		}
 		got := make([]string, len(r.sides))
 		for i, d := range r.sides {
@@ -98,6 +116,9 @@ func (r *drun) run(ops int) int {
 			d.super.ping() // keeps the idle super session alive
 		}
 		for i := 0; i < diffSlots; i++ {
+			if i == r.offline {
+				continue
+			}
 			evs := make([]string, len(r.sides))
 			for j, d := range r.sides {
 				ev := d.drain(i, r.root)
@@ -114,6 +135,11 @@ func (r *drun) run(ops int) int {
 			if evs[1] != "[]" {
 				r.outcomes["events"]++
 			}
+		}
+	}
+	if r.offline >= 0 {
+		for _, d := range r.sides {
+			d.reconnect(r.offline)
 		}
 	}
 	if r.mismatches == 0 {
@@ -145,7 +171,14 @@ func (r *drun) mismatch(step int, what, zkraft, zookeeper string) {
 // count tallies outcome kinds, to show a run is not vacuous.
 func (r *drun) count(a daction, res string) {
 	k := "close"
-	if !a.close {
+	switch {
+	case a.disconnect:
+		k = "disconnect"
+	case a.reconnect && strings.Contains(res, "re-armed"):
+		k = "reconnect+setWatches2"
+	case a.reconnect:
+		k = "reconnect"
+	case !a.close:
 		k = fmt.Sprintf("op%d", a.op)
 		if strings.HasPrefix(res, "err") {
 			k += " " + res
@@ -227,10 +260,19 @@ func (r *drun) write(inMulti bool) (jute.Op, jute.Record) {
 // version difference.
 func (r *drun) next() daction {
 	a := daction{slot: r.pick(diffSlots)}
+	if a.slot == r.offline {
+		a.slot = 0 // the outsider is never disconnected
+	}
 	watch := (a.slot == 1 || a.slot == 2) && r.pick(2) == 0
 	switch k := r.pick(100); {
 	case k < 2:
 		a.close = true
+	case k < 4:
+		if r.offline < 0 && a.slot != 0 {
+			a.disconnect = true
+		} else {
+			a.op, a.req = jute.OpSync, &jute.PathRequest{Path: r.path()}
+		}
 	case k < 34:
 		a.op, a.req = r.write(false)
 	case k < 38:
@@ -274,6 +316,9 @@ func (r *drun) next() daction {
 	case k < 89:
 		a.slot = 3 + r.pick(2)
 		a.op, a.req = jute.OpAddWatch, &jute.PathTypeRequest{Path: r.path(), Type: int32(a.slot - 3)}
+		if a.slot == r.offline {
+			a.slot, a.op, a.req = 0, jute.OpSync, &jute.PathRequest{Path: r.path()}
+		}
 	case k < 92:
 		typ := int32(r.pick(3)) + 1
 		if a.slot >= 3 {
@@ -307,14 +352,21 @@ func (r *drun) childOf(p string) string {
 
 // exec runs one action on d and renders its outcome.
 func (r *drun) exec(d *dside, step int, a daction) string {
-	if a.close {
+	switch {
+	case a.close:
 		return d.closeSlot(step, a.slot)
+	case a.disconnect:
+		return d.disconnect(a.slot)
+	case a.reconnect:
+		return d.reconnect(a.slot)
 	}
 	resp, _ := jute.NewResponse(a.op)
 	if _, empty := resp.(jute.Empty); empty {
 		resp = nil
 	}
 	h := d.slots[a.slot].call(a.op, a.req, resp)
+	d.models[a.slot].saw(h.Zxid)
+	d.models[a.slot].request(a.op, a.req, h.Err)
 	if h.Err != jute.OK {
 		return fmt.Sprintf("err %d", h.Err)
 	}

@@ -122,6 +122,7 @@ type dside struct {
 	name   string
 	srv    *Server
 	slots  [diffSlots]*rawConn
+	models [diffSlots]*wmodel // each session's client-side watch record
 	gens   [diffSlots]int
 	super  *rawConn
 	steps  map[int64]int    // zxid -> step of the write that made it
@@ -148,6 +149,7 @@ func (d *dside) open(i int) {
 		d.auth(c, "alice:secret")
 	}
 	d.slots[i] = c
+	d.models[i] = newWModel()
 }
 
 // auth sends a digest auth packet and requires success.
@@ -181,9 +183,10 @@ func (d *dside) closeSlot(step, i int) string {
 // round trip flushes the ones sent before it) in normalized form.
 func (d *dside) drain(i int, root string) []string {
 	c := d.slots[i]
-	c.ping()
+	d.models[i].saw(c.ping())
 	var out []string
 	for _, ev := range c.Events {
+		d.models[i].event(ev)
 		out = append(out, fmt.Sprintf("%d %s", ev.Type, strings.Replace(ev.Path, root, "~", 1)))
 	}
 	c.Events = c.Events[:0]
