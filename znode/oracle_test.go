@@ -67,8 +67,10 @@ func toJute(a []zk.ACL) []jute.ACL {
 // TestOracle runs random writes against a real ZooKeeper (address in
 // ZKRAFT_ORACLE, e.g. 127.0.0.1:2181) and against a Tree, comparing every
 // error code, created path, Stat (zxids included), ACL and child list after
-// each step. Skipped unless ZKRAFT_ORACLE is set. Zxids are compared through
-// a fixed offset, so nothing else may write to that server meanwhile.
+// each step, then closes the session and compares again. The server must
+// run with -Dzookeeper.extendedTypesEnabled=true, and nothing else may write
+// to it meanwhile (zxids are compared through a fixed offset). Skipped
+// unless ZKRAFT_ORACLE is set.
 func TestOracle(t *testing.T) {
 	addr := os.Getenv("ZKRAFT_ORACLE")
 	if addr == "" {
@@ -86,7 +88,6 @@ func oracleRun(t *testing.T, addr string, seed, steps int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	if err := c.AddAuth("digest", []byte("u:p")); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func oracleRun(t *testing.T, addr string, seed, steps int) {
 		t.Fatal(err)
 	}
 	// Our tree mirrors the ZooKeeper subtree under root.
-	w := &oracleWorld{c: c, tree: NewTree(Options{}), sess: 7,
+	w := &oracleWorld{c: c, tree: NewTree(Options{ExtendedTypes: true}), sess: 7,
 		ids: []jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: acl.DigestID("u", "p")}}, root: root}
 	w.tree.Apply(&Txn{Type: jute.OpCreateSession, Session: w.sess}, 1)
 	w.zxid = 1
@@ -129,7 +130,7 @@ func oracleRun(t *testing.T, addr string, seed, steps int) {
 		var res *Result
 		var desc string
 		switch k := rng.Intn(10); {
-		case k < 4:
+		case k < 3:
 			flags := int32(rng.Intn(4))
 			desc = fmt.Sprintf("create %s flags %d acl %v", path, flags, a)
 			var p string
@@ -138,6 +139,24 @@ func oracleRun(t *testing.T, addr string, seed, steps int) {
 			if zerr == nil {
 				created = append(created, p)
 				if got := res.Resp.(*jute.PathRequest).Path; got != p {
+					fail(desc, fmt.Sprintf("path %s vs ours %s", p, got))
+				}
+			}
+		case k < 4:
+			var p string
+			if rng.Intn(2) == 0 {
+				desc = fmt.Sprintf("createContainer %s", path)
+				p, zerr = c.CreateContainer(path, data, jute.FlagContainer, a)
+				res = w.apply(jute.OpCreateContainer, &jute.CreateRequest{Path: path, Data: data, ACL: toJute(a), Flags: jute.FlagContainer})
+			} else {
+				flags := jute.FlagPersistentTTL + int32(rng.Intn(2))
+				desc = fmt.Sprintf("createTTL %s flags %d", path, flags)
+				p, zerr = c.CreateTTL(path, data, flags, a, time.Hour)
+				res = w.apply(jute.OpCreateTTL, &jute.CreateRequest{Path: path, Data: data, ACL: toJute(a), Flags: flags, TTL: 3600000, HasTTL: true})
+			}
+			if zerr == nil {
+				created = append(created, p)
+				if got := res.Resp.(*jute.Create2Response).Path; got != p {
 					fail(desc, fmt.Sprintf("path %s vs ours %s", p, got))
 				}
 			}
@@ -202,6 +221,26 @@ func oracleRun(t *testing.T, addr string, seed, steps int) {
 		}
 		oracleCompare(w, offset, func(msg string) { fail(desc, msg) })
 	}
+	// Closing the session deletes its ephemerals in one transaction; the
+	// new connection's createSession takes one more zxid on both sides.
+	c.Close()
+	w.zxid++
+	w.tree.Apply(&Txn{Type: jute.OpCloseSession, Session: w.sess}, w.zxid)
+	c2, _, err := zk.Connect([]string{addr}, 20*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.AddAuth("digest", []byte("u:p")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c2.Exists(root); err != nil { // waits for the session
+		t.Fatal(err)
+	}
+	w.zxid++
+	w.tree.Apply(&Txn{Type: jute.OpCreateSession, Session: w.sess + 1}, w.zxid)
+	w.c = c2
+	oracleCompare(w, offset, func(msg string) { fail("after closeSession", msg) })
 }
 
 // oracleCompare walks ZooKeeper's subtree and ours and compares them.
