@@ -40,43 +40,69 @@ func clientLogger() zk.Logger {
 	return log.New(io.Discard, "", 0)
 }
 
-// client is a go-zookeeper connection with its session event stream.
+// client is a go-zookeeper connection that records its session events.
 type client struct {
 	*zk.Conn
-	// Events carries session events (and, redundantly, node events).
-	Events <-chan zk.Event
 	dialer *dialer
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every new event
+	events  []zk.Event    // every session event, in order
+	seen    int           // events before this index were consumed by waitState
 }
 
 // connect opens a session on s with the given timeout and waits until it is
 // established. The session is closed when t ends.
 func connect(t testing.TB, s *Server, timeout time.Duration) *client {
 	t.Helper()
-	d := &dialer{}
+	c := &client{dialer: &dialer{}, changed: make(chan struct{})}
 	conn, events, err := zk.Connect([]string{s.Addr}, timeout,
-		zk.WithLogger(clientLogger()), zk.WithDialer(d.dial))
+		zk.WithLogger(clientLogger()), zk.WithDialer(c.dialer.dial), zk.WithEventCallback(c.record))
 	if err != nil {
 		t.Fatalf("zk.Connect: %v", err)
 	}
+	// go-zookeeper drops events when this channel is full; the callback
+	// above is the reliable record, so just drain it.
+	go func() {
+		for range events {
+		}
+	}()
+	c.Conn = conn
 	t.Cleanup(conn.Close)
-	c := &client{Conn: conn, Events: events, dialer: d}
 	c.waitState(t, zk.StateHasSession, 10*time.Second)
 	return c
 }
 
-// waitState consumes session events until state is seen.
+// record is go-zookeeper's event callback: it keeps session events.
+func (c *client) record(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, ev)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// waitState waits for a session event with state that has not been
+// consumed yet, and consumes the events up to it.
 func (c *client) waitState(t testing.TB, state zk.State, timeout time.Duration) {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
-		select {
-		case ev, ok := <-c.Events:
-			if !ok {
-				t.Fatalf("event channel closed while waiting for %v", state)
-			}
-			if ev.Type == zk.EventSession && ev.State == state {
+		c.mu.Lock()
+		for i := c.seen; i < len(c.events); i++ {
+			if c.events[i].State == state {
+				c.seen = i + 1
+				c.mu.Unlock()
 				return
 			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
 		case <-deadline:
 			t.Fatalf("no %v within %v (state now %v)", state, timeout, c.State())
 		}
