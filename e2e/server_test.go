@@ -136,10 +136,13 @@ func (s *Server) command() (*exec.Cmd, error) {
 		if level == "" {
 			level = "info"
 		}
+		// zkraft's time flags are Go durations ("2s"); see TestCLIMillis
+		// for the milliseconds form of the original CLI contract.
 		args := []string{"server",
 			"--client-addr", s.Addr,
 			"--data-dir", s.dataDir,
-			"--tick-time", strconv.Itoa(tickTimeMs),
+			"--tick-time", (tickTimeMs * time.Millisecond).String(),
+			"--container-check-interval", "1s",
 			"--super-digest", superDigest(),
 			"--log-level", level,
 			"--extended-types",
