@@ -362,3 +362,29 @@ func TestWatchIsPerSession(t *testing.T) {
 		t.Errorf("unrelated session got %v", other.Events)
 	}
 }
+
+// TestWatchReadFilter: since ZooKeeper 3.8.4/3.9.2 (CVE-2024-23944) a
+// notification reaches only watchers with READ on the node (on the parent
+// for NodeChildrenChanged). Debian's 3.8.0 package carries the fix too.
+func TestWatchReadFilter(t *testing.T) {
+	t.Parallel()
+	h := newWatchHarness(t)
+	gz := connect(t, shared, sessionTimeout)
+	r := testRoot(t, gz)
+	secret := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: digestID("owner", "pw")}}}
+	if err := h.m.writeRaw(encodeRequest(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("owner:pw")})); err != nil {
+		t.Fatal(err)
+	}
+	if rep := h.m.recv(); rep.Hdr.Err != jute.OK {
+		t.Fatalf("auth: %+v", rep.Hdr)
+	}
+	h.watch(t, jute.OpExists, r+"/s", jute.ErrNoNode)
+	h.mutate(t, jute.OpCreate, &jute.CreateRequest{Path: r + "/s", ACL: secret})
+	h.mutate(t, jute.OpCreate, &jute.CreateRequest{Path: r + "/open", ACL: rawOpenACL})
+	h.watch(t, jute.OpExists, r+"/s2", jute.ErrNoNode)
+	h.expect(t, nil)
+	// A readable node still notifies.
+	h.watch(t, jute.OpGetData, r+"/open", jute.OK)
+	zo := h.mutate(t, jute.OpSetData, set(r+"/open", "x"))
+	h.expect(t, []rawEvent{{zo, jute.EventNodeDataChanged, r + "/open"}})
+}
