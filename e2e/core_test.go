@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -442,5 +443,57 @@ func TestSync(t *testing.T) {
 		if err != nil || got != p {
 			t.Errorf("sync %s = %q, %v", p, got, err)
 		}
+	}
+}
+
+// TestConcurrentSequential races many sessions creating sequential children
+// of one parent: every suffix is handed out exactly once, with no gaps.
+func TestConcurrentSequential(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	const clients, each = 8, 40
+	names := make(chan string, clients*each)
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for i := 0; i < clients; i++ {
+		c := connect(t, shared, sessionTimeout)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < each; j++ {
+				flags := int32(zk.FlagSequence)
+				if j%2 == 1 {
+					flags = zk.FlagEphemeralSequential
+				}
+				p, err := c.Create(root+"/q-", []byte(fmt.Sprint(i)), flags, openACL)
+				if err != nil {
+					errs <- err
+					return
+				}
+				names <- p
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(names)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := make(map[string]bool)
+	for p := range names {
+		if seen[p] {
+			t.Errorf("suffix handed out twice: %s", p)
+		}
+		seen[p] = true
+	}
+	for i := 0; i < clients*each; i++ {
+		if p := fmt.Sprintf("%s/q-%010d", root, i); !seen[p] {
+			t.Errorf("missing %s", p)
+		}
+	}
+	if st := mustStat(t, gz, root); st.NumChildren != clients*each || st.Cversion != clients*each {
+		t.Errorf("parent stat %+v", st)
 	}
 }

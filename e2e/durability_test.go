@@ -169,6 +169,16 @@ func TestDurabilityKill9(t *testing.T) {
 	if st := mustStat(t, w, "/d/eph-w"); st.EphemeralOwner != wID {
 		t.Errorf("resumed session's ephemeral owner = %#x, want %#x", st.EphemeralOwner, wID)
 	}
+	// Zxids keep growing across the restart.
+	var maxZxid int64
+	for _, p := range paths {
+		if st := mustStat(t, w, p); st.Mzxid > maxZxid {
+			maxZxid = st.Mzxid
+		}
+	}
+	if st, err := w.Set("/d/race0", []byte("after"), -1); err != nil || st.Mzxid <= maxZxid {
+		t.Errorf("first write after restart: mzxid %#x, want > %#x (%v)", st.Mzxid, maxZxid, err)
+	}
 	// Sequence numbers continue where they were.
 	if got := mustCreate(t, w, "/d/g0/n-", nil, zk.FlagSequence); got != "/d/g0/n-0000000042" {
 		t.Errorf("sequential create after restart = %s, want /d/g0/n-0000000042", got)

@@ -41,10 +41,6 @@ var (
 	shared *Server
 )
 
-// onCI reports whether the suite runs in CI, where skipping for a missing
-// dependency is forbidden.
-func onCI() bool { return os.Getenv("CI") == "true" }
-
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }

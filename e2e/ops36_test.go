@@ -100,7 +100,9 @@ func TestCheckRemoveWatches(t *testing.T) {
 	gz := connect(t, shared, sessionTimeout)
 	r := testRoot(t, gz)
 	h.mutate(t, jute.OpCreate, create(r+"/n"))
-	pt := func(path string, typ int32) *jute.PathTypeRequest { return &jute.PathTypeRequest{Path: path, Type: typ} }
+	pt := func(path string, typ int32) *jute.PathTypeRequest {
+		return &jute.PathTypeRequest{Path: path, Type: typ}
+	}
 
 	for _, typ := range []int32{jute.WatcherChildren, jute.WatcherData, jute.WatcherAny} {
 		if got := h.w.callErr(jute.OpCheckWatches, pt(r+"/n", typ)); got != jute.ErrNoWatcher {

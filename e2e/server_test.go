@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
@@ -327,10 +326,4 @@ func (s *Server) Running() bool {
 	default:
 		return true
 	}
-}
-
-// logContains reports whether the server log contains sub (debug aid).
-func (s *Server) logContains(sub string) bool {
-	b, _ := os.ReadFile(s.logPath)
-	return bytes.Contains(b, []byte(sub))
 }

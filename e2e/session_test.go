@@ -322,3 +322,32 @@ func TestSessionTimeoutNegotiation(t *testing.T) {
 	c := connect(t, shared, time.Second)
 	c.Close()
 }
+
+// TestKeepAlive: a session that only pings (or only reads) outlives its
+// timeout several times over.
+func TestKeepAlive(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	pinger := newRawSession(t, shared, minSessionTimeoutMs)
+	reader := newRawSession(t, shared, minSessionTimeoutMs)
+	for i, c := range []*rawConn{pinger, reader} {
+		p := fmt.Sprintf("%s/e%d", root, i)
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+			t.Fatal(h.Err)
+		}
+	}
+	end := time.Now().Add(2*time.Duration(minSessionTimeoutMs)*time.Millisecond + time.Second)
+	for time.Now().Before(end) {
+		pinger.ping()
+		if got := reader.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root}); got != jute.OK {
+			t.Fatalf("reader: %d", got)
+		}
+		time.Sleep(time.Second)
+	}
+	for i, c := range []*rawConn{pinger, reader} {
+		if st := mustStat(t, gz, fmt.Sprintf("%s/e%d", root, i)); st.EphemeralOwner != c.SessionID {
+			t.Errorf("e%d owner %#x", i, st.EphemeralOwner)
+		}
+	}
+}
