@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkraft/zkraft/jute"
@@ -225,6 +226,9 @@ func TestStatFields(t *testing.T) {
 		s0.Ctime != s0.Mtime || s0.Ctime == 0 || s0.Version != 0 || s0.Cversion != 0 || s0.Aversion != 0 ||
 		s0.EphemeralOwner != 0 || s0.DataLength != 5 || s0.NumChildren != 0 {
 		t.Errorf("create2 reply zxid %#x: %s %+v", h.Zxid, cr.Path, s0)
+	}
+	if d := time.Now().UnixMilli() - s0.Ctime; d < -10000 || d > 10000 {
+		t.Errorf("ctime %d is %d ms away from the wall clock", s0.Ctime, d)
 	}
 	// All reads agree with the create2 Stat.
 	var sr jute.StatResponse

@@ -201,6 +201,9 @@ func TestDurabilityKill9(t *testing.T) {
 		took = time.Since(killedAt)
 	}
 	t.Logf("absent session's ephemeral gone %v after the kill", took)
+	if took < 2500*time.Millisecond {
+		t.Errorf("absent session expired %v after the kill, well before its 4s timeout", took)
+	}
 	mustStat(t, w, "/d/eph-w")
 
 	// A clean stop and start changes nothing either.

@@ -142,6 +142,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"--data-dir", s.dataDir,
 			"--tick-time", (tickTimeMs * time.Millisecond).String(),
 			"--container-check-interval", "1s",
+			"--max-client-cnxns", "0", // as maxClientCnxns=0 in ZooKeeper's zoo.cfg
 			"--super-digest", superDigest(),
 			"--log-level", level,
 			"--extended-types",
