@@ -420,7 +420,10 @@ func TestGetChildren(t *testing.T) {
 	}
 }
 
-// TestSystemNodes checks /zookeeper and its children as a fresh client sees them.
+// TestSystemNodes checks /zookeeper and its children exactly as a fresh
+// client sees them, including ZooKeeper's artefacts: Stats of zeros, a
+// visible cversion of -2 on /zookeeper (stored 0, two children), and a
+// read-only /zookeeper/config with aversion -1.
 func TestSystemNodes(t *testing.T) {
 	t.Parallel()
 	c := connect(t, shared, sessionTimeout)
@@ -431,9 +434,28 @@ func TestSystemNodes(t *testing.T) {
 	if fmt.Sprint(sorted(children)) != "[config quota]" {
 		t.Errorf("/zookeeper children = %v", children)
 	}
-	data, _, err := c.Get("/zookeeper/config")
-	if err != nil || len(data) != 0 {
-		t.Errorf("standalone /zookeeper/config = %q, %v", data, err)
+	for _, tc := range []struct {
+		path string
+		stat zk.Stat
+		acl  []zk.ACL
+	}{
+		{"/zookeeper", zk.Stat{Cversion: -2, NumChildren: 2}, openACL},
+		{"/zookeeper/quota", zk.Stat{}, openACL},
+		{"/zookeeper/config", zk.Stat{Aversion: -1}, zk.WorldACL(zk.PermRead)},
+	} {
+		data, st, err := c.Get(tc.path)
+		if err != nil || len(data) != 0 || *st != tc.stat {
+			t.Errorf("%s = %q %+v %v, want empty data and %+v", tc.path, data, *st, err, tc.stat)
+		}
+		acl, _, err := c.GetACL(tc.path)
+		if err != nil || fmt.Sprint(acl) != fmt.Sprint(tc.acl) {
+			t.Errorf("%s ACL = %v %v, want %v", tc.path, acl, err, tc.acl)
+		}
+	}
+	_, err = c.Set("/zookeeper/config", []byte("x"), -1)
+	wantErr(t, "setData /zookeeper/config", err, zk.ErrNoAuth)
+	if st := mustStat(t, c, "/"); st.Czxid != 0 || st.Ctime != 0 || st.Version != 0 || st.Aversion != 0 {
+		t.Errorf("/ stat %+v", st)
 	}
 }
 
