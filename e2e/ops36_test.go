@@ -334,3 +334,49 @@ func TestSetWatchesRaw(t *testing.T) {
 		t.Errorf("re-armed events = %v, want %v", got, want)
 	}
 }
+
+// TestSetWatches2Raw re-arms persistent and recursive watches on a resumed
+// connection: no catch-up events, and they fire on later changes.
+func TestSetWatches2Raw(t *testing.T) {
+	t.Parallel()
+	h := newWatchHarness(t)
+	gz := connect(t, shared, sessionTimeout)
+	r := testRoot(t, gz)
+	rel := h.w.ping()
+	h.mutate(t, jute.OpCreate, create(r+"/x"))
+	h.mutate(t, jute.OpCreate, create(r+"/tree"))
+
+	c := dialRaw(t, shared)
+	c.handshake(&jute.ConnectRequest{LastZxidSeen: rel, TimeOut: int32(sessionTimeout.Milliseconds()), SessionID: h.w.SessionID, Passwd: h.w.Passwd, HasReadOnly: true})
+	sw := &jute.SetWatches{RelativeZxid: rel, V2: true, PersistentWatches: []string{r + "/x"}, PersistentRecursive: []string{r + "/tree"}}
+	if err := c.writeRaw(encodeRequest(jute.XidSetWatches, jute.OpSetWatches2, sw)); err != nil {
+		t.Fatal(err)
+	}
+	if rep := c.recv(); rep.Hdr.Xid != jute.XidSetWatches || rep.Hdr.Err != jute.OK || len(rep.Body) != 0 {
+		t.Fatalf("setWatches2 reply %+v %x", rep.Hdr, rep.Body)
+	}
+	c.ping()
+	if len(c.Events) != 0 {
+		t.Errorf("persistent watches got catch-up events %v", c.Events)
+	}
+	z1 := h.mutate(t, jute.OpSetData, set(r+"/x", "1"))
+	z2 := h.mutate(t, jute.OpCreate, create(r+"/x/y"))
+	z3 := h.mutate(t, jute.OpCreate, create(r+"/tree/a"))
+	z4 := h.mutate(t, jute.OpSetData, set(r+"/x", "2"))
+	c.ping()
+	want := []rawEvent{
+		{z1, jute.EventNodeDataChanged, r + "/x"},
+		{z2, jute.EventNodeChildrenChanged, r + "/x"},
+		{z3, jute.EventNodeCreated, r + "/tree/a"},
+		{z4, jute.EventNodeDataChanged, r + "/x"},
+	}
+	if len(c.Events) != len(want) {
+		t.Fatalf("events %v, want %v", c.Events, want)
+	}
+	for i, ev := range c.Events {
+		if ev.Type != want[i].Type || ev.Path != want[i].Path {
+			t.Fatalf("events %v, want %v", c.Events, want)
+		}
+		checkEventZxid(t, ev, want[i].Zxid)
+	}
+}
