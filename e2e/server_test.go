@@ -31,6 +31,8 @@ const startTimeout = 30 * time.Second
 
 // ServerOptions tunes a server beyond the suite's defaults.
 type ServerOptions struct {
+	// Kind is the implementation to run; empty means the suite's target.
+	Kind string
 	// ExtraArgs are appended to the zkraft command line (zkraft target only).
 	ExtraArgs []string
 }
@@ -40,6 +42,8 @@ type ServerOptions struct {
 type Server struct {
 	// Addr is host:port of the client listener.
 	Addr string
+	// Kind is targetZkraft or targetZookeeper.
+	Kind string
 
 	dir     string // root of everything this server owns
 	dataDir string
@@ -63,14 +67,14 @@ func StartServer(t *testing.T, opts ServerOptions) *Server {
 	}
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
-			t.Errorf("stop %s: %v", target, err)
+			t.Errorf("stop %s: %v", s.Kind, err)
 		}
 		if t.Failed() {
 			t.Logf("server log %s, last lines:\n%s", s.LogPath(), s.LogTail(150))
 		}
 	})
 	if err := s.Start(); err != nil {
-		t.Fatalf("start %s: %v", target, err)
+		t.Fatalf("start %s: %v", s.Kind, err)
 	}
 	return s
 }
@@ -81,8 +85,13 @@ func newServer(dir string, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	kind := opts.Kind
+	if kind == "" {
+		kind = target
+	}
 	s := &Server{
 		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Kind:    kind,
 		dir:     dir,
 		dataDir: filepath.Join(dir, "data"),
 		logPath: filepath.Join(dir, "server.log"),
@@ -127,9 +136,9 @@ func (s *Server) LogTail(n int) string {
 	return strings.Join(lines, "")
 }
 
-// command builds the process for the current target.
+// command builds the process for s.Kind.
 func (s *Server) command() (*exec.Cmd, error) {
-	switch target {
+	switch s.Kind {
 	case targetZkraft:
 		level := os.Getenv("ZKRAFT_E2E_LOG_LEVEL")
 		if level == "" {
@@ -173,7 +182,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			filepath.Join(confDir, "zoo.cfg"),
 		), nil
 	}
-	return nil, fmt.Errorf("unknown target %q", target)
+	return nil, fmt.Errorf("unknown server kind %q", s.Kind)
 }
 
 // Start launches the process and waits until it answers a handshake.
@@ -189,7 +198,7 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(logf, "=== e2e: %s starting at %s: %s\n", target, time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
+	fmt.Fprintf(logf, "=== e2e: %s starting at %s: %s\n", s.Kind, time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Die with the test binary, so a crashed run leaks no servers.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -217,7 +226,7 @@ func (s *Server) waitReady(timeout time.Duration) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.done:
-			return fmt.Errorf("%s exited during startup: %v", target, s.werr)
+			return fmt.Errorf("%s exited during startup: %v", s.Kind, s.werr)
 		default:
 		}
 		if last = probe(s.Addr); last == nil {
@@ -225,7 +234,7 @@ func (s *Server) waitReady(timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("%s not ready after %v: %v", target, timeout, last)
+	return fmt.Errorf("%s not ready after %v: %v", s.Kind, timeout, last)
 }
 
 // probe opens a session on addr with a raw handshake and closes it again.
@@ -282,17 +291,17 @@ func (s *Server) Stop() error {
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-s.done
-		return fmt.Errorf("%s ignored SIGTERM for 15s; killed", target)
+		return fmt.Errorf("%s ignored SIGTERM for 15s; killed", s.Kind)
 	}
 	var ee *exec.ExitError
-	if s.werr != nil && errors.As(s.werr, &ee) && target == targetZookeeper {
+	if s.werr != nil && errors.As(s.werr, &ee) && s.Kind == targetZookeeper {
 		// The JVM exits 143 on SIGTERM; that is a clean stop for ZooKeeper.
 		if ee.ExitCode() == 143 || ee.ExitCode() == -1 {
 			return nil
 		}
 	}
 	if s.werr != nil {
-		return fmt.Errorf("%s exited uncleanly after SIGTERM: %v", target, s.werr)
+		return fmt.Errorf("%s exited uncleanly after SIGTERM: %v", s.Kind, s.werr)
 	}
 	return nil
 }
@@ -308,7 +317,7 @@ func (s *Server) Kill() {
 }
 
 func (s *Server) reset() {
-	fmt.Fprintf(s.logf, "=== e2e: %s stopped at %s: %v\n", target, time.Now().Format(time.RFC3339Nano), s.werr)
+	fmt.Fprintf(s.logf, "=== e2e: %s stopped at %s: %v\n", s.Kind, time.Now().Format(time.RFC3339Nano), s.werr)
 	s.logf.Close()
 	s.cmd, s.logf = nil, nil
 }
