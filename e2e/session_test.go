@@ -1,0 +1,353 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// waitRawEvent pings c until a notification matching typ and path arrives
+// or timeout passes, and returns how long that took.
+func waitRawEvent(t *testing.T, c *rawConn, typ jute.EventType, path string, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < timeout {
+		c.ping()
+		for _, ev := range c.Events {
+			if ev.Type == typ && ev.Path == path {
+				return time.Since(start)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no %v on %s within %v; events %v", typ, path, timeout, c.Events)
+	return 0
+}
+
+// TestCloseSessionDeletesEphemerals checks that closeSession deletes every
+// ephemeral of the session in one transaction before its reply, and fires
+// the watches of other sessions.
+func TestCloseSessionDeletesEphemerals(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	mustCreate(t, gz, root+"/sub", nil, 0)
+
+	owner := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	for _, p := range []string{root + "/e1", root + "/e2", root + "/sub/e3"} {
+		if h := owner.call(jute.OpCreate, &jute.CreateRequest{Path: p, ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+			t.Fatalf("create %s: %d", p, h.Err)
+		}
+	}
+	var cr jute.PathRequest
+	if h := owner.call(jute.OpCreate, &jute.CreateRequest{Path: root + "/s-", ACL: rawOpenACL, Flags: jute.FlagEphemeralSequential}, &cr); h.Err != jute.OK {
+		t.Fatalf("create ephemeral sequential: %d", h.Err)
+	}
+	mustCreate(t, gz, root+"/persistent", nil, 0)
+
+	w := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	for _, p := range []string{root + "/e1", root + "/sub/e3", cr.Path} {
+		if got := w.callErr(jute.OpGetData, &jute.PathWatchRequest{Path: p, Watch: true}); got != jute.OK {
+			t.Fatalf("watch %s: %d", p, got)
+		}
+	}
+	if got := w.callErr(jute.OpGetChildren, &jute.PathWatchRequest{Path: root + "/sub", Watch: true}); got != jute.OK {
+		t.Fatal(got)
+	}
+
+	h := owner.call(jute.OpCloseSession, nil, nil)
+	if h.Err != jute.OK {
+		t.Fatalf("closeSession: %d", h.Err)
+	}
+	owner.expectClosed()
+	// Gone as soon as closeSession has been answered.
+	for _, p := range []string{root + "/e1", root + "/e2", root + "/sub/e3", cr.Path} {
+		mustNotExist(t, gz, p)
+	}
+	mustStat(t, gz, root+"/persistent")
+	w.ping()
+	var got []string
+	for _, ev := range w.Events {
+		got = append(got, fmt.Sprintf("%d %s", ev.Type, ev.Path))
+		checkEventZxid(t, ev, h.Zxid)
+	}
+	sort.Strings(got)
+	want := []string{
+		fmt.Sprintf("%d %s", jute.EventNodeDeleted, root+"/e1"),
+		fmt.Sprintf("%d %s", jute.EventNodeDeleted, root+"/sub/e3"),
+		fmt.Sprintf("%d %s", jute.EventNodeDeleted, cr.Path),
+		fmt.Sprintf("%d %s", jute.EventNodeChildrenChanged, root+"/sub"),
+	}
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events = %v, want %v", got, want)
+	}
+	// One transaction: the parents' pzxid is the closeSession zxid.
+	if st := mustStat(t, gz, root+"/sub"); st.Pzxid != h.Zxid {
+		t.Errorf("sub pzxid %#x, want closeSession zxid %#x", st.Pzxid, h.Zxid)
+	}
+}
+
+// TestCloseSessionGoZookeeper checks the same through go-zookeeper's Close.
+func TestCloseSessionGoZookeeper(t *testing.T) {
+	t.Parallel()
+	a := connect(t, shared, sessionTimeout)
+	b := connect(t, shared, sessionTimeout)
+	root := testRoot(t, b)
+	mustCreate(t, a, root+"/e", nil, zk.FlagEphemeral)
+	_, _, ch, err := b.ExistsW(root + "/e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	mustNotExist(t, b, root+"/e")
+	waitEvent(t, ch, zk.EventNodeDeleted, root+"/e")
+}
+
+// TestSessionExpiry cuts a client off: after the session timeout its
+// ephemerals are deleted and other sessions' watches fire; when the client
+// comes back it is told its session expired.
+func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
+	a := connect(t, shared, shortTimeout)
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	mustCreate(t, a, root+"/e", nil, zk.FlagEphemeral)
+	mustCreate(t, a, root+"/p", nil, 0)
+	oldID := a.SessionID()
+
+	w := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	if got := w.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root + "/e", Watch: true}); got != jute.OK {
+		t.Fatal(got)
+	}
+	if got := w.callErr(jute.OpGetChildren, &jute.PathWatchRequest{Path: root, Watch: true}); got != jute.OK {
+		t.Fatal(got)
+	}
+
+	a.dialer.drop(true /* block */)
+	took := waitRawEvent(t, w, jute.EventNodeDeleted, root+"/e", shortTimeout+2*tickTimeMs*time.Millisecond+4*time.Second)
+	// The client last talked to the server at most a third of the timeout
+	// before the cut; ZooKeeper expires up to one tick after the timeout.
+	if took < shortTimeout*2/3-500*time.Millisecond {
+		t.Errorf("session expired %v after the cut, before its %v timeout", took, shortTimeout)
+	}
+	t.Logf("expired %v after the cut", took)
+	waitRawEvent(t, w, jute.EventNodeChildrenChanged, root, time.Second)
+	mustNotExist(t, gz, root+"/e")
+	mustStat(t, gz, root+"/p")
+
+	a.dialer.unblock()
+	a.waitState(t, zk.StateExpired, 10*time.Second)
+	// go-zookeeper then opens a fresh session.
+	a.waitState(t, zk.StateHasSession, 10*time.Second)
+	if a.SessionID() == oldID || a.SessionID() == 0 {
+		t.Errorf("session after expiry = %#x (old %#x)", a.SessionID(), oldID)
+	}
+}
+
+// TestSessionResume drops a client's connection and lets it reconnect
+// within the timeout: same session, ephemerals kept, watches re-armed with
+// catch-up events for what changed while it was away.
+func TestSessionResume(t *testing.T) {
+	t.Parallel()
+	a := connect(t, shared, 6*time.Second)
+	m := connect(t, shared, sessionTimeout)
+	root := testRoot(t, m)
+	mustCreate(t, m, root+"/n", nil, 0)
+	mustCreate(t, m, root+"/stay", nil, 0)
+	mustCreate(t, m, root+"/gone", nil, 0)
+	mustCreate(t, a, root+"/e", nil, zk.FlagEphemeral)
+	id := a.SessionID()
+
+	_, _, dataCh, err := a.GetW(root + "/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, existCh, err := a.ExistsW(root + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, childCh, err := a.ChildrenW(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, stayCh, err := a.GetW(root + "/stay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, goneCh, err := a.GetW(root + "/gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	a.dialer.drop(true /* block */)
+	a.waitState(t, zk.StateDisconnected, 5*time.Second)
+	if _, err := m.Set(root+"/n", []byte("changed"), -1); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, m, root+"/m", nil, 0)
+	if err := m.Delete(root+"/gone", -1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	a.dialer.unblock()
+	a.waitState(t, zk.StateHasSession, 10*time.Second)
+	if a.SessionID() != id {
+		t.Fatalf("session after reconnect = %#x, want %#x", a.SessionID(), id)
+	}
+	waitEvent(t, dataCh, zk.EventNodeDataChanged, root+"/n")
+	waitEvent(t, existCh, zk.EventNodeCreated, root+"/m")
+	waitEvent(t, childCh, zk.EventNodeChildrenChanged, root)
+	waitEvent(t, goneCh, zk.EventNodeDeleted, root+"/gone")
+	// An unchanged node's watch is re-armed, not fired.
+	noEvent(t, stayCh, quiet)
+	if _, err := m.Set(root+"/stay", []byte("now"), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, stayCh, zk.EventNodeDataChanged, root+"/stay")
+
+	if st := mustStat(t, m, root+"/e"); st.EphemeralOwner != id {
+		t.Errorf("ephemeral owner after resume = %#x, want %#x", st.EphemeralOwner, id)
+	}
+	if a.dialer.dials.Load() < 2 {
+		t.Errorf("client never redialed")
+	}
+}
+
+// TestReconnectRaw resumes a session on a second connection by id and
+// password: the reply carries the same session, and the server closes the
+// first connection.
+func TestReconnectRaw(t *testing.T) {
+	t.Parallel()
+	first := newRawSession(t, shared, 6000)
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	if h := first.call(jute.OpCreate, &jute.CreateRequest{Path: root + "/e", ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	zxid := first.ping()
+
+	second := dialRaw(t, shared)
+	resp := second.handshake(&jute.ConnectRequest{LastZxidSeen: zxid, TimeOut: 6000, SessionID: first.SessionID, Passwd: first.Passwd, HasReadOnly: true})
+	if resp.SessionID != first.SessionID || resp.TimeOut != 6000 || !bytes.Equal(resp.Passwd, first.Passwd) {
+		t.Fatalf("resume = %+v, want session %#x", resp, first.SessionID)
+	}
+	first.expectClosed()
+	second.ping()
+	if st := mustStat(t, gz, root+"/e"); st.EphemeralOwner != first.SessionID {
+		t.Errorf("ephemeral owner = %#x", st.EphemeralOwner)
+	}
+	second.closeSession()
+	mustNotExist(t, gz, root+"/e")
+}
+
+// TestResumeRefused covers a wrong password, an unknown session and a
+// closed session: each is answered as expired (timeout 0, session 0, 16
+// zero bytes of password) and the connection is closed; the real session
+// survives. (ZooKeeper closes the live connection of a session before it
+// checks the password of a resume attempt, so a wrong password kicks the
+// rightful client off; the test allows that but requires the session, its
+// ephemerals and its password to stay valid.)
+func TestResumeRefused(t *testing.T) {
+	t.Parallel()
+	live := newRawSession(t, shared, 6000)
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	if h := live.call(jute.OpCreate, &jute.CreateRequest{Path: root + "/e", ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	closed := newRawSession(t, shared, 6000)
+	closed.closeSession()
+
+	wrong := append([]byte(nil), live.Passwd...)
+	wrong[0] ^= 0xff
+	for _, tc := range []struct {
+		name   string
+		id     int64
+		passwd []byte
+	}{
+		{"wrong password", live.SessionID, wrong},
+		{"short password", live.SessionID, live.Passwd[:8]},
+		{"unknown session", live.SessionID ^ 0x5a5a5a, live.Passwd},
+		{"closed session", closed.SessionID, closed.Passwd},
+	} {
+		c := dialRaw(t, shared)
+		resp, body, err := c.tryHandshake(&jute.ConnectRequest{TimeOut: 6000, SessionID: tc.id, Passwd: tc.passwd, HasReadOnly: true})
+		if err != nil {
+			t.Errorf("%s: %v (body %x)", tc.name, err, body)
+			continue
+		}
+		if resp.TimeOut != 0 || resp.SessionID != 0 || !bytes.Equal(resp.Passwd, make([]byte, 16)) {
+			t.Errorf("%s: response %+v, want timeout 0, session 0, 16 zero bytes", tc.name, resp)
+		}
+		c.expectClosed()
+	}
+	if st := mustStat(t, gz, root+"/e"); st.EphemeralOwner != live.SessionID {
+		t.Errorf("live session's ephemeral owner = %#x", st.EphemeralOwner)
+	}
+	again := dialRaw(t, shared)
+	resp := again.handshake(&jute.ConnectRequest{TimeOut: 6000, SessionID: live.SessionID, Passwd: live.Passwd, HasReadOnly: true})
+	if resp.SessionID != live.SessionID {
+		t.Fatalf("resume with the right password after refusals = %+v", resp)
+	}
+	again.ping()
+}
+
+// TestSessionTimeoutNegotiation checks clamping to [2, 20] x tickTime.
+func TestSessionTimeoutNegotiation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ask, want int32 }{
+		{1, minSessionTimeoutMs},
+		{1000, minSessionTimeoutMs},
+		{minSessionTimeoutMs, minSessionTimeoutMs},
+		{5000, 5000},
+		{maxSessionTimeoutMs, maxSessionTimeoutMs},
+		{100000, maxSessionTimeoutMs},
+	} {
+		c := newRawSession(t, shared, tc.ask)
+		if c.Timeout != tc.want {
+			t.Errorf("asked %d ms: negotiated %d, want %d", tc.ask, c.Timeout, tc.want)
+		}
+		if len(c.Passwd) != 16 {
+			t.Errorf("password is %d bytes, want 16", len(c.Passwd))
+		}
+		c.closeSession()
+	}
+	// go-zookeeper adopts the negotiated value.
+	c := connect(t, shared, time.Second)
+	c.Close()
+}
+
+// TestKeepAlive: a session that only pings (or only reads) outlives its
+// timeout several times over.
+func TestKeepAlive(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	pinger := newRawSession(t, shared, minSessionTimeoutMs)
+	reader := newRawSession(t, shared, minSessionTimeoutMs)
+	for i, c := range []*rawConn{pinger, reader} {
+		p := fmt.Sprintf("%s/e%d", root, i)
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+			t.Fatal(h.Err)
+		}
+	}
+	end := time.Now().Add(2*time.Duration(minSessionTimeoutMs)*time.Millisecond + time.Second)
+	for time.Now().Before(end) {
+		pinger.ping()
+		if got := reader.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root}); got != jute.OK {
+			t.Fatalf("reader: %d", got)
+		}
+		time.Sleep(time.Second)
+	}
+	for i, c := range []*rawConn{pinger, reader} {
+		if st := mustStat(t, gz, fmt.Sprintf("%s/e%d", root, i)); st.EphemeralOwner != c.SessionID {
+			t.Errorf("e%d owner %#x", i, st.EphemeralOwner)
+		}
+	}
+}
