@@ -110,7 +110,7 @@ func randomRunID() uint64 {
 func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
-	rc.Logger = newHCLogger(n.log)
+	rc.Logger = newHCLogger(n.log, n.cfg.multi())
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
 	rc.TrailingLogs = n.cfg.SnapshotThreshold
 	rc.SnapshotInterval = 30 * time.Second
