@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-short test-faults vet fuzz bench clean
+.PHONY: all build run test test-short test-faults vet fuzz bench gobench clean
 
 all: build
 
@@ -36,7 +36,14 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./jute/ || exit 1; \
 	done
 
-bench:
+# The side-by-side benchmark against Apache ZooKeeper (docs/performance.md).
+BENCH_DURATION ?= 10s
+BENCH_NODES ?= 1000000
+bench: build
+	$(GO) run ./scripts/benchcompare -zkraft $(BIN) -duration $(BENCH_DURATION) -nodes $(BENCH_NODES) -out docs/bench-latest.md
+
+# Go micro-benchmarks.
+gobench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 clean:

@@ -107,6 +107,9 @@ func (d *diffSide) do(step int, op jute.Op, req jute.Record) string {
 // departures from 3.9 (create2 inside multi, standalone check).
 func TestDifferential(t *testing.T) {
 	requireTarget(t, targetZkraft, "compares zkraft with the ZooKeeper oracle")
+	if testing.Short() {
+		t.Skip("-short: the differential run takes ~15 s")
+	}
 	t.Parallel()
 	java, err := findZookeeper()
 	if err != nil {

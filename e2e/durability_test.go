@@ -30,6 +30,9 @@ func snapshotStats(t *testing.T, c *client, paths []string) map[string]string {
 // with its ephemerals, and that a session which does not come back expires.
 // It also runs against ZooKeeper, which validates the test itself.
 func TestDurabilityKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kill/restart test takes ~15 s")
+	}
 	t.Parallel()
 	srv := StartServer(t, ServerOptions{})
 	w := connect(t, srv, 6*time.Second)    // comes back after the restart

@@ -88,11 +88,7 @@ func (e *expiry) expired(now time.Time, retry time.Duration) []int64 {
 // expireSessions is the leader's expiry loop.
 func (n *Node) expireSessions() {
 	defer n.wg.Done()
-	interval := n.cfg.TickTime / 2
-	if interval < 50*time.Millisecond {
-		interval = 50 * time.Millisecond
-	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(n.halfTick())
 	defer tick.Stop()
 	for {
 		select {
@@ -113,4 +109,13 @@ func (n *Node) expireSessions() {
 			}
 		}
 	}
+}
+
+// halfTick is the period of the member's session bookkeeping loops (expiry
+// checks, touch reports): half a tick, at least 20ms.
+func (n *Node) halfTick() time.Duration {
+	if d := n.cfg.TickTime / 2; d > 20*time.Millisecond {
+		return d
+	}
+	return 20 * time.Millisecond
 }

@@ -121,20 +121,14 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 	return res
 }
 
-// Snapshot implements raft.FSM. The tree is serialized here, on the FSM
-// goroutine, so the image is exactly the state at the last applied index.
+// Snapshot implements raft.FSM. It runs on the FSM goroutine, so a clone
+// taken here is exactly the state at the last applied index; the clone is
+// serialized and streamed to disk by Persist while Apply carries on.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
-	defer f.mu.RUnlock()
-	var buf snapshotBuffer
-	bw := bufio.NewWriterSize(&buf, 1<<16)
-	if err := f.tree.WriteSnapshot(bw); err != nil {
-		return nil, fmt.Errorf("ensemble: snapshot tree: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("ensemble: snapshot tree: %w", err)
-	}
-	return &buf, nil
+	clone := f.tree.Clone()
+	f.mu.RUnlock()
+	return &treeSnapshot{tree: clone}, nil
 }
 
 // Restore implements raft.FSM: the tree is replaced by the snapshot's.
@@ -152,14 +146,17 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-// snapshotBuffer holds a serialized tree until raft persists it.
-type snapshotBuffer struct{ b []byte }
+// treeSnapshot is a point-in-time copy of the tree awaiting persistence.
+type treeSnapshot struct{ tree *znode.Tree }
 
-func (s *snapshotBuffer) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
-
-// Persist implements raft.FSMSnapshot.
-func (s *snapshotBuffer) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s.b); err != nil {
+// Persist implements raft.FSMSnapshot: the copy is streamed to the sink.
+func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
+	bw := bufio.NewWriterSize(sink, 1<<16)
+	err := s.tree.WriteSnapshot(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("ensemble: persist snapshot: %w", err)
 	}
@@ -167,4 +164,4 @@ func (s *snapshotBuffer) Persist(sink raft.SnapshotSink) error {
 }
 
 // Release implements raft.FSMSnapshot.
-func (s *snapshotBuffer) Release() { s.b = nil }
+func (s *treeSnapshot) Release() { s.tree = nil }

@@ -28,9 +28,13 @@ func (z zapWriter) Write(p []byte) (int, error) {
 }
 
 // newHCLogger adapts zap for hashicorp/raft. Raft's info lines are chatty,
-// so they are passed on only when the server logs at debug level.
-func newHCLogger(log *zap.Logger) hclog.Logger {
+// so they are passed on only when the server logs at debug level; a lone
+// member's warnings (its routine self-election) only at debug level too.
+func newHCLogger(log *zap.Logger, multi bool) hclog.Logger {
 	level := hclog.Warn
+	if !multi {
+		level = hclog.Error
+	}
 	if log.Core().Enabled(zap.DebugLevel) {
 		level = hclog.Debug
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/watches"
@@ -109,7 +110,7 @@ func randomRunID() uint64 {
 func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
-	rc.Logger = newHCLogger(n.log)
+	rc.Logger = newHCLogger(n.log, n.cfg.multi())
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
 	rc.TrailingLogs = n.cfg.SnapshotThreshold
 	rc.SnapshotInterval = 30 * time.Second
@@ -132,7 +133,12 @@ func (n *Node) electionTimeout() time.Duration {
 
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.DataDir, "raft.db")})
+	store, err := raftboltdb.New(raftboltdb.Options{
+		Path: filepath.Join(n.cfg.DataDir, "raft.db"),
+		// The freelist is rebuilt on open instead of written with every
+		// transaction: less to fsync per group commit, same durability.
+		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
+	})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

@@ -98,11 +98,7 @@ func (s *touchSet) drain() []byte {
 // flushTouches reports a follower's session activity to the leader.
 func (n *Node) flushTouches() {
 	defer n.wg.Done()
-	interval := n.cfg.TickTime / 2
-	if interval < 20*time.Millisecond {
-		interval = 20 * time.Millisecond
-	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(n.halfTick())
 	defer tick.Stop()
 	for {
 		select {

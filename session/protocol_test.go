@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"time"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -335,4 +336,44 @@ func TestFourLetterFormats(t *testing.T) {
 			t.Errorf("%s output does not match ZooKeeper's shape %q:\n%s", w, re, out)
 		}
 	}
+}
+
+// TestStalledClientDoesNotDelayOthers: a client that floods requests and
+// never reads its socket cannot hold up the FSM or other sessions; its
+// unread replies pile up in its own buffer until it is cut off.
+func TestStalledClientDoesNotDelayOthers(t *testing.T) {
+	ts := startServer(t)
+	stalled := dialRaw(t, ts.addr)
+	stalled.connect(false)
+	stalled.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 500000), ACL: openACL})
+	done := make(chan struct{})
+	go func() { // keep asking for 500 KB and never read a reply
+		defer close(done)
+		var w jute.Writer
+		for i := 0; i < 400; i++ {
+			w.Reset()
+			at := jute.BeginFrame(&w)
+			h := jute.RequestHeader{Xid: int32(i + 2), Type: jute.OpGetData}
+			h.Encode(&w)
+			(&jute.PathWatchRequest{Path: "/big", Watch: true}).Encode(&w)
+			jute.EndFrame(&w, at)
+			_ = stalled.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			if _, err := stalled.nc.Write(w.Buf); err != nil {
+				return
+			}
+		}
+	}()
+	other := dialRaw(t, ts.addr)
+	other.connect(false)
+	for i := 0; i < 50; i++ {
+		start := time.Now()
+		other.request(int32(i+1), jute.OpSetData, &jute.SetDataRequest{Path: "/big", Data: []byte{byte(i)}, Version: -1})
+		if h := other.reply(nil); h.Err != jute.OK && h.Err != jute.ErrNoNode {
+			t.Fatalf("write %d: %+v", i, h)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("write %d took %v behind a stalled client", i, d)
+		}
+	}
+	<-done
 }

@@ -12,7 +12,7 @@ import (
 
 // ReadSnapshot rebuilds a tree written by WriteSnapshot. Any malformed,
 // truncated or inconsistent input yields an error wrapping ErrBadSnapshot
-// (or the reader's I/O error); it never panics.
+// (and the reader's error, if reading failed); it never panics.
 func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 	crc := crc32.NewIEEE()
 	sr := &snapReader{r: io.TeeReader(bufio.NewReaderSize(r, 64<<10), crc)}
@@ -23,12 +23,18 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 	want := crc.Sum32()
 	var trailer [8]byte
 	if _, err := io.ReadFull(sr.r, trailer[:]); err != nil {
-		return nil, badSnap("trailer: %v", err)
+		return nil, badSnapIO("trailer", err)
 	}
 	if string(trailer[:4]) != snapEnd || binary.BigEndian.Uint32(trailer[4:]) != want {
 		return nil, badSnap("bad trailer or checksum")
 	}
 	return t, nil
+}
+
+// badSnapIO wraps both ErrBadSnapshot and the reader's error (io.EOF and
+// io.ErrUnexpectedEOF for truncated input).
+func badSnapIO(what string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrBadSnapshot, what, err)
 }
 
 func badSnap(format string, args ...any) error {
@@ -46,7 +52,7 @@ type snapReader struct {
 func (s *snapReader) frame() (*jute.Reader, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
-		return nil, badSnap("frame header: %v", err)
+		return nil, badSnapIO("frame header", err)
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > maxFrame {
@@ -63,7 +69,7 @@ func (s *snapReader) frame() (*jute.Reader, error) {
 		m, err := io.ReadFull(s.r, s.buf[len(s.buf):len(s.buf)+chunk])
 		s.buf = s.buf[:len(s.buf)+m]
 		if err != nil {
-			return nil, badSnap("frame body: %v", err)
+			return nil, badSnapIO("frame body", err)
 		}
 	}
 	s.jr.Reset(s.buf)
@@ -84,7 +90,7 @@ func done(r *jute.Reader, what string) error {
 func (s *snapReader) read(opts Options) (*Tree, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(s.r, hdr[:]); err != nil {
-		return nil, badSnap("header: %v", err)
+		return nil, badSnapIO("header", err)
 	}
 	if string(hdr[:4]) != snapMagic {
 		return nil, badSnap("bad magic")

@@ -3,9 +3,11 @@ package znode
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand"
 	"reflect"
 	"testing"
+	"testing/iotest"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -140,5 +142,19 @@ func TestClone(t *testing.T) {
 	h2.mustCreate("/from-clone", nil, 1)
 	if _, err := h.tree.Exists("/from-clone", nil); err == nil {
 		t.Fatal("clone write visible in original")
+	}
+}
+
+func TestSnapshotErrorsWrap(t *testing.T) {
+	var buf bytes.Buffer
+	NewTree(Options{}).WriteSnapshot(&buf)
+	_, err := ReadSnapshot(bytes.NewReader(buf.Bytes()[:20]), Options{})
+	if !errors.Is(err, ErrBadSnapshot) || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("%v", err)
+	}
+	boom := errors.New("disk on fire")
+	_, err = ReadSnapshot(io.MultiReader(bytes.NewReader(buf.Bytes()[:20]), iotest.ErrReader(boom)), Options{})
+	if !errors.Is(err, boom) {
+		t.Fatalf("%v", err)
 	}
 }

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// member is one server process of an ensemble under test.
+type member struct {
+	id         int
+	clientAddr string
+	dir        string
+	argv       []string
+	cmd        *exec.Cmd
+}
+
+// ensemble is three members of one implementation on loopback.
+type ensemble struct {
+	name    string
+	members []*member
+}
+
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// newEnsemble writes zoo.cfg and myid for size members; kind is "zookeeper"
+// or "zkraft". Both use the same tickTime, syncLimit and fsync on.
+func newEnsemble(kind, root, zkraftBin string, size int) *ensemble {
+	e := &ensemble{name: kind}
+	var lines []string
+	for i := 1; i <= size; i++ {
+		m := &member{id: i, clientAddr: fmt.Sprintf("127.0.0.1:%d", freePort()), dir: filepath.Join(root, kind, fmt.Sprint(i))}
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;%s", i, freePort(), freePort(), m.clientAddr))
+		e.members = append(e.members, m)
+	}
+	for _, m := range e.members {
+		must(os.MkdirAll(m.dir, 0o755))
+		must(os.WriteFile(filepath.Join(m.dir, "myid"), []byte(fmt.Sprintln(m.id)), 0o644))
+		cfg := fmt.Sprintf("tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nmaxClientCnxns=0\n"+
+			"4lw.commands.whitelist=*\nadmin.enableServer=false\nforceSync=yes\nsnapCount=100000\n%s\n",
+			m.dir, strings.Join(lines, "\n"))
+		cfgPath := filepath.Join(m.dir, "zoo.cfg")
+		must(os.WriteFile(cfgPath, []byte(cfg), 0o644))
+		if kind == "zookeeper" {
+			m.argv = []string{"java", "-Xms512m", "-cp", m.dir + ":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
+				"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}
+		} else {
+			m.argv = []string{zkraftBin, "server", "--config", cfgPath, "--log-level", "warn"}
+		}
+	}
+	return e
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func (m *member) start() {
+	log, err := os.OpenFile(filepath.Join(m.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	must(err)
+	m.cmd = exec.Command(m.argv[0], m.argv[1:]...)
+	m.cmd.Stdout, m.cmd.Stderr = log, log
+	must(m.cmd.Start())
+	go func() { _ = m.cmd.Wait(); log.Close() }()
+}
+
+func (m *member) kill() {
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Signal(syscall.SIGKILL)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *ensemble) start() {
+	for _, m := range e.members {
+		m.start()
+	}
+}
+
+func (e *ensemble) stop() {
+	for _, m := range e.members {
+		m.kill()
+	}
+}
+
+func (e *ensemble) servers() string {
+	var addrs []string
+	for _, m := range e.members {
+		addrs = append(addrs, m.clientAddr)
+	}
+	return strings.Join(addrs, ",")
+}
+
+// fourLetter asks a member a four-letter word ("" if it does not answer).
+func fourLetter(addr, word string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write([]byte(word)); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(bufio.NewReader(c))
+	return string(b)
+}
+
+func field(out, prefix string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// waitServing waits until every member reports a mode and the leader one
+// at least minNodes znodes; it returns how long that took.
+func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration, error) {
+	start := time.Now()
+	for {
+		ready := true
+		for _, m := range e.members {
+			out := fourLetter(m.clientAddr, "srvr")
+			mode := field(out, "Mode: ")
+			n, _ := strconv.Atoi(field(out, "Node count: "))
+			if mode == "" || mode == "read-only" || n < minNodes {
+				ready = false
+				break
+			}
+		}
+		if ready {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("%s not serving after %v", e.name, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *ensemble) leader() *member {
+	for _, m := range e.members {
+		if field(fourLetter(m.clientAddr, "srvr"), "Mode: ") == "leader" {
+			return m
+		}
+	}
+	return nil
+}
+
+// cpuTime is the CPU time (user+system) all members have used so far.
+func (e *ensemble) cpuTime() time.Duration {
+	var total time.Duration
+	tick := 100 // USER_HZ on Linux
+	for _, m := range e.members {
+		if m.cmd == nil || m.cmd.Process == nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		ut, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		total += time.Duration(ut+st) * time.Second / time.Duration(tick)
+	}
+	return total
+}
+
+// rss is a member's resident set size in bytes.
+func (m *member) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	kb, _ := strconv.ParseInt(strings.Fields(field(string(b), "VmRSS:"))[0], 10, 64)
+	return kb * 1024
+}

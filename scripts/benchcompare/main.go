@@ -1,0 +1,225 @@
+// Command benchcompare runs the side-by-side benchmark of `make bench`: a
+// three-member Apache ZooKeeper ensemble (Debian's package, fsync on, JIT
+// warmed up) and a three-member zkraft ensemble with the same durability,
+// on loopback, driven by `zkraft bench` with the same workloads in
+// alternation. It prints a table of zkraft/ZooKeeper ratios and writes it
+// as Markdown for docs/performance.md.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+type result struct {
+	opsPerSec float64
+	p99       float64
+	cpuPerOp  time.Duration
+	errors    int64
+}
+
+// benchJSON is the part of `zkraft bench --json` this program reads.
+type benchJSON struct {
+	Ops []struct {
+		Op        string  `json:"op"`
+		Ops       uint64  `json:"ops"`
+		OpsPerSec float64 `json:"ops_per_sec"`
+		P99Ms     float64 `json:"p99_ms"`
+	} `json:"ops"`
+	Errors map[string]int64 `json:"errors"`
+}
+
+func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
+	args := append([]string{"bench", "--server", e.servers(), "--workload", workload, "--duration", dur.String(),
+		"--warmup", "2s", "--json", "--no-progress"}, extra...)
+	before := e.cpuTime()
+	out, err := exec.Command(bin, args...).Output()
+	used := e.cpuTime() - before
+	if err != nil {
+		return result{}, fmt.Errorf("%s bench %s: %w", e.name, workload, err)
+	}
+	var j benchJSON
+	if err := json.Unmarshal(out, &j); err != nil {
+		return result{}, fmt.Errorf("%s bench %s: %w (%s)", e.name, workload, err, out)
+	}
+	var r result
+	var ops uint64
+	for _, o := range j.Ops {
+		r.opsPerSec += o.OpsPerSec
+		ops += o.Ops
+		if o.P99Ms > r.p99 {
+			r.p99 = o.P99Ms
+		}
+	}
+	for _, n := range j.Errors {
+		r.errors += n
+	}
+	if ops > 0 {
+		r.cpuPerOp = used / time.Duration(ops)
+	}
+	return r, nil
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...interface{}) {}
+
+// failover kills the leader under a write loop on the followers and
+// returns the time from the kill to the next acknowledged write.
+func failover(e *ensemble) (time.Duration, error) {
+	l := e.leader()
+	if l == nil {
+		return 0, fmt.Errorf("%s: no leader", e.name)
+	}
+	var others []string
+	for _, m := range e.members {
+		if m != l {
+			others = append(others, m.clientAddr)
+		}
+	}
+	c, _, err := zk.Connect(others, 20*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if _, err := c.Create("/failover", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+		return 0, err
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := c.Set("/failover", []byte("x"), -1); err != nil {
+			return 0, err
+		}
+	}
+	killed := time.Now()
+	l.kill()
+	for time.Since(killed) < time.Minute {
+		if _, err := c.Set("/failover", []byte("y"), -1); err == nil {
+			took := time.Since(killed)
+			l.start()
+			return took, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("%s: no write acknowledged within a minute of the leader kill", e.name)
+}
+
+func main() {
+	bin := flag.String("zkraft", "bin/zkraft", "zkraft binary (server and bench)")
+	dur := flag.Duration("duration", 10*time.Second, "measured time per workload")
+	nodes := flag.Int("nodes", 1000000, "znodes of 100 bytes for the memory and restart measurements")
+	out := flag.String("out", "", "also write the Markdown table here")
+	flag.Parse()
+	root, err := os.MkdirTemp("", "benchcompare")
+	must(err)
+	defer os.RemoveAll(root)
+
+	zkE := newEnsemble("zookeeper", root, *bin, 3)
+	krE := newEnsemble("zkraft", root, *bin, 3)
+	both := []*ensemble{zkE, krE}
+	for _, e := range both {
+		e.start()
+		defer e.stop()
+		if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+			fail(err)
+		}
+	}
+	fmt.Println("warming up ZooKeeper's JIT ...")
+	if _, err := runBench(*bin, zkE, "mixed", 20*time.Second); err != nil {
+		fail(err)
+	}
+
+	workloads := []struct{ name, label string }{
+		{"read", "read (getData)"}, {"write", "write (setData)"}, {"create-delete", "create/delete"},
+		{"mixed", "mixed 90/10"}, {"ephemeral-churn", "ephemeral churn"}, {"watch-fanout", "watch fan-out"},
+	}
+	var rows []string
+	row := func(what string, zkv, krv float64, unit string, higherBetter bool) {
+		ratio := krv / zkv
+		better := "lower is better"
+		if higherBetter {
+			better = "higher is better"
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %.4g %s | %.4g %s | **%.2fx** (%s) |", what, zkv, unit, krv, unit, ratio, better))
+	}
+	for _, w := range workloads {
+		res := map[string]result{}
+		for _, e := range both {
+			r, err := runBench(*bin, e, w.name, *dur)
+			if err != nil {
+				fail(err)
+			}
+			res[e.name] = r
+			fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors)
+		}
+		z, k := res["zookeeper"], res["zkraft"]
+		row(w.label+" throughput", z.opsPerSec, k.opsPerSec, "ops/s", true)
+		row(w.label+" p99", z.p99, k.p99, "ms", false)
+		row(w.label+" server CPU/op", float64(z.cpuPerOp.Microseconds()), float64(k.cpuPerOp.Microseconds()), "µs", false)
+	}
+
+	fo := map[string]time.Duration{}
+	for _, e := range both {
+		d, err := failover(e)
+		if err != nil {
+			fail(err)
+		}
+		fo[e.name] = d
+		fmt.Printf("failover %-9s %v\n", e.name, d)
+		if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+			fail(err)
+		}
+	}
+	row("leader kill -9 → next acknowledged write", fo["zookeeper"].Seconds(), fo["zkraft"].Seconds(), "s", false)
+
+	mem, restart := map[string]float64{}, map[string]float64{}
+	for _, e := range both {
+		if _, err := runBench(*bin, e, "populate", time.Hour, "--nodes", fmt.Sprint(*nodes), "--value-size", "100", "--keep"); err != nil {
+			fail(err)
+		}
+		time.Sleep(2 * time.Second)
+		var rss int64
+		for _, m := range e.members {
+			if r := m.rss(); r > rss {
+				rss = r
+			}
+		}
+		mem[e.name] = float64(rss) / (1 << 20)
+		e.stop()
+		e.start()
+		d, err := e.waitServing(10*time.Minute, *nodes)
+		if err != nil {
+			fail(err)
+		}
+		restart[e.name] = d.Seconds()
+		fmt.Printf("%-9s RSS with %d znodes %.0f MiB, restart-to-serving %v\n", e.name, *nodes, mem[e.name], d)
+	}
+	row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem["zookeeper"], mem["zkraft"], "MiB", false)
+	row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
+
+	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per workload.\n\n"+
+		"| measure | ZooKeeper 3.8 | zkraft | zkraft / ZooKeeper |\n|---|---|---|---|\n%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, strings.Join(rows, "\n"))
+	fmt.Println()
+	fmt.Print(table)
+	if *out != "" {
+		must(os.WriteFile(*out, []byte(table), 0o644))
+	}
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "benchcompare:", err)
+	os.Exit(1)
+}
