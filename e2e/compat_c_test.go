@@ -37,6 +37,7 @@ var climtWatchScript = []string{
 // exists, sync, delete. Then one interactive session checks the watch
 // events of wexists and ls.
 func TestCompatCClient(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	requireTool(t, needFiles(cliMt))
 	scripts, _ := filepath.Glob(filepath.Join(compatDir("climt"), "*.txt"))

@@ -21,6 +21,7 @@ const javaChecksMin = 140
 // event sequences, digest ACLs and whoAmI, session expiry and resumption,
 // and the WriteLock, LeaderElectionSupport and DistributedQueue recipes.
 func TestCompatJava(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	needJava(t)
 	javac, err := exec.LookPath("javac")

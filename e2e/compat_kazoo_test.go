@@ -17,6 +17,7 @@ const kazooChecksMin = 58
 // Lock, ReadLock/WriteLock, Semaphore, Election, Barrier, DoubleBarrier,
 // Counter, Queue, LockingQueue, Party and ShallowParty recipes.
 func TestCompatKazoo(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	requireTool(t, needFiles(kazooPython))
 	if out, err := runTool(t, time.Minute, "", kazooPython, "-c", "import kazoo"); err != nil {

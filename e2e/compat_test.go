@@ -66,6 +66,15 @@ func requireTool(t *testing.T, err error) {
 	t.Skipf("SKIP (not CI): %v", err)
 }
 
+// skipShort skips t under -short (make test-short): the compatibility
+// runs start JVMs and take seconds each. make test never sets -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: compatibility runs start a ZooKeeper JVM and real clients")
+	}
+}
+
 // needFiles returns an error naming the first of paths that is missing.
 func needFiles(paths ...string) error {
 	for _, p := range paths {

@@ -18,6 +18,7 @@ import (
 // server address are normalized. Watch notifications, which the CLI prints
 // from another thread, are compared as a sorted list.
 func TestCompatZkCli(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	needJava(t)
 	scripts, _ := filepath.Glob(filepath.Join(compatDir("zkcli"), "*.txt"))

@@ -31,6 +31,7 @@ import (
 // ZKRAFT_DIFF_SEEDS (e.g. "1-500" or "3,7") and ZKRAFT_DIFF_OPS (steps per
 // seed) make long runs; ZKRAFT_DIFF_TRACE=1 logs every step.
 func TestDifferentialSessions(t *testing.T) {
+	skipShort(t)
 	requireTarget(t, targetZkraft, "compares zkraft with the ZooKeeper oracle")
 	t.Parallel()
 	needJava(t)
