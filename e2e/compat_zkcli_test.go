@@ -121,7 +121,9 @@ func normalizeZkCli(out, addr string) string {
 			line = "[" + strings.Join(paths, ", ") + "]"
 		}
 		switch {
-		case line == "":
+		case line == "", line == "WATCHER::", strings.Contains(line, "state:Closed"):
+			// Blank, the marker before each event, and the Closed event
+			// that may or may not be printed before the JVM exits.
 		case cliWatcher.MatchString(line):
 			events = append(events, line)
 		default:
