@@ -34,6 +34,16 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
+		// removeWatches and checkWatches on a malformed path ("", "/a/",
+		// "/a/./x"): ZooKeeper does not validate the path and answers
+		// NoWatcher, zkraft answers BadArguments.
+		name: "zkraft-watch-control-validates-path",
+		match: func(a daction, zkraft, zookeeper string) bool {
+			return (a.op == jute.OpRemoveWatches || a.op == jute.OpCheckWatches) &&
+				zookeeper == "err -121" && zkraft == "err -8"
+		},
+	},
+	{
 		// whoAmI lists the same identities in another order: ZooKeeper
 		// puts the authenticated ids before the connection's ip id.
 		name: "zkraft-whoAmI-order",

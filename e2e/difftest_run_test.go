@@ -63,6 +63,12 @@ var (
 		{},
 		{{Perms: jute.PermRead | jute.PermCreate, ID: worldAll}, {Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: aliceID}}},
 		{{Perms: jute.PermAll, ID: worldAll}, {Perms: jute.PermAll, ID: worldAll}}, // duplicates are removed
+		{{Perms: jute.PermAll, ID: jute.Id{Scheme: "ip", ID: "127.0.0.1"}}},
+		{{Perms: jute.PermAll, ID: jute.Id{Scheme: "ip", ID: "10.0.0.0/8"}}, {Perms: jute.PermRead | jute.PermWrite, ID: jute.Id{Scheme: "digest", ID: aliceID}}},
+		{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "bob:notahash"}}, {Perms: jute.PermRead, ID: worldAll}},
+		{{Perms: jute.PermAll, ID: jute.Id{Scheme: "ip", ID: "300.1.1.1"}}},
+		{{Perms: jute.PermAll, ID: jute.Id{Scheme: "nosuch", ID: "x"}}},
+		{{Perms: 0, ID: worldAll}, {Perms: jute.PermRead, ID: jute.Id{Scheme: "digest", ID: aliceID}}},
 	}
 )
 
@@ -199,6 +205,10 @@ func (r *drun) path() string {
 	for ; depth > 0; depth-- {
 		p += "/" + string("abc"[r.pick(3)])
 	}
+	if r.pick(60) == 0 {
+		// Malformed paths: servers must agree on which are rejected.
+		p = []string{p + "/", p + "//x", p + "/.", p + "/..", p + "/./x", "", "a", p + "/\x00"}[r.pick(8)]
+	}
 	return p
 }
 
@@ -226,14 +236,29 @@ func (r *drun) create(inMulti bool) (jute.Op, jute.Record) {
 	if inMulti {
 		return jute.OpCreate, req
 	}
-	switch r.pick(10) {
+	switch r.pick(40) {
 	case 0:
+		// Odd flags and TTLs for any create opcode: CONTAINER or TTL
+		// flags through plain create, unknown flags, TTLs out of range.
+		op := []jute.Op{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL}[r.pick(4)]
+		req.Path, req.Flags = req.Path+"/t", int32(r.pick(9))-1
+		if op == jute.OpCreateTTL {
+			req.TTL, req.HasTTL = []int64{0, -5, 1 << 41, 3600000}[r.pick(4)], true
+			if req.Flags != 5 && req.Flags != 6 {
+				// ZooKeeper 3.8.0 validates the TTL only for TTL modes and
+				// then dies applying the txn (SyncThread "ttl must be
+				// positive"): createTTL flags=1 ttl=-5 stops the server.
+				req.TTL = 3600000
+			}
+		}
+		return op, req
+	case 1, 2, 3, 4:
 		req.Path, req.Flags = req.Path+"/k", 4
 		return jute.OpCreateContainer, req
-	case 1:
+	case 5, 6, 7, 8:
 		req.Path, req.Flags, req.TTL, req.HasTTL = req.Path+"/t", 5+int32(r.pick(2)), 3600000, true
 		return jute.OpCreateTTL, req
-	case 2, 3, 4, 5:
+	case 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24:
 		return jute.OpCreate2, req
 	}
 	return jute.OpCreate, req
@@ -364,7 +389,13 @@ func (r *drun) exec(d *dside, step int, a daction) string {
 	if _, empty := resp.(jute.Empty); empty {
 		resp = nil
 	}
-	h := d.slots[a.slot].call(a.op, a.req, resp)
+	h, err := d.slots[a.slot].tryCall(a.op, a.req, resp)
+	if err != nil {
+		// The server dropped the connection: say so, and resume the
+		// session so the run can go on.
+		d.slots[a.slot].conn.Close()
+		return fmt.Sprintf("connection lost (%v); %s", errKind(err), d.reconnect(a.slot))
+	}
 	d.models[a.slot].saw(h.Zxid)
 	d.models[a.slot].request(a.op, a.req, h.Err)
 	if h.Err != jute.OK {
@@ -376,6 +407,14 @@ func (r *drun) exec(d *dside, step int, a daction) string {
 		d.steps[h.Zxid] = step
 	}
 	return r.render(d, resp)
+}
+
+// errKind reduces a connection error to what both servers can agree on.
+func errKind(err error) string {
+	if strings.Contains(err.Error(), "EOF") || isReset(err) {
+		return "closed"
+	}
+	return err.Error()
 }
 
 // render prints a reply body in server-neutral form.
