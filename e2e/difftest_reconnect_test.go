@@ -149,6 +149,9 @@ func (d *dside) reconnect(i int) string {
 // request becomes a comparable outcome.
 func (c *rawConn) tryCall(op jute.Op, body, resp jute.Record) (jute.ReplyHeader, error) {
 	xid := c.nextXid()
+	if op == jute.OpPing {
+		xid = jute.XidPing
+	}
 	if err := c.writeRaw(encodeRequest(xid, op, body)); err != nil {
 		return jute.ReplyHeader{}, err
 	}

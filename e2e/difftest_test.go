@@ -184,8 +184,16 @@ func (d *dside) closeSlot(step, i int) string {
 // round trip flushes the ones sent before it) in normalized form.
 func (d *dside) drain(i int, root string) []string {
 	c := d.slots[i]
-	d.models[i].saw(c.ping())
 	var out []string
+	if h, err := c.tryCall(jute.OpPing, nil, nil); err != nil {
+		// The server dropped the connection: report it among the
+		// events and resume the session.
+		c.conn.Close()
+		out = append(out, fmt.Sprintf("connection lost (%s); %s", errKind(err), d.reconnect(i)))
+		c = d.slots[i]
+	} else {
+		d.models[i].saw(h.Zxid)
+	}
 	for _, ev := range c.Events {
 		d.models[i].event(ev)
 		out = append(out, fmt.Sprintf("%d %s", ev.Type, strings.Replace(ev.Path, root, "~", 1)))
