@@ -34,13 +34,15 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
-		// removeWatches and checkWatches on a malformed path ("", "/a/",
-		// "/a/./x"): ZooKeeper does not validate the path and answers
-		// NoWatcher, zkraft answers BadArguments.
+		// removeWatches and checkWatches on a malformed path ("", "a",
+		// "/a/", "/a/./x"): ZooKeeper does not validate the path and
+		// answers NoWatcher (or MarshallingError for "a"), zkraft answers
+		// BadArguments. (addWatch likewise, which the generator avoids.)
 		name: "zkraft-watch-control-validates-path",
 		match: func(a daction, zkraft, zookeeper string) bool {
-			return (a.op == jute.OpRemoveWatches || a.op == jute.OpCheckWatches) &&
-				zookeeper == "err -121" && zkraft == "err -8"
+			req, ok := a.req.(*jute.PathTypeRequest)
+			return ok && (a.op == jute.OpRemoveWatches || a.op == jute.OpCheckWatches) &&
+				zkraft == "err -8" && (zookeeper == "err -121" || zookeeper == "err -5") && malformedPath(req.Path)
 		},
 	},
 	{
@@ -67,6 +69,14 @@ func known(a daction, zkraft, zookeeper string) *knownDiff {
 		}
 	}
 	return nil
+}
+
+// malformedPath reports a path ZooKeeper's PathUtils.validatePath rejects
+// (the subset the generator produces).
+func malformedPath(p string) bool {
+	return p == "" || p[0] != '/' || strings.HasSuffix(p, "/") || strings.Contains(p, "//") ||
+		strings.Contains(p, "/./") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.") ||
+		strings.HasSuffix(p, "/..") || strings.ContainsRune(p, 0)
 }
 
 // sortedFields returns s's space-separated fields sorted and rejoined.
