@@ -73,6 +73,17 @@ var (
 	}
 )
 
+// standingWatch is the watch slots 3 and 4 hold from the start of a run
+// and set again whenever their session is replaced: slot 4 watches the
+// whole tree recursively and slot 3 /a persistently, so that most writes'
+// notifications are compared.
+func (r *drun) standingWatch(slot int) daction {
+	if slot == 4 {
+		return daction{slot: 4, op: jute.OpAddWatch, req: &jute.PathTypeRequest{Path: r.root, Type: 1}}
+	}
+	return daction{slot: 3, op: jute.OpAddWatch, req: &jute.PathTypeRequest{Path: r.root + "/a", Type: 0}}
+}
+
 // diffPreset are the nodes the first steps create.
 var diffPreset = []string{"/a", "/b", "/c", "/a/a", "/b/b", "/a/a/a"}
 
@@ -93,9 +104,12 @@ func (r *drun) run(ops int) int {
 	r.offline = -1
 	for ; step <= ops && r.mismatches < 3; step++ {
 		a := r.next()
-		if step <= len(diffPreset) {
+		switch {
+		case step <= 2:
+			a = r.standingWatch(4 - step + 1)
+		case step-2 <= len(diffPreset):
 			// A few nodes to start from, so early steps find something.
-			a = daction{slot: 1, op: jute.OpCreate, req: create(r.root + diffPreset[step-1])}
+			a = daction{slot: 1, op: jute.OpCreate, req: create(r.root + diffPreset[step-3])}
 		}
 		switch {
 		case r.offline >= 0 && step >= r.backAt:
@@ -107,6 +121,9 @@ func (r *drun) run(ops int) int {
 		got := make([]string, len(r.sides))
 		for i, d := range r.sides {
 			got[i] = r.exec(d, step, a)
+			if a.close && a.slot >= 3 {
+				got[i] += "; " + r.exec(d, step, r.standingWatch(a.slot))
+			}
 		}
 		r.history = append(r.history, fmt.Sprintf("%d: %v -> %s", step, a, got[1]))
 		if r.trace {
