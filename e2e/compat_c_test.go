@@ -193,12 +193,16 @@ var (
 	climtOwner   = regexp.MustCompile(`(ephemeralOwner = )[0-9a-f]+`)
 )
 
-// normalizeCliMt removes times, zxids, session ids and timing lines.
+// normalizeCliMt removes times, zxids, session ids, timing lines and the
+// session-established lines.
 func normalizeCliMt(out string) string {
 	var lines []string
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimRight(line, " \r\t")
-		if line == "" || climtMsec.MatchString(line) {
+		if line == "" || climtMsec.MatchString(line) || strings.HasPrefix(line, "Got a new session id") ||
+			strings.HasPrefix(line, "Watcher SESSION_EVENT") {
+			// Timing, and the connection lines the event thread prints
+			// at a moment that races with the command's own output.
 			continue
 		}
 		line = climtTime.ReplaceAllString(line, "TIME")
