@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 	"testing"
 
@@ -376,4 +377,17 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+func TestMetricsMirrorMntr(t *testing.T) {
+	ts := startServer(t)
+	var b strings.Builder
+	if err := ts.srv.WriteMetrics(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# TYPE znode_count gauge\nznode_count 5\n", "# TYPE packets_received counter\n", `zkraft_info{version="3.`, `server_state="standalone"} 1`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, b.String())
+		}
+	}
 }
