@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// workload is one benchmark scenario. The runner calls setup once (not
+// measured), then work once per worker concurrently until stopping reports
+// true (or until work returns by itself, for finite workloads), then
+// teardown once.
+type workload interface {
+	// setup connects whatever sessions the workload needs and creates its
+	// znodes; it returns the number of workers to start.
+	setup(ctx context.Context, r *run) (workers int, err error)
+	// work drives worker i. It must return promptly once r.stopping()
+	// and must wait for its own requests to be answered before returning.
+	work(ctx context.Context, r *run, i int) error
+	// teardown closes sessions, checks what the server left behind and may
+	// add notes to the result.
+	teardown(ctx context.Context, r *run, res *Result) error
+	// finite reports whether work ends by itself (populate): then the
+	// measurement lasts until every worker returns, and there is no warm-up.
+	finite() bool
+}
+
+// run is the state shared by the runner and the workload.
+type run struct {
+	cfg   *Config
+	win   *window
+	value []byte // the value written by every create/setData
+	admin *Conn  // setup and cleanup session
+	log   io.Writer
+
+	recMu sync.Mutex
+	recs  []*recorder // guarded by recMu
+
+	stop atomic.Bool
+}
+
+// stopping reports whether workers should stop issuing requests.
+func (r *run) stopping() bool { return r.stop.Load() }
+
+// newRecorder returns a recorder that will be part of the results.
+func (r *run) newRecorder() *recorder {
+	rec := newRecorder(r.win)
+	r.recMu.Lock()
+	r.recs = append(r.recs, rec)
+	r.recMu.Unlock()
+	return rec
+}
+
+// recorders returns the current recorders.
+func (r *run) recorders() []*recorder {
+	r.recMu.Lock()
+	defer r.recMu.Unlock()
+	return append([]*recorder(nil), r.recs...)
+}
+
+// dial opens session number i (servers are used round robin).
+func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (*Conn, error) {
+	return dial(ctx, dialOptions{
+		addr:     r.cfg.Servers[i%len(r.cfg.Servers)],
+		timeout:  r.cfg.SessionTimeout,
+		dialWait: r.cfg.ConnectTimeout,
+		inflight: r.cfg.Inflight,
+		rec:      rec,
+		events:   ev,
+	})
+}
+
+// dialAll opens n sessions concurrently, each with its own recorder.
+func (r *run) dialAll(ctx context.Context, n int, ev func(i int) eventHandler) ([]*Conn, []*recorder, error) {
+	conns := make([]*Conn, n)
+	recs := make([]*recorder, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // bound concurrent handshakes
+	for i := range conns {
+		recs[i] = r.newRecorder()
+		var h eventHandler
+		if ev != nil {
+			h = ev(i)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conns[i], errs[i] = r.dial(ctx, i, recs[i], h)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeAll(conns, time.Second)
+		return nil, nil, err
+	}
+	return conns, recs, nil
+}
+
+// closeAll closes every non-nil session concurrently.
+func closeAll(conns []*Conn, wait time.Duration) {
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close(wait, classNone)
+		}()
+	}
+	wg.Wait()
+}
+
+// Run executes one benchmark and returns its results. Progress lines go to
+// progress (nil: none); notes about phases go to logw (nil: none).
+func Run(ctx context.Context, cfg Config, progress *Progress, logw io.Writer) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logw == nil {
+		logw = io.Discard
+	}
+	w, err := newWorkload(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: &cfg, win: newWindow(), log: logw, value: makeValue(cfg.ValueSize)}
+	admin, err := r.dial(ctx, 0, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.admin = admin
+	defer admin.Close(2*time.Second, classNone)
+	if err := ensurePath(ctx, admin, cfg.Root); err != nil {
+		return nil, fmt.Errorf("create %s: %w", cfg.Root, err)
+	}
+	cleanup := func() {
+		if cfg.Keep {
+			return
+		}
+		t0 := time.Now()
+		n, err := deleteTree(context.WithoutCancel(ctx), admin, cfg.Root)
+		if err != nil {
+			fmt.Fprintf(logw, "cleanup of %s failed after %d deletions: %v\n", cfg.Root, n, err)
+			return
+		}
+		fmt.Fprintf(logw, "cleanup: deleted %d znodes under %s in %v\n", n, cfg.Root, time.Since(t0).Round(time.Millisecond))
+	}
+	t0 := time.Now()
+	workers, err := w.setup(ctx, r)
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	fmt.Fprintf(logw, "setup: %d workers ready in %v\n", workers, time.Since(t0).Round(time.Millisecond))
+
+	res, runErr := r.measure(ctx, w, workers, progress)
+	if err := w.teardown(context.WithoutCancel(ctx), r, res); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("teardown: %w", err))
+	}
+	cleanup()
+	return res, runErr
+}
+
+// measure runs the workers through warm-up and measurement.
+func (r *run) measure(ctx context.Context, w workload, workers int, progress *Progress) (*Result, error) {
+	cfg := r.cfg
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	finished := make(chan struct{})
+	if w.finite() {
+		r.win.start.Store(nowNanos())
+	}
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.work(ctx, r, i)
+		}()
+	}
+	go func() { wg.Wait(); close(finished) }()
+	if progress != nil {
+		progress.start(r)
+		defer progress.finish()
+	}
+
+	sleep := func(d time.Duration) bool { // false: finished early or cancelled
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-finished:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	if w.finite() {
+		select {
+		case <-finished:
+		case <-ctx.Done():
+		}
+	} else if cfg.Warmup <= 0 || sleep(cfg.Warmup) {
+		r.win.start.Store(nowNanos())
+		sleep(cfg.Duration)
+	}
+	end := nowNanos()
+	r.win.end.Store(end)
+	r.stop.Store(true)
+	<-finished
+	start := r.win.start.Load()
+	if start > end { // cancelled during warm-up
+		start = end
+	}
+	res := r.result(time.Duration(end - start))
+	return res, errors.Join(errs...)
+}
+
+// makeValue returns size bytes of printable data.
+func makeValue(size int) []byte {
+	v := make([]byte, size)
+	for i := range v {
+		v[i] = 'a' + byte(i%26)
+	}
+	return v
+}
+
+// codeName renders a ZooKeeper error code for tables and JSON.
+func codeName(code jute.ErrCode) string {
+	return fmt.Sprintf("%d %s", int32(code), strings.TrimPrefix(code.Error(), "zk: "))
+}
