@@ -3,8 +3,10 @@ package bench
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -76,6 +78,8 @@ type Conn struct {
 	wbuf   jute.Writer // guarded by wmu: encoded frames not yet written
 	xid    int32       // guarded by wmu
 	closed bool        // guarded by wmu: no more requests accepted
+
+	cur pendingOp // reader-owned: the request being matched (kept here so it does not escape per reply)
 
 	lastSend atomic.Int64 // nowNanos of the last write, for pings
 	closing  atomic.Bool  // closeSession sent: EOF afterwards is expected
@@ -349,20 +353,47 @@ func (c *Conn) readLoop(br *bufio.Reader) {
 	c.stop(err)
 }
 
+// frameReader reads length-prefixed frames like jute.ReadFrame, but keeps
+// the length prefix and the payload buffer across calls so that reading a
+// reply allocates nothing.
+type frameReader struct {
+	br  *bufio.Reader
+	hdr [4]byte
+	buf []byte
+}
+
+// next returns the next frame's payload, valid until the following call.
+func (f *frameReader) next() ([]byte, error) {
+	if _, err := io.ReadFull(f.br, f.hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(f.hdr[:]))
+	if n < 0 || n > maxReply {
+		return nil, fmt.Errorf("%w: length %d, limit %d", jute.ErrFrameTooLarge, n, maxReply)
+	}
+	if cap(f.buf) < int(n) {
+		f.buf = make([]byte, n)
+	}
+	f.buf = f.buf[:n]
+	if _, err := io.ReadFull(f.br, f.buf); err != nil {
+		return nil, fmt.Errorf("short frame: %w", err)
+	}
+	return f.buf, nil
+}
+
 func (c *Conn) readReplies(br *bufio.Reader) error {
-	var buf []byte
+	fr := &frameReader{br: br}
 	var hdr jute.ReplyHeader
 	var ev jute.WatcherEvent
 	r := jute.NewReader(nil)
 	for {
-		frame, err := jute.ReadFrame(br, buf, maxReply)
+		frame, err := fr.next()
 		if err != nil {
 			if c.closing.Load() {
 				return nil
 			}
 			return fmt.Errorf("read reply: %w", err)
 		}
-		buf = frame[:0]
 		at := nowNanos()
 		r.Reset(frame)
 		if err := hdr.Decode(r); err != nil {
@@ -389,23 +420,24 @@ func (c *Conn) readReplies(br *bufio.Reader) error {
 // match pairs a reply with the oldest pending request. ZooKeeper answers a
 // connection's requests in order, so anything else is a protocol violation.
 func (c *Conn) match(hdr *jute.ReplyHeader, body []byte, at int64) error {
-	var p pendingOp
+	p := &c.cur
 	select {
-	case p = <-c.pending:
+	case *p = <-c.pending:
 	default:
 		return fmt.Errorf("%w: reply xid %d with no request outstanding", ErrProtocol, hdr.Xid)
 	}
 	<-c.slots
 	if p.xid != hdr.Xid {
-		c.fail(&p)
+		c.fail(p)
 		return fmt.Errorf("%w: reply xid %d out of order, expected %d (op %d)", ErrProtocol, hdr.Xid, p.xid, p.op)
 	}
 	if c.rec != nil {
 		c.rec.done(p.class, p.start, at, hdr.Err)
 	}
 	if p.h != nil {
-		p.h.handleReply(&p, hdr.Err, body)
+		p.h.handleReply(p, hdr.Err, body)
 	}
+	*p = pendingOp{} // drop the handler reference
 	return nil
 }
 
