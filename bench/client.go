@@ -66,6 +66,7 @@ type Conn struct {
 	timeout   time.Duration
 	rec       *recorder
 	events    eventHandler
+	onStop    func(*Conn)
 
 	slots   chan struct{}  // one token per request in flight: the depth bound
 	pending chan pendingOp // FIFO of requests awaiting replies; pushed under wmu
@@ -93,6 +94,7 @@ type dialOptions struct {
 	inflight int
 	rec      *recorder
 	events   eventHandler
+	onStop   func(*Conn) // called once the connection has stopped
 }
 
 // dial opens a TCP connection, performs the ConnectRequest handshake and
@@ -126,6 +128,7 @@ func dial(ctx context.Context, o dialOptions) (*Conn, error) {
 		timeout:   time.Duration(resp.TimeOut) * time.Millisecond,
 		rec:       o.rec,
 		events:    o.events,
+		onStop:    o.onStop,
 		slots:     make(chan struct{}, o.inflight),
 		pending:   make(chan pendingOp, o.inflight),
 		kick:      make(chan struct{}, 1),
@@ -386,11 +389,25 @@ func (c *Conn) readReplies(br *bufio.Reader) error {
 	var hdr jute.ReplyHeader
 	var ev jute.WatcherEvent
 	r := jute.NewReader(nil)
+	// Like ZooKeeper's client, give up after 2/3 of the session timeout
+	// without a byte from the server (pings keep an idle session talking).
+	// The deadline is pushed forward at most every readTimeout/8.
+	readTimeout := c.timeout * 2 / 3
+	_ = c.nc.SetReadDeadline(time.Now().Add(readTimeout))
+	armed := nowNanos()
 	for {
+		if now := nowNanos(); time.Duration(now-armed) > readTimeout/8 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(readTimeout))
+			armed = now
+		}
 		frame, err := fr.next()
 		if err != nil {
 			if c.closing.Load() {
 				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fmt.Errorf("nothing from the server for %v: %w", readTimeout, err)
 			}
 			return fmt.Errorf("read reply: %w", err)
 		}
@@ -469,6 +486,9 @@ func (c *Conn) stop(err error) {
 			c.fail(&p)
 		default:
 			close(c.done)
+			if c.onStop != nil {
+				c.onStop(c)
+			}
 			return
 		}
 	}

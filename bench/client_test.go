@@ -327,3 +327,65 @@ func BenchmarkClientPipelined(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+func dialFakeTimeout(t testing.TB, s *fakeServer, timeout time.Duration) *Conn {
+	t.Helper()
+	c, err := dial(context.Background(), dialOptions{
+		addr: s.ln.Addr().String(), timeout: timeout, dialWait: 2 * time.Second, inflight: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Abort)
+	return c
+}
+
+func TestSilentServerIsConnectionLoss(t *testing.T) {
+	s := startFake(t, func(f *fakeConn, hdrs <-chan jute.RequestHeader) {
+		for range hdrs { // never answers, not even pings
+		}
+	})
+	c := dialFakeTimeout(t, s, 1500*time.Millisecond)
+	col := &collector{}
+	if err := c.GetData("/k", false, classGet, col, 7); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("silent server not detected")
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.err) != 1 || col.err[0] != jute.ErrConnectionLoss {
+		t.Fatalf("pending request resolved with %v, want connection loss", col.err)
+	}
+}
+
+func TestPingsKeepIdleSessionAlive(t *testing.T) {
+	var mu sync.Mutex
+	pings := 0
+	s := startFake(t, func(f *fakeConn, hdrs <-chan jute.RequestHeader) {
+		for h := range hdrs {
+			if h.Xid == jute.XidPing && h.Type == jute.OpPing {
+				mu.Lock()
+				pings++
+				mu.Unlock()
+			}
+			f.reply(h.Xid, jute.OK, nil)
+		}
+	})
+	c := dialFakeTimeout(t, s, 1500*time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
+	if err := c.Err(); err != nil {
+		t.Fatalf("idle session died: %v", err)
+	}
+	if err := c.Barrier(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if pings < 2 {
+		t.Fatalf("%d pings in 2.5s with a 1.5s session timeout", pings)
+	}
+}

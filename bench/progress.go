@@ -59,10 +59,8 @@ func (p *Progress) loop(r *run) {
 			for _, rec := range r.recorders() {
 				live += rec.live.Load()
 				nerr += rec.nerr.Load()
-				for c := range rec.hists {
-					if rec.ops[c].Load() > 0 {
-						rec.hists[c].Snapshot(&cur)
-					}
+				for c := range numClasses {
+					rec.snapshot(c, &cur)
 				}
 			}
 			rate := float64(live-lastLive) / now.Sub(lastAt).Seconds()
@@ -71,9 +69,12 @@ func (p *Progress) loop(r *run) {
 			if r.win.start.Load() > nowNanos() {
 				phase = "warm-up"
 			}
-			line := fmt.Sprintf("%6.0fs %-7s %10.0f ops/s  total %d  p50 %.3fms  p99 %.3fms  errors %d",
-				now.Sub(began).Seconds(), phase, rate, cur.Total,
-				ms(float64(d.Quantile(0.5))), ms(float64(d.Quantile(0.99))), nerr)
+			lat := "p50 -  p99 -"
+			if d.Total > 0 {
+				lat = fmt.Sprintf("p50 %.3fms  p99 %.3fms", ms(float64(d.Quantile(0.5))), ms(float64(d.Quantile(0.99))))
+			}
+			line := fmt.Sprintf("%6.0fs %-7s %10.0f ops/s  measured %d  %s  errors %d",
+				now.Sub(began).Seconds(), phase, rate, cur.Total, lat, nerr)
 			if p.tty {
 				fmt.Fprintf(p.w, "\r\033[K%s", line)
 			} else {

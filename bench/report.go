@@ -17,6 +17,12 @@ type Result struct {
 	Sessions  int              `json:"sessions"`
 	Inflight  int              `json:"inflight"`
 	ValueSize int              `json:"value_size"`
+	Keys      int              `json:"keys,omitempty"`       // read, write, mixed
+	ReadRatio float64          `json:"read_ratio,omitempty"` // mixed
+	Watchers  int              `json:"watchers,omitempty"`   // watch-fanout
+	Nodes     int              `json:"nodes,omitempty"`      // populate
+	Ephemeral int              `json:"ephemerals,omitempty"` // ephemeral-churn: per session
+	Warmup    float64          `json:"warmup_seconds"`
 	Seconds   float64          `json:"seconds"` // measured time
 	Ops       []OpStats        `json:"ops"`
 	Errors    map[string]int64 `json:"errors"` // all classes, by code
@@ -55,13 +61,25 @@ func (r *run) result(d time.Duration) *Result {
 	res := &Result{
 		Workload: cfg.Workload, Servers: cfg.Servers, Sessions: cfg.Sessions,
 		Inflight: cfg.Inflight, ValueSize: cfg.ValueSize, Seconds: d.Seconds(),
-		Errors: map[string]int64{},
+		Warmup: cfg.Warmup.Seconds(), Errors: map[string]int64{},
+	}
+	switch cfg.Workload {
+	case "read", "write":
+		res.Keys = cfg.Keys
+	case "mixed":
+		res.Keys, res.ReadRatio = cfg.Keys, cfg.ReadRatio
+	case "watch-fanout":
+		res.Watchers = cfg.Watchers
+	case "populate":
+		res.Nodes, res.Warmup = cfg.Nodes, 0
+	case "ephemeral-churn":
+		res.Ephemeral = cfg.Ephemerals
 	}
 	var snaps [numClasses]HistSnapshot
 	errs := make([]map[string]int64, numClasses)
 	for _, rec := range r.recorders() {
-		for c := range rec.hists {
-			rec.hists[c].Snapshot(&snaps[c])
+		for c := range numClasses {
+			rec.snapshot(c, &snaps[c])
 		}
 		rec.mu.Lock()
 		for k, n := range rec.errs {
@@ -106,8 +124,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 // WriteTable prints res as a human-readable table.
 func (r *Result) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "workload %s on %s: %d sessions, inflight %d, value %d B, measured %.2fs\n",
-		r.Workload, strings.Join(r.Servers, ","), r.Sessions, r.Inflight, r.ValueSize, r.Seconds)
+	fmt.Fprintf(w, "workload %s on %s: %d sessions, inflight %d, value %d B, measured %.2fs after %.2fs warm-up\n",
+		r.Workload, strings.Join(r.Servers, ","), r.Sessions, r.Inflight, r.ValueSize, r.Seconds, r.Warmup)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tops\tops/s\tmean ms\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\terrors\t")
 	for _, o := range r.Ops {

@@ -44,6 +44,17 @@ type run struct {
 	recs  []*recorder // guarded by recMu
 
 	stop atomic.Bool
+
+	open sync.Map // *Conn → struct{}: every live session, for abortAll
+}
+
+// abortAll drops every live connection (the server stopped answering):
+// pending requests fail with connection loss and blocked workers return.
+func (r *run) abortAll() {
+	r.open.Range(func(k, _ any) bool {
+		go k.(*Conn).Abort()
+		return true
+	})
 }
 
 // stopping reports whether workers should stop issuing requests.
@@ -67,14 +78,23 @@ func (r *run) recorders() []*recorder {
 
 // dial opens session number i (servers are used round robin).
 func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (*Conn, error) {
-	return dial(ctx, dialOptions{
+	c, err := dial(ctx, dialOptions{
 		addr:     r.cfg.Servers[i%len(r.cfg.Servers)],
 		timeout:  r.cfg.SessionTimeout,
 		dialWait: r.cfg.ConnectTimeout,
 		inflight: r.cfg.Inflight,
 		rec:      rec,
 		events:   ev,
+		onStop:   func(c *Conn) { r.open.Delete(c) },
 	})
+	if err != nil {
+		return nil, err
+	}
+	r.open.Store(c, struct{}{})
+	if c.Err() != nil { // stopped before it was registered
+		r.open.Delete(c)
+	}
+	return c, nil
 }
 
 // dialAll opens n sessions concurrently, each with its own recorder.
@@ -218,13 +238,32 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 	end := nowNanos()
 	r.win.end.Store(end)
 	r.stop.Store(true)
-	<-finished
+	var stuck error
+	if !r.await(finished, cfg.SessionTimeout+5*time.Second) {
+		stuck = fmt.Errorf("requests unanswered %v after the end: connections aborted", cfg.SessionTimeout+5*time.Second)
+		r.abortAll()
+		if !r.await(finished, 10*time.Second) {
+			return r.result(time.Duration(end - r.win.start.Load())), fmt.Errorf("%w; workers still blocked", stuck)
+		}
+	}
 	start := r.win.start.Load()
 	if start > end { // cancelled during warm-up
 		start = end
 	}
 	res := r.result(time.Duration(end - start))
-	return res, errors.Join(errs...)
+	return res, errors.Join(append(errs, stuck)...)
+}
+
+// await waits for ch to close, at most d.
+func (r *run) await(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // makeValue returns size bytes of printable data.

@@ -65,7 +65,7 @@ func (w *window) in(t int64) bool { return t >= w.start.Load() && t < w.end.Load
 // writes; the error table is behind mu (errors are rare).
 type recorder struct {
 	win   *window
-	hists [numClasses]Histogram
+	hists [numClasses]atomic.Pointer[Histogram] // allocated on first use: most workers use one or two classes
 	ops   [numClasses]atomic.Int64
 	nerr  atomic.Int64
 	live  atomic.Int64 // replies of any class, warm-up included (progress only)
@@ -100,8 +100,24 @@ func (r *recorder) done(c opClass, start, now int64, err jute.ErrCode) {
 		r.fail(c, err, "")
 		return
 	}
-	r.hists[c].Record(now - start)
+	r.hist(c).Record(now - start)
 	r.ops[c].Add(1)
+}
+
+// hist returns class c's histogram, allocating it on first use.
+func (r *recorder) hist(c opClass) *Histogram {
+	if h := r.hists[c].Load(); h != nil {
+		return h
+	}
+	r.hists[c].CompareAndSwap(nil, new(Histogram))
+	return r.hists[c].Load()
+}
+
+// snapshot adds class c's samples to s (nothing if none were recorded).
+func (r *recorder) snapshot(c opClass, s *HistSnapshot) {
+	if h := r.hists[c].Load(); h != nil {
+		h.Snapshot(s)
+	}
 }
 
 // sample records a latency measured by the workload itself (not a single
