@@ -44,7 +44,7 @@ type replyHandler interface {
 
 // eventHandler is told about watch notifications, on the reader goroutine.
 type eventHandler interface {
-	handleEvent(c *Conn, ev *jute.WatcherEvent, at int64)
+	handleEvent(c *conn, ev *jute.WatcherEvent, at int64)
 }
 
 // pendingOp is one request awaiting its reply.
@@ -57,16 +57,16 @@ type pendingOp struct {
 	arg   int64 // handler's own tag
 }
 
-// Conn is one ZooKeeper session over one TCP connection, with pipelined
+// conn is one ZooKeeper session over one TCP connection, with pipelined
 // requests. Requests may be issued from several goroutines; each issuing call
 // blocks while the in-flight depth is reached.
-type Conn struct {
+type conn struct {
 	nc        net.Conn
 	sessionID int64
 	timeout   time.Duration
 	rec       *recorder
 	events    eventHandler
-	onStop    func(*Conn)
+	onStop    func(*conn)
 
 	slots   chan struct{}  // one token per request in flight: the depth bound
 	pending chan pendingOp // FIFO of requests awaiting replies; pushed under wmu
@@ -94,12 +94,12 @@ type dialOptions struct {
 	inflight int
 	rec      *recorder
 	events   eventHandler
-	onStop   func(*Conn) // called once the connection has stopped
+	onStop   func(*conn) // called once the connection has stopped
 }
 
 // dial opens a TCP connection, performs the ConnectRequest handshake and
 // starts the reader and writer goroutines.
-func dial(ctx context.Context, o dialOptions) (*Conn, error) {
+func dial(ctx context.Context, o dialOptions) (*conn, error) {
 	if o.inflight < 1 {
 		o.inflight = 1
 	}
@@ -122,7 +122,7 @@ func dial(ctx context.Context, o dialOptions) (*Conn, error) {
 		return nil, fmt.Errorf("handshake with %s: %w", o.addr, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
-	c := &Conn{
+	c := &conn{
 		nc:        nc,
 		sessionID: resp.SessionID,
 		timeout:   time.Duration(resp.TimeOut) * time.Millisecond,
@@ -170,10 +170,10 @@ func handshake(nc net.Conn, timeout time.Duration) (*jute.ConnectResponse, error
 }
 
 // SessionID is the server-assigned session id.
-func (c *Conn) SessionID() int64 { return c.sessionID }
+func (c *conn) SessionID() int64 { return c.sessionID }
 
 // Err is why the connection stopped, or nil while it runs.
-func (c *Conn) Err() error {
+func (c *conn) Err() error {
 	select {
 	case <-c.dying:
 		return c.err
@@ -185,7 +185,7 @@ func (c *Conn) Err() error {
 // begin reserves an in-flight slot, assigns an xid, queues the pending entry
 // and writes the request header. On success wmu is held and the caller
 // appends the body to c.wbuf and calls end.
-func (c *Conn) begin(op jute.Op, class opClass, h replyHandler, arg int64) (frameAt int, err error) {
+func (c *conn) begin(op jute.Op, class opClass, h replyHandler, arg int64) (frameAt int, err error) {
 	select {
 	case c.slots <- struct{}{}:
 	case <-c.dying:
@@ -209,7 +209,7 @@ func (c *Conn) begin(op jute.Op, class opClass, h replyHandler, arg int64) (fram
 }
 
 // end finishes the frame begun at at, releases wmu and wakes the writer.
-func (c *Conn) end(at int) {
+func (c *conn) end(at int) {
 	jute.EndFrame(&c.wbuf, at)
 	c.wmu.Unlock()
 	select {
@@ -219,7 +219,7 @@ func (c *Conn) end(at int) {
 }
 
 // GetData sends getData(path, watch).
-func (c *Conn) GetData(path string, watch bool, class opClass, h replyHandler, arg int64) error {
+func (c *conn) GetData(path string, watch bool, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpGetData, class, h, arg)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (c *Conn) GetData(path string, watch bool, class opClass, h replyHandler, a
 }
 
 // Exists sends exists(path, watch).
-func (c *Conn) Exists(path string, watch bool, class opClass, h replyHandler, arg int64) error {
+func (c *conn) Exists(path string, watch bool, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpExists, class, h, arg)
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (c *Conn) Exists(path string, watch bool, class opClass, h replyHandler, ar
 }
 
 // SetData sends setData(path, data, version).
-func (c *Conn) SetData(path string, data []byte, version int32, class opClass, h replyHandler, arg int64) error {
+func (c *conn) SetData(path string, data []byte, version int32, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpSetData, class, h, arg)
 	if err != nil {
 		return err
@@ -259,7 +259,7 @@ func (c *Conn) SetData(path string, data []byte, version int32, class opClass, h
 var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 
 // Create sends create(path, data, open ACL, flags).
-func (c *Conn) Create(path string, data []byte, flags int32, class opClass, h replyHandler, arg int64) error {
+func (c *conn) Create(path string, data []byte, flags int32, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpCreate, class, h, arg)
 	if err != nil {
 		return err
@@ -273,7 +273,7 @@ func (c *Conn) Create(path string, data []byte, flags int32, class opClass, h re
 }
 
 // Delete sends delete(path, version).
-func (c *Conn) Delete(path string, version int32, class opClass, h replyHandler, arg int64) error {
+func (c *conn) Delete(path string, version int32, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpDelete, class, h, arg)
 	if err != nil {
 		return err
@@ -285,7 +285,7 @@ func (c *Conn) Delete(path string, version int32, class opClass, h replyHandler,
 }
 
 // GetAllChildrenNumber sends getAllChildrenNumber(path) (ZooKeeper 3.6+).
-func (c *Conn) GetAllChildrenNumber(path string, class opClass, h replyHandler, arg int64) error {
+func (c *conn) GetAllChildrenNumber(path string, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpGetAllChildrenNumber, class, h, arg)
 	if err != nil {
 		return err
@@ -296,7 +296,7 @@ func (c *Conn) GetAllChildrenNumber(path string, class opClass, h replyHandler, 
 }
 
 // GetChildren sends getChildren(path, watch=false).
-func (c *Conn) GetChildren(path string, class opClass, h replyHandler, arg int64) error {
+func (c *conn) GetChildren(path string, class opClass, h replyHandler, arg int64) error {
 	at, err := c.begin(jute.OpGetChildren, class, h, arg)
 	if err != nil {
 		return err
@@ -309,7 +309,7 @@ func (c *Conn) GetChildren(path string, class opClass, h replyHandler, arg int64
 
 // writeLoop writes queued frames in batches and sends a ping whenever the
 // connection has been idle for a third of the session timeout.
-func (c *Conn) writeLoop() {
+func (c *conn) writeLoop() {
 	pingEvery := c.timeout / 3
 	if pingEvery <= 0 {
 		pingEvery = time.Second
@@ -351,7 +351,7 @@ func (c *Conn) writeLoop() {
 
 // readLoop reads replies, matches each to the oldest pending request and
 // dispatches notifications, until the connection fails or the session closes.
-func (c *Conn) readLoop(br *bufio.Reader) {
+func (c *conn) readLoop(br *bufio.Reader) {
 	err := c.readReplies(br)
 	c.stop(err)
 }
@@ -384,7 +384,7 @@ func (f *frameReader) next() ([]byte, error) {
 	return f.buf, nil
 }
 
-func (c *Conn) readReplies(br *bufio.Reader) error {
+func (c *conn) readReplies(br *bufio.Reader) error {
 	fr := &frameReader{br: br}
 	var hdr jute.ReplyHeader
 	var ev jute.WatcherEvent
@@ -436,7 +436,7 @@ func (c *Conn) readReplies(br *bufio.Reader) error {
 
 // match pairs a reply with the oldest pending request. ZooKeeper answers a
 // connection's requests in order, so anything else is a protocol violation.
-func (c *Conn) match(hdr *jute.ReplyHeader, body []byte, at int64) error {
+func (c *conn) match(hdr *jute.ReplyHeader, body []byte, at int64) error {
 	p := &c.cur
 	select {
 	case *p = <-c.pending:
@@ -459,7 +459,7 @@ func (c *Conn) match(hdr *jute.ReplyHeader, body []byte, at int64) error {
 }
 
 // fail reports a request that will never be answered.
-func (c *Conn) fail(p *pendingOp) {
+func (c *conn) fail(p *pendingOp) {
 	if c.rec != nil && p.op != jute.OpCloseSession {
 		c.rec.failIn(p.class, p.start, jute.ErrConnectionLoss, "")
 	}
@@ -469,7 +469,7 @@ func (c *Conn) fail(p *pendingOp) {
 }
 
 // stop shuts the connection down and fails every request still pending.
-func (c *Conn) stop(err error) {
+func (c *conn) stop(err error) {
 	if err == nil {
 		err = ErrClosed
 	}
@@ -506,7 +506,7 @@ func (w closeWaiter) handleReply(_ *pendingOp, err jute.ErrCode, _ []byte) {
 
 // Close ends the session with closeSession (bounded by wait) and closes the
 // connection. It returns the server's answer to closeSession.
-func (c *Conn) Close(wait time.Duration, class opClass) error {
+func (c *conn) Close(wait time.Duration, class opClass) error {
 	w := closeWaiter{ch: make(chan jute.ErrCode, 1)}
 	at, err := c.begin(jute.OpCloseSession, class, w, 0)
 	if err != nil {
@@ -534,7 +534,7 @@ func (c *Conn) Close(wait time.Duration, class opClass) error {
 }
 
 // Abort closes the connection without closing the session.
-func (c *Conn) Abort() {
+func (c *conn) Abort() {
 	c.closing.Store(true)
 	c.nc.Close()
 	<-c.done
@@ -547,7 +547,7 @@ func (b barrier) handleReply(_ *pendingOp, err jute.ErrCode, _ []byte) { b.ch <-
 
 // Barrier waits until every request issued before it has been answered (a
 // cheap exists("/") rides behind them: replies come in order).
-func (c *Conn) Barrier(ctx context.Context) error {
+func (c *conn) Barrier(ctx context.Context) error {
 	b := barrier{ch: make(chan jute.ErrCode, 1)}
 	if err := c.Exists("/", false, classNone, b, 0); err != nil {
 		return err

@@ -100,7 +100,7 @@ func startFake(t testing.TB, serve func(f *fakeConn, hdrs <-chan jute.RequestHea
 	return s
 }
 
-func dialFake(t testing.TB, s *fakeServer, inflight int, rec *recorder, ev eventHandler) *Conn {
+func dialFake(t testing.TB, s *fakeServer, inflight int, rec *recorder, ev eventHandler) *conn {
 	t.Helper()
 	c, err := dial(context.Background(), dialOptions{
 		addr: s.ln.Addr().String(), timeout: 10 * time.Second, dialWait: 2 * time.Second,
@@ -328,7 +328,7 @@ func BenchmarkClientPipelined(b *testing.B) {
 	}
 }
 
-func dialFakeTimeout(t testing.TB, s *fakeServer, timeout time.Duration) *Conn {
+func dialFakeTimeout(t testing.TB, s *fakeServer, timeout time.Duration) *conn {
 	t.Helper()
 	c, err := dial(context.Background(), dialOptions{
 		addr: s.ln.Addr().String(), timeout: timeout, dialWait: 2 * time.Second, inflight: 4,

@@ -69,7 +69,7 @@ func (r *run) result(d time.Duration) *Result {
 	case "mixed":
 		res.Keys, res.ReadRatio = cfg.Keys, cfg.ReadRatio
 	case "watch-fanout":
-		res.Watchers = cfg.Watchers
+		res.Watchers, res.Sessions = cfg.Watchers, cfg.Watchers+1 // the watchers and one writer
 	case "populate":
 		res.Nodes, res.Warmup = cfg.Nodes, 0
 	case "ephemeral-churn":

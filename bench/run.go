@@ -32,12 +32,15 @@ type workload interface {
 	finite() bool
 }
 
+// cleanupSessions bounds the sessions that delete the benchmark's subtree.
+const cleanupSessions = 8
+
 // run is the state shared by the runner and the workload.
 type run struct {
 	cfg   *Config
 	win   *window
 	value []byte // the value written by every create/setData
-	admin *Conn  // setup and cleanup session
+	admin *conn  // setup and cleanup session
 	log   io.Writer
 
 	recMu sync.Mutex
@@ -45,14 +48,14 @@ type run struct {
 
 	stop atomic.Bool
 
-	open sync.Map // *Conn → struct{}: every live session, for abortAll
+	open sync.Map // *conn → struct{}: every live session, for abortAll
 }
 
 // abortAll drops every live connection (the server stopped answering):
 // pending requests fail with connection loss and blocked workers return.
 func (r *run) abortAll() {
 	r.open.Range(func(k, _ any) bool {
-		go k.(*Conn).Abort()
+		go k.(*conn).Abort()
 		return true
 	})
 }
@@ -77,7 +80,7 @@ func (r *run) recorders() []*recorder {
 }
 
 // dial opens session number i (servers are used round robin).
-func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (*Conn, error) {
+func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (*conn, error) {
 	c, err := dial(ctx, dialOptions{
 		addr:     r.cfg.Servers[i%len(r.cfg.Servers)],
 		timeout:  r.cfg.SessionTimeout,
@@ -85,7 +88,7 @@ func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (
 		inflight: r.cfg.Inflight,
 		rec:      rec,
 		events:   ev,
-		onStop:   func(c *Conn) { r.open.Delete(c) },
+		onStop:   func(c *conn) { r.open.Delete(c) },
 	})
 	if err != nil {
 		return nil, err
@@ -98,8 +101,8 @@ func (r *run) dial(ctx context.Context, i int, rec *recorder, ev eventHandler) (
 }
 
 // dialAll opens n sessions concurrently, each with its own recorder.
-func (r *run) dialAll(ctx context.Context, n int, ev func(i int) eventHandler) ([]*Conn, []*recorder, error) {
-	conns := make([]*Conn, n)
+func (r *run) dialAll(ctx context.Context, n int, ev func(i int) eventHandler) ([]*conn, []*recorder, error) {
+	conns := make([]*conn, n)
 	recs := make([]*recorder, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -127,7 +130,7 @@ func (r *run) dialAll(ctx context.Context, n int, ev func(i int) eventHandler) (
 }
 
 // closeAll closes every non-nil session concurrently.
-func closeAll(conns []*Conn, wait time.Duration) {
+func closeAll(conns []*conn, wait time.Duration) {
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		if c == nil {
@@ -169,8 +172,14 @@ func Run(ctx context.Context, cfg Config, progress *Progress, logw io.Writer) (*
 		if cfg.Keep {
 			return
 		}
+		ctx := context.WithoutCancel(ctx)
 		t0 := time.Now()
-		n, err := deleteTree(context.WithoutCancel(ctx), admin, cfg.Root)
+		conns := []*conn{admin}
+		if extra, _, err := r.dialAll(ctx, min(cfg.Sessions, cleanupSessions)-1, nil); err == nil {
+			conns = append(conns, extra...)
+			defer closeAll(extra, 2*time.Second)
+		}
+		n, err := deleteTree(ctx, conns, cfg.Root)
 		if err != nil {
 			fmt.Fprintf(logw, "cleanup of %s failed after %d deletions: %v\n", cfg.Root, n, err)
 			return

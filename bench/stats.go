@@ -36,6 +36,7 @@ var classNames = [numClasses]string{
 	classArm: "watch-arm",
 }
 
+// String is the class name used in tables and JSON.
 func (c opClass) String() string {
 	if c < numClasses {
 		return classNames[c]

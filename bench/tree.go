@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,7 +38,7 @@ func (t *tally) check(what string) error {
 }
 
 // ensurePath creates path and its missing ancestors as persistent znodes.
-func ensurePath(ctx context.Context, c *Conn, path string) error {
+func ensurePath(ctx context.Context, c *conn, path string) error {
 	t := &tally{ok: jute.ErrNodeExists}
 	for i := 1; i <= len(path); i++ {
 		if i == len(path) || path[i] == '/' {
@@ -54,7 +55,7 @@ func ensurePath(ctx context.Context, c *Conn, path string) error {
 
 // createAll creates every path (persistent, value data) pipelined over
 // conns; already existing znodes are fine.
-func createAll(ctx context.Context, conns []*Conn, paths []string, data []byte) error {
+func createAll(ctx context.Context, conns []*conn, paths []string, data []byte) error {
 	t := &tally{ok: jute.ErrNodeExists}
 	var wg sync.WaitGroup
 	errs := make([]error, len(conns))
@@ -108,7 +109,7 @@ func (l *childLister) handleReply(p *pendingOp, err jute.ErrCode, body []byte) {
 }
 
 // listTree returns root and all its descendants, level by level.
-func listTree(ctx context.Context, c *Conn, root string) ([][]string, error) {
+func listTree(ctx context.Context, c *conn, root string) ([][]string, error) {
 	levels := [][]string{{root}}
 	for depth := 0; depth < 1000; depth++ {
 		l := &childLister{parents: levels[len(levels)-1]}
@@ -134,24 +135,36 @@ func listTree(ctx context.Context, c *Conn, root string) ([][]string, error) {
 }
 
 // deleteTree deletes root and everything below it, deepest level first,
-// pipelined on c. It returns how many znodes were deleted.
-func deleteTree(ctx context.Context, c *Conn, root string) (int, error) {
+// each level's deletes spread over conns and pipelined. It lists the tree on
+// conns[0] and returns how many znodes were deleted.
+func deleteTree(ctx context.Context, conns []*conn, root string) (int, error) {
 	if root == "/" || !strings.HasPrefix(root, "/") {
 		return 0, fmt.Errorf("refusing to delete %q", root)
 	}
-	levels, err := listTree(ctx, c, root)
+	levels, err := listTree(ctx, conns[0], root)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for d := len(levels) - 1; d >= 0; d-- {
 		t := &tally{ok: jute.ErrNoNode}
-		for _, p := range levels[d] {
-			if err := c.Delete(p, -1, classNone, t, 0); err != nil {
-				return n, err
-			}
+		errs := make([]error, len(conns))
+		var wg sync.WaitGroup
+		for ci, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := ci; i < len(levels[d]); i += len(conns) {
+					if err := c.Delete(levels[d][i], -1, classNone, t, 0); err != nil {
+						errs[ci] = err
+						return
+					}
+				}
+				errs[ci] = c.Barrier(ctx)
+			}()
 		}
-		if err := c.Barrier(ctx); err != nil {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return n, err
 		}
 		if err := t.check("delete"); err != nil {

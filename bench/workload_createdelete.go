@@ -14,7 +14,7 @@ import (
 // latencies are reported separately.
 type createDeleteWorkload struct {
 	dir   string
-	conns []*Conn
+	conns []*conn
 }
 
 func (w *createDeleteWorkload) finite() bool { return false }

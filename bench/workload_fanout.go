@@ -16,9 +16,9 @@ import (
 // the re-arm latency; a round counts as one op. Rounds run back to back.
 type fanoutWorkload struct {
 	target   string
-	watchers []*Conn
+	watchers []*conn
 	recs     []*recorder
-	writer   *Conn
+	writer   *conn
 	wrec     *recorder
 
 	round     atomic.Int64  // nowNanos when the current round's setData was queued; 0 between rounds
@@ -35,7 +35,7 @@ type fanoutWatcher struct {
 	rec **recorder
 }
 
-func (f fanoutWatcher) handleEvent(_ *Conn, ev *jute.WatcherEvent, at int64) {
+func (f fanoutWatcher) handleEvent(_ *conn, ev *jute.WatcherEvent, at int64) {
 	w := f.w
 	t0 := w.round.Load()
 	if ev.Type != jute.EventNodeDataChanged || ev.Path != w.target || t0 == 0 {

@@ -13,7 +13,7 @@ import (
 type kvWorkload struct {
 	readRatio float64
 	keys      []string
-	conns     []*Conn
+	conns     []*conn
 }
 
 func (w *kvWorkload) finite() bool { return false }

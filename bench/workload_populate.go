@@ -19,7 +19,7 @@ const populateDirSize = 1000
 type populateWorkload struct {
 	dir   string
 	dirs  []string
-	conns []*Conn
+	conns []*conn
 	ok    atomic.Int64 // creates answered OK
 }
 
