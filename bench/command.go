@@ -75,6 +75,10 @@ func action(cc *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt)
 	defer stop()
+	go func() { // the first interrupt ends the measurement (cleanup still runs); a second one kills
+		<-ctx.Done()
+		stop()
+	}()
 	var progress *Progress
 	if !cc.Bool("no-progress") {
 		progress = NewProgress(os.Stderr, IsTerminal(os.Stderr))

@@ -59,7 +59,7 @@ func (w *kvWorkload) work(ctx context.Context, r *run, i int) error {
 			return fmt.Errorf("session %d: %w", i, err)
 		}
 	}
-	if err := c.Barrier(ctx); err != nil {
+	if err := c.Barrier(context.WithoutCancel(ctx)); err != nil { // answers are bounded by the read timeout
 		return fmt.Errorf("session %d: %w", i, err)
 	}
 	return nil
