@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,7 +210,7 @@ func TestProtocolViolations(t *testing.T) {
 	for name, serve := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := startFake(t, serve)
-			c := dialFake(t, s, 8, nil, fanoutWatcher{w: &fanoutWorkload{}})
+			c := dialFake(t, s, 8, nil, fanoutWatcher{w: &fanoutWorkload{}, seen: new(atomic.Int64)})
 			col := &collector{}
 			rejected := 0
 			for i := range int64(2) {

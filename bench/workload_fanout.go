@@ -24,6 +24,8 @@ type fanoutWorkload struct {
 	round     atomic.Int64  // nowNanos when the current round's setData was queued; 0 between rounds
 	delivered atomic.Int64  // events of the current round
 	unexpect  atomic.Int64  // events that were not our NodeDataChanged
+	roundNo   atomic.Int64  // current round, from 1
+	dups      atomic.Int64  // a second event for one watcher in one round
 	allIn     chan struct{} // cap 1: the current round is complete
 }
 
@@ -31,8 +33,9 @@ func (w *fanoutWorkload) finite() bool { return false }
 
 // fanoutWatcher routes one watcher session's notifications.
 type fanoutWatcher struct {
-	w   *fanoutWorkload
-	rec **recorder
+	w    *fanoutWorkload
+	rec  **recorder
+	seen *atomic.Int64 // the last round this watcher was notified in
 }
 
 func (f fanoutWatcher) handleEvent(_ *conn, ev *jute.WatcherEvent, at int64) {
@@ -40,6 +43,10 @@ func (f fanoutWatcher) handleEvent(_ *conn, ev *jute.WatcherEvent, at int64) {
 	t0 := w.round.Load()
 	if ev.Type != jute.EventNodeDataChanged || ev.Path != w.target || t0 == 0 {
 		w.unexpect.Add(1)
+		return
+	}
+	if n := w.roundNo.Load(); f.seen.Swap(n) == n {
+		w.dups.Add(1)
 		return
 	}
 	(*f.rec).sample(classEvent, t0, at)
@@ -60,8 +67,9 @@ func (w *fanoutWorkload) setup(ctx context.Context, r *run) (int, error) {
 	}
 	n := r.cfg.Watchers
 	recPtrs := make([]*recorder, n)
+	seen := make([]atomic.Int64, n)
 	conns, recs, err := r.dialAll(ctx, n, func(i int) eventHandler {
-		return fanoutWatcher{w: w, rec: &recPtrs[i]}
+		return fanoutWatcher{w: w, rec: &recPtrs[i], seen: &seen[i]}
 	})
 	if err != nil {
 		return 0, err
@@ -93,6 +101,7 @@ func (w *fanoutWorkload) work(ctx context.Context, r *run, _ int) error {
 			return err
 		}
 		w.delivered.Store(0)
+		w.roundNo.Add(1)
 		t0 := nowNanos()
 		w.round.Store(t0)
 		if err := w.writer.SetData(w.target, r.value, -1, classSet, nil, 0); err != nil {
@@ -119,6 +128,9 @@ func (w *fanoutWorkload) teardown(_ context.Context, _ *run, res *Result) error 
 	closeAll(append(w.watchers, w.writer), 2*time.Second)
 	if n := w.unexpect.Load(); n > 0 {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d unexpected watch notifications", n))
+	}
+	if n := w.dups.Load(); n > 0 {
+		res.Problems = append(res.Problems, fmt.Sprintf("%d duplicate notifications (one data watch fired twice)", n))
 	}
 	return nil
 }
