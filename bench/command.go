@@ -96,7 +96,7 @@ func action(cc *cli.Context) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return err
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("bench: interrupted: %w", context.Cause(ctx))
