@@ -122,6 +122,12 @@ func dial(ctx context.Context, o dialOptions) (*conn, error) {
 		return nil, fmt.Errorf("handshake with %s: %w", o.addr, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
+	return start(nc, resp, o), nil
+}
+
+// start wraps an established session's connection and starts its reader
+// and writer goroutines.
+func start(nc net.Conn, resp *jute.ConnectResponse, o dialOptions) *conn {
 	c := &conn{
 		nc:        nc,
 		sessionID: resp.SessionID,
@@ -136,9 +142,9 @@ func dial(ctx context.Context, o dialOptions) (*conn, error) {
 		done:      make(chan struct{}),
 	}
 	c.lastSend.Store(nowNanos())
-	go c.readLoop(bufio.NewReaderSize(nc, 64<<10))
+	go c.readLoop(bufio.NewReaderSize(nc, 16<<10))
 	go c.writeLoop()
-	return c, nil
+	return c
 }
 
 // handshake sends a ConnectRequest for a new session and reads the answer.
