@@ -401,10 +401,11 @@ func (c *conn) readReplies(br *bufio.Reader) error {
 	readTimeout := c.timeout * 2 / 3
 	_ = c.nc.SetReadDeadline(time.Now().Add(readTimeout))
 	armed := nowNanos()
+	at := armed // when the last frame arrived
 	for {
-		if now := nowNanos(); time.Duration(now-armed) > readTimeout/8 {
+		if time.Duration(at-armed) > readTimeout/8 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(readTimeout))
-			armed = now
+			armed = at
 		}
 		frame, err := fr.next()
 		if err != nil {
@@ -417,7 +418,7 @@ func (c *conn) readReplies(br *bufio.Reader) error {
 			}
 			return fmt.Errorf("read reply: %w", err)
 		}
-		at := nowNanos()
+		at = nowNanos()
 		r.Reset(frame)
 		if err := hdr.Decode(r); err != nil {
 			return fmt.Errorf("%w: reply header: %w", ErrProtocol, err)

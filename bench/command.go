@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ func Command() *cli.Command {
 			&cli.Int64Flag{Name: "seed", Usage: "random seed for key choice (0: from the clock)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no live progress line"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write the client's CPU profile to this file (is the client the bottleneck?)"},
 		},
 		Action: action,
 	}
@@ -72,6 +74,17 @@ func action(cc *cli.Context) error {
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
+	}
+	if path := cc.String("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt)
 	defer stop()
