@@ -189,6 +189,7 @@ func Run(ctx context.Context, cfg Config, progress *Progress, logw io.Writer) (*
 	t0 := time.Now()
 	workers, err := w.setup(ctx, r)
 	if err != nil {
+		_ = w.teardown(context.WithoutCancel(ctx), r, &Result{}) // close whatever sessions setup opened
 		cleanup()
 		return nil, fmt.Errorf("setup: %w", err)
 	}
