@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
 )
 
 // startZkraft builds ./cmd/zkraft of this module and runs it on a free
@@ -145,6 +147,24 @@ func TestWorkloadsAgainstZkraft(t *testing.T) {
 			}
 		})
 	}
+	t.Run("command", func(t *testing.T) {
+		var out bytes.Buffer
+		app := &cli.App{Name: "zkraft", Writer: &out, Commands: []*cli.Command{Command()}}
+		err := app.Run([]string{"zkraft", "bench", "--server", addr + "," + addr, "--workload", "mixed",
+			"--sessions", "3", "--inflight", "4", "--keys", "50", "--duration", "1s", "--warmup", "0s",
+			"--root", "/zkraft-bench-test", "--json", "--no-progress"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("stdout is not one JSON result: %v\n%s", err, out.String())
+		}
+		if len(res.Servers) != 2 || res.Sessions != 3 || res.Keys != 50 {
+			t.Errorf("flags not applied: %+v", res)
+		}
+		checkResult(t, &res, "getData", "setData")
+	})
 	// Nothing is left behind.
 	c, err := dial(context.Background(), dialOptions{addr: addr, timeout: 10 * time.Second, dialWait: time.Second, inflight: 4})
 	if err != nil {
