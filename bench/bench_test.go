@@ -190,6 +190,7 @@ func TestConfigValidate(t *testing.T) {
 		"workload": func(c *Config) { c.Workload = "nope" },
 		"sessions": func(c *Config) { c.Sessions = 0 },
 		"root":     func(c *Config) { c.Root = "/" },
+		"system":   func(c *Config) { c.Root = "/zookeeper/x" },
 		"ratio":    func(c *Config) { c.ReadRatio = 2 },
 		"servers":  func(c *Config) { c.Servers = nil },
 	} {

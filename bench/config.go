@@ -67,6 +67,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: --session-timeout must be at least 1s")
 	case !strings.HasPrefix(c.Root, "/") || c.Root == "/" || strings.HasSuffix(c.Root, "/"):
 		return fmt.Errorf("bench: --root must be an absolute znode path other than /")
+	case c.Root == "/zookeeper" || strings.HasPrefix(c.Root, "/zookeeper/"):
+		return fmt.Errorf("bench: --root must not be under /zookeeper (the benchmark deletes its root)")
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 5 * time.Second
