@@ -12,22 +12,26 @@ import (
 
 // Result is a finished run: one row per measured operation class.
 type Result struct {
-	Workload  string           `json:"workload"`
-	Servers   []string         `json:"servers"`
-	Sessions  int              `json:"sessions"`
-	Inflight  int              `json:"inflight"`
-	ValueSize int              `json:"value_size"`
-	Keys      int              `json:"keys,omitempty"`       // read, write, mixed
-	ReadRatio float64          `json:"read_ratio,omitempty"` // mixed
-	Watchers  int              `json:"watchers,omitempty"`   // watch-fanout
-	Nodes     int              `json:"nodes,omitempty"`      // populate
-	Ephemeral int              `json:"ephemerals,omitempty"` // ephemeral-churn: per session
-	Warmup    float64          `json:"warmup_seconds"`
-	Seconds   float64          `json:"seconds"` // measured time
-	Ops       []OpStats        `json:"ops"`
-	Errors    map[string]int64 `json:"errors"` // all classes, by code
-	Notes     []string         `json:"notes,omitempty"`
-	Problems  []string         `json:"problems,omitempty"` // server misbehaviour the workload detected
+	Workload  string    `json:"workload"`
+	Servers   []string  `json:"servers"`
+	Sessions  int       `json:"sessions"`
+	Inflight  int       `json:"inflight"`
+	ValueSize int       `json:"value_size"`
+	Keys      int       `json:"keys,omitempty"`       // read, write, mixed
+	ReadRatio float64   `json:"read_ratio,omitempty"` // mixed
+	Watchers  int       `json:"watchers,omitempty"`   // watch-fanout
+	Nodes     int       `json:"nodes,omitempty"`      // populate
+	Ephemeral int       `json:"ephemerals,omitempty"` // ephemeral-churn: per session
+	Warmup    float64   `json:"warmup_seconds"`
+	Seconds   float64   `json:"seconds"` // measured time
+	Ops       []OpStats `json:"ops"`
+	// PerSecond is successful ops (all classes) in each whole second of the
+	// measurement; LongestStallMs the longest time without any reply.
+	PerSecond      []uint64         `json:"per_second,omitempty"`
+	LongestStallMs float64          `json:"longest_stall_ms"`
+	Errors         map[string]int64 `json:"errors"` // all classes, by code
+	Notes          []string         `json:"notes,omitempty"`
+	Problems       []string         `json:"problems,omitempty"` // server misbehaviour the workload detected
 }
 
 // OpStats is one operation class's throughput and latency.
@@ -134,6 +138,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
+	}
+	if len(r.PerSecond) > 0 {
+		lo, hi := r.PerSecond[0], r.PerSecond[0]
+		for _, n := range r.PerSecond {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		fmt.Fprintf(w, "per second: min %d, max %d ops; longest time without a reply %.0f ms\n", lo, hi, r.LongestStallMs)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -149,6 +149,7 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 		progress.start(r)
 		defer progress.finish()
 	}
+	tl := startTimeline(r)
 
 	sleep := func(d time.Duration) bool { // false: finished early or cancelled
 		t := time.NewTimer(d)
@@ -178,7 +179,9 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 		stuck = fmt.Errorf("requests unanswered %v after the end: connections aborted", cfg.SessionTimeout+5*time.Second)
 		r.abortAll()
 		if !r.await(finished, 10*time.Second) {
-			return r.result(time.Duration(end - r.win.start.Load())), fmt.Errorf("%w; workers still blocked", stuck)
+			res := r.result(time.Duration(end - r.win.start.Load()))
+			tl.finish(res)
+			return res, fmt.Errorf("%w; workers still blocked", stuck)
 		}
 	}
 	start := r.win.start.Load()
@@ -186,6 +189,7 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 		start = end
 	}
 	res := r.result(time.Duration(end - start))
+	tl.finish(res)
 	return res, errors.Join(append(errs, stuck)...)
 }
 
