@@ -89,6 +89,8 @@ func (f *frameReader) next() ([]byte, error) {
 	return f.buf, nil
 }
 
+// readReplies is the reader goroutine's loop; it returns why it stopped (nil
+// after closeSession).
 func (c *conn) readReplies(br *bufio.Reader) error {
 	fr := &frameReader{br: br}
 	var hdr jute.ReplyHeader
