@@ -191,9 +191,13 @@ func (c *conn) Err() error {
 // appends the body to c.wbuf and calls end.
 func (c *conn) begin(op jute.Op, class opClass, h replyHandler, arg int64) (frameAt int, err error) {
 	select {
-	case c.slots <- struct{}{}:
-	case <-c.dying:
-		return 0, fmt.Errorf("%w: %w", ErrClosed, c.err)
+	case c.slots <- struct{}{}: // fast path: a free slot, no selectgo
+	default:
+		select {
+		case c.slots <- struct{}{}:
+		case <-c.dying:
+			return 0, fmt.Errorf("%w: %w", ErrClosed, c.err)
+		}
 	}
 	c.wmu.Lock()
 	if c.closed {

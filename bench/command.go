@@ -24,7 +24,7 @@ func Command() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]; sessions are spread round robin"},
 			&cli.StringFlag{Name: "workload", Value: "read", Usage: strings.Join(workloadNames, "|")},
-			&cli.IntFlag{Name: "sessions", Value: 16, Usage: "concurrent sessions (one TCP connection each)"},
+			&cli.IntFlag{Name: "sessions", Value: 16, Usage: "concurrent sessions, one TCP connection each (ephemeral-churn: concurrent workers; watch-fanout uses --watchers)"},
 			&cli.IntFlag{Name: "inflight", Value: 32, Usage: "requests outstanding per session"},
 			&cli.IntFlag{Name: "value-size", Value: 100, Usage: "bytes per znode value"},
 			&cli.IntFlag{Name: "keys", Value: 1000, Usage: "read/write/mixed: number of znodes"},
