@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/bench"
 )
 
 func main() {
@@ -23,5 +25,5 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand(), membersCommand()}
+	return []*cli.Command{serverCommand(), membersCommand(), bench.Command()}
 }
