@@ -147,7 +147,9 @@ func (r *reconfigRequest) Encode(w *jute.Writer) {
 	w.Long(r.version)
 }
 
-func (r *reconfigRequest) Decode(*jute.Reader) error { return fmt.Errorf("reconfigRequest: decode not supported") }
+func (r *reconfigRequest) Decode(*jute.Reader) error {
+	return fmt.Errorf("reconfigRequest: decode not supported")
+}
 
 func runReconfig(s *Shell, p *parsedArgs) error {
 	usage := s.usageOf("reconfig")

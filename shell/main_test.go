@@ -20,5 +20,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopTestServer()
+	os.Exit(code)
 }

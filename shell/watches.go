@@ -66,14 +66,14 @@ func (w *watchSet) has(path string, wt int32) bool {
 // removal events the Java client would deliver, in a fixed order.
 func (w *watchSet) remove(path string, wt int32) []string {
 	var evs []string
-	if (wt == watcherChildren || wt == watcherAny) && w.child[path] {
-		delete(w.child, path)
-		evs = append(evs, "ChildWatchRemoved")
-	}
 	if (wt == watcherData || wt == watcherAny) && (w.data[path] || w.exist[path]) {
 		delete(w.data, path)
 		delete(w.exist, path)
 		evs = append(evs, "DataWatchRemoved")
+	}
+	if (wt == watcherChildren || wt == watcherAny) && w.child[path] {
+		delete(w.child, path)
+		evs = append(evs, "ChildWatchRemoved")
 	}
 	if (wt == watcherPersistent || wt == watcherAny) && w.persistent[path] ||
 		(wt == watcherPersistentRecursive || wt == watcherAny) && w.recursive[path] {
