@@ -1,0 +1,73 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSingleCommand checks "zkraft shell -server X cmd args": one command,
+// then exit with zkCli's status (0 ok, 1 failed, 127 unknown command), with
+// the same output as zkCli when java is present.
+func TestSingleCommand(t *testing.T) {
+	addr := testServer(t)
+	resetRoot(t, addr, "/t_single")
+	t.Cleanup(func() { resetRoot(t, addr, "/t_single") })
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"create", "/t_single", "data"}, 0},
+		{[]string{"get", "/t_single"}, 0},
+		{[]string{"get", "-s", "/t_single"}, 0},
+		{[]string{"get", "/t_single/missing"}, 1},
+		{[]string{"create", "/t_single"}, 1},
+		{[]string{"ls"}, 1},
+		{[]string{"get", "-z", "/t_single"}, 1},
+		{[]string{"nosuchcommand", "x"}, 127},
+		{[]string{"delete", "/t_single"}, 0},
+	}
+	java := javaAvailable()
+	for _, c := range cases {
+		name := strings.Join(c.args, " ")
+		out, code := runOurs(t, addr, "", c.args...)
+		got := normalize(out, addr)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d; output:\n%s", name, code, c.code, out)
+		}
+		if !java {
+			continue
+		}
+		// Undo the command's effect on the server for zkCli's turn.
+		switch c.args[0] {
+		case "create":
+			if code == 0 {
+				resetRoot(t, addr, "/t_single")
+			}
+		case "delete":
+			runOurs(t, addr, "", "create", "/t_single", "data")
+		}
+		jout, jcode := runZkCli(t, addr, "", c.args...)
+		want := normalize(jout, addr)
+		if c.args[0] == "nosuchcommand" {
+			// The usage listing names 3.9's extra get/set flags and tree.
+			want, got = dropUsage(want), dropUsage(got)
+		}
+		if jcode != code {
+			t.Errorf("%s: exit %d, zkCli exits %d", name, code, jcode)
+		}
+		if got != want {
+			t.Errorf("%s: output differs (- zkCli, + zkraft):\n%s", name, diffLines(want, got))
+		}
+	}
+}
+
+// dropUsage removes the tab-indented command list of zkCli's usage.
+func dropUsage(s string) string {
+	var kept []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "\t") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
