@@ -59,6 +59,7 @@ func (s *Shell) connect(host string) error {
 		return failf("chroot in the connect string is not supported: %s", chroot)
 	}
 	ss.tap = newTap(func(zxid int64, ev jute.WatcherEvent) { s.onNotify(ss, zxid, ev) })
+	ss.tap.persistent = ss.persistentWatches
 	conn, _, err := zk.Connect(servers, s.opts.Timeout,
 		zk.WithDialer(ss.tap.dial),
 		zk.WithLogger(quietLogger{}),

@@ -35,6 +35,9 @@ type tap struct {
 	// onNotify is called, on go-zookeeper's receive goroutine, for every
 	// watch notification in wire order.
 	onNotify func(zxid int64, ev jute.WatcherEvent)
+	// persistent lists the persistent and persistent-recursive watches to
+	// re-arm after a reconnect (may be nil).
+	persistent func() (exact, recursive []string)
 
 	mu      sync.Mutex
 	dialed  *tapConn // most recently dialed connection
@@ -224,11 +227,47 @@ type tapConn struct {
 // maxFrame bounds a frame read by the tap (jute.maxbuffer plus headroom).
 const maxFrame = 16 << 20
 
-// Write passes one of go-zookeeper's frames through.
+// Write passes one of go-zookeeper's frames through. A SetWatches (which
+// go-zookeeper sends after a reconnect) is rewritten into a SetWatches2 that
+// also carries the persistent watches: ZooKeeper 3.8 keeps one watch mode
+// per path and connection, so persistent watches must be re-armed in the
+// same request as, or after, the standard ones on the same paths.
 func (c *tapConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if frame, ok := c.t.upgradeSetWatches(p); ok {
+		if _, err := c.Conn.Write(frame); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return c.Conn.Write(p)
+}
+
+// upgradeSetWatches returns p rewritten as a SetWatches2 frame when p is a
+// SetWatches request frame and there are persistent watches to add.
+func (t *tap) upgradeSetWatches(p []byte) ([]byte, bool) {
+	const hdr = 4 + 8 // length prefix + RequestHeader
+	if len(p) < hdr || jute.Op(int32(binary.BigEndian.Uint32(p[8:12]))) != jute.OpSetWatches || t.persistent == nil {
+		return nil, false
+	}
+	exact, recursive := t.persistent()
+	if len(exact)+len(recursive) == 0 {
+		return nil, false
+	}
+	var sw jute.SetWatches
+	if err := jute.Unmarshal(p[hdr:], &sw); err != nil {
+		return nil, false
+	}
+	sw.V2 = true
+	sw.PersistentWatches, sw.PersistentRecursive = exact, recursive
+	var w jute.Writer
+	at := jute.BeginFrame(&w)
+	rh := jute.RequestHeader{Xid: int32(binary.BigEndian.Uint32(p[4:8])), Type: jute.OpSetWatches2}
+	rh.Encode(&w)
+	sw.Encode(&w)
+	jute.EndFrame(&w, at)
+	return w.Buf, true
 }
 
 func (c *tapConn) writeFrame(b []byte) error {

@@ -97,13 +97,20 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// rearmPersistent sends a SetWatches2 for the persistent watches after a
-// reconnect (go-zookeeper's own SetWatches only knows one-shot watches). The
-// reply is read and dropped by the tap.
-func (ss *session) rearmPersistent(c *tapConn) {
+// persistentWatches lists the persistent and persistent-recursive watches.
+func (ss *session) persistentWatches() (exact, recursive []string) {
 	ss.mu.Lock()
-	p, r := sortedKeys(ss.watches.persistent), sortedKeys(ss.watches.recursive)
-	ss.mu.Unlock()
+	defer ss.mu.Unlock()
+	return sortedKeys(ss.watches.persistent), sortedKeys(ss.watches.recursive)
+}
+
+// rearmPersistent sends a SetWatches2 for the persistent watches as soon as a
+// reconnect completes (go-zookeeper's own SetWatches only knows one-shot
+// watches, and is sent only when it has some; when it does, the tap also
+// rewrites it to carry the persistent ones, see tapConn.Write). The reply is
+// read and dropped by the tap.
+func (ss *session) rearmPersistent(c *tapConn) {
+	p, r := ss.persistentWatches()
 	if c == nil || len(p)+len(r) == 0 {
 		return
 	}
