@@ -70,7 +70,7 @@ func Run(opts Options, args []string, historyFile string, in io.Reader, out, err
 	if errw == nil {
 		errw = os.Stderr
 	}
-	opts.Terminal = isTerminal(out)
+	opts.Terminal = opts.Terminal || isTerminal(out)
 	s := New(opts, out, errw)
 	s.printf("Connecting to %s\n", opts.Server)
 	if err := s.connect(opts.Server); err != nil {
