@@ -30,26 +30,49 @@ const goldenDir = "../testdata/shell"
 // and returns its combined stdout+stderr and exit status.
 func runOurs(t *testing.T, addr, stdin string, args ...string) (string, int) {
 	t.Helper()
+	return runCombined(t, oursCmd(addr, args...), stdin)
+}
+
+func oursCmd(addr string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], append([]string{"shell", "-server", addr}, args...)...)
 	cmd.Env = append(os.Environ(), execEnv+"=1", "TZ=UTC")
-	return runCombined(t, cmd, stdin)
+	return cmd
+}
+
+func zkCliCmd(addr string, args ...string) *exec.Cmd {
+	cmd := exec.Command("java", append([]string{"-cp", zkJar + ":" + slf4jNop,
+		"org.apache.zookeeper.ZooKeeperMain", "-server", addr}, args...)...)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	return cmd
 }
 
 // runZkCli pipes script into Apache's ZooKeeperMain (what zkCli.sh runs),
 // quiet thanks to slf4j-nop.
 func runZkCli(t *testing.T, addr, stdin string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("java", append([]string{"-cp", zkJar + ":" + slf4jNop,
-		"org.apache.zookeeper.ZooKeeperMain", "-server", addr}, args...)...)
-	cmd.Env = append(os.Environ(), "TZ=UTC")
-	return runCombined(t, cmd, stdin)
+	return runCombined(t, zkCliCmd(addr, args...), stdin)
 }
 
 func runCombined(t *testing.T, cmd *exec.Cmd, stdin string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
+	return runWith(t, cmd, stdin, &out, &out)
+}
+
+// runStdout is runCombined with stderr discarded.
+func runStdout(t *testing.T, cmd *exec.Cmd, stdin string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	return runWith(t, cmd, stdin, &out, nil)
+}
+
+func runWith(t *testing.T, cmd *exec.Cmd, stdin string, out *bytes.Buffer, errw *bytes.Buffer) (string, int) {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout = out
+	if errw != nil {
+		cmd.Stderr = errw
+	}
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
@@ -197,6 +220,19 @@ func TestGoldenTranscripts(t *testing.T) {
 			got := normalize(out, addr)
 			if got != want {
 				t.Errorf("zkraft shell differs from zkCli on %s (- zkCli, + zkraft):\n%s", script, diffLines(want, got))
+			}
+			if !java {
+				resetRoot(t, addr, root)
+				return
+			}
+			// Same again with stdout alone: each line must go to the same
+			// stream as zkCli's.
+			resetRoot(t, addr, root)
+			jout, _ := runStdout(t, zkCliCmd(addr), string(b))
+			resetRoot(t, addr, root)
+			oout, _ := runStdout(t, oursCmd(addr), string(b))
+			if w, g := normalize(jout, addr), normalize(oout, addr); w != g {
+				t.Errorf("stdout alone differs on %s (- zkCli, + zkraft):\n%s", script, diffLines(w, g))
 			}
 			resetRoot(t, addr, root)
 		})
