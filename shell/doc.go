@@ -34,6 +34,9 @@
 //   - go-zookeeper re-establishes an expired session by itself; zkCli stays
 //     CLOSED until "connect". A chroot suffix in the connect string and -r
 //     (read-only sessions) are not supported by go-zookeeper.
+//   - addauth waits for the server's verdict, so after a rejected
+//     credential the next command prints "Not connected" where zkCli, which
+//     sends it before the rejection arrives, may print an AuthFailed error.
 //   - zkCli's addWatch remembers the -m mode of an earlier call (its command
 //     objects are shared); this shell does not.
 //   - Local watch-removal events for removewatches on a path holding both

@@ -143,3 +143,14 @@ func TestBeyondZkCli(t *testing.T) {
 		t.Errorf("bad format: %q", errs)
 	}
 }
+
+// TestAuthFailed: a rejected addauth ends the session as in zkCli (an
+// AuthFailed event, then "Not connected"), not go-zookeeper's reconnect.
+func TestAuthFailed(t *testing.T) {
+	addr := testServer(t)
+	out, _ := runScript(t, addr, "addauth digest\nls /\nwhoami\n", Options{})
+	want := "\nWATCHER::\n\nWatchedEvent state:AuthFailed type:None path:null zxid: -1\nNot connected\nNot connected\n"
+	if out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}

@@ -60,6 +60,7 @@ func (s *Shell) connect(host string) error {
 	}
 	ss.tap = newTap(func(zxid int64, ev jute.WatcherEvent) { s.onNotify(ss, zxid, ev) })
 	ss.tap.persistent = ss.persistentWatches
+	ss.tap.onAuthFailed = func() { s.authFailed(ss) }
 	conn, _, err := zk.Connect(servers, s.opts.Timeout,
 		zk.WithDialer(ss.tap.dial),
 		zk.WithLogger(quietLogger{}),
@@ -172,6 +173,25 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 	}
 }
 
+// authFailed handles a rejected addauth as the Java client does: an
+// AuthFailed event, then the session is unusable (AUTH_FAILED, "Not
+// connected") instead of go-zookeeper's silent reconnect.
+func (s *Shell) authFailed(ss *session) {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return
+	}
+	ss.closed = true
+	ss.state = "AUTH_FAILED"
+	conn := ss.conn
+	ss.mu.Unlock()
+	s.printEvent("AuthFailed", "None", "", -1)
+	if conn != nil {
+		go conn.Close() // not on go-zookeeper's receive goroutine
+	}
+}
+
 // onNotify prints a watch notification and updates the watch records.
 func (s *Shell) onNotify(ss *session, zxid int64, ev jute.WatcherEvent) {
 	ss.mu.Lock()
@@ -240,5 +260,5 @@ func eventTypeText(t int32) string {
 	return fmt.Sprintf("Unknown%d", t)
 }
 
-// conn returns the current go-zookeeper connection.
+// zk returns the current go-zookeeper connection.
 func (s *Shell) zk() *zk.Conn { return s.sess.conn }

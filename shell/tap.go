@@ -38,6 +38,10 @@ type tap struct {
 	// persistent lists the persistent and persistent-recursive watches to
 	// re-arm after a reconnect (may be nil).
 	persistent func() (exact, recursive []string)
+	// onAuthFailed is called when the server rejects an auth packet (the
+	// reply carries the packet's xid and AuthFailed; the server closes the
+	// connection right after).
+	onAuthFailed func()
 
 	mu      sync.Mutex
 	dialed  *tapConn // most recently dialed connection
@@ -347,6 +351,11 @@ func (c *tapConn) readFrame() ([]byte, error) {
 			var ev jute.WatcherEvent
 			if err := jute.Unmarshal(body[jute.ReplyHeaderSize:], &ev); err == nil && c.t.onNotify != nil {
 				c.t.onNotify(hdr.Zxid, ev)
+			}
+			return buf, nil
+		case hdr.Err == jute.ErrCode(-115) && hdr.Xid < tapXidBase: // AuthFailed: only auth packets get it
+			if c.t.onAuthFailed != nil {
+				c.t.onAuthFailed()
 			}
 			return buf, nil
 		case hdr.Xid >= tapXidBase:
