@@ -220,7 +220,7 @@ func runVersion(s *Shell, p *parsedArgs) error {
 		return s.usageOf("version")
 	}
 	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
 	s.printf("ZooKeeper CLI version: zkraft shell %s (ZooKeeper 3.9 CLI compatible)\n", v)

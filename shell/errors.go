@@ -3,7 +3,6 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkraft/zkraft/jute"
@@ -206,7 +205,3 @@ func isCode(err error, c jute.ErrCode) bool {
 func usageError(usage string) *cliError {
 	return &cliError{msg: usage, code: exitFailed}
 }
-
-// trimUsage removes the trailing space zkCli's usage keeps for option-less
-// commands where a message must not end in one.
-func trimUsage(s string) string { return strings.TrimRight(s, " ") }
