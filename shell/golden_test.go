@@ -189,6 +189,7 @@ func TestGoldenTranscripts(t *testing.T) {
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".zk")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each script owns its root; sessions are separate
 			b, err := os.ReadFile(script)
 			if err != nil {
 				t.Fatal(err)
