@@ -245,4 +245,3 @@ func (s *Shell) lsRecursive(root string, watch, asJSON bool) error {
 	}
 	return nil
 }
-
