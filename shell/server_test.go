@@ -91,7 +91,13 @@ func freePort() (int, error) {
 // startApacheZooKeeper runs a standalone Apache ZooKeeper on a free port in
 // a temporary directory. The process is ours alone and is killed by the
 // returned stop function.
-func startApacheZooKeeper() (string, func(), error) {
+func startApacheZooKeeper() (string, func(), error) { return launchZooKeeper(false) }
+
+// startReconfigZooKeeper runs a one-member ensemble (standaloneEnabled=false)
+// with reconfig enabled and ACL checks skipped, so reconfig can commit.
+func startReconfigZooKeeper() (string, func(), error) { return launchZooKeeper(true) }
+
+func launchZooKeeper(reconfig bool) (string, func(), error) {
 	if !javaAvailable() {
 		return "", nil, fmt.Errorf("java or %s missing", zkJar)
 	}
@@ -99,12 +105,29 @@ func startApacheZooKeeper() (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("temp dir: %w", err)
 	}
-	port, err := freePort()
-	if err != nil {
-		return "", nil, err
+	var ports [3]int
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return "", nil, err
+		}
 	}
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
-		"maxClientCnxns=0\n4lw.commands.whitelist=*\nadmin.enableServer=false\n", filepath.Join(dir, "data"), port)
+	port := ports[0]
+	data := filepath.Join(dir, "data")
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\nadmin.enableServer=false\n", data)
+	jvm := []string{"-Dzookeeper.extendedTypesEnabled=true"}
+	if reconfig {
+		cfg += fmt.Sprintf("initLimit=10\nsyncLimit=5\nstandaloneEnabled=false\nreconfigEnabled=true\n"+
+			"server.1=127.0.0.1:%d:%d:participant;127.0.0.1:%d\n", ports[1], ports[2], port)
+		jvm = append(jvm, "-Dzookeeper.skipACL=yes")
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			return "", nil, fmt.Errorf("data dir: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(data, "myid"), []byte("1\n"), 0o644); err != nil {
+			return "", nil, fmt.Errorf("write myid: %w", err)
+		}
+	} else {
+		cfg += fmt.Sprintf("clientPort=%d\nclientPortAddress=127.0.0.1\n", port)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		return "", nil, fmt.Errorf("write zoo.cfg: %w", err)
 	}
@@ -112,9 +135,9 @@ func startApacheZooKeeper() (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("server log: %w", err)
 	}
-	cmd := exec.Command("java", "-Dzookeeper.extendedTypesEnabled=true",
-		"-cp", dir+":"+zkJar+":"+slf4jNop,
+	args := append(jvm, "-cp", dir+":"+zkJar+":"+slf4jNop,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
+	cmd := exec.Command("java", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
