@@ -8,8 +8,11 @@
 // 0 success, 1 failure, 127 unknown command. Without one it reads commands
 // from stdin: on a terminal with line editing (github.com/peterh/liner),
 // history persisted in ~/.zkraft_history and tab completion of command names
-// and znode paths (children are asked from the server); otherwise one command
-// per line and no prompt, exactly as zkCli does when it runs without JLine.
+// and znode paths (children are asked from the server), the prompt showing
+// the connection state, and connection loss, reconnection and session expiry
+// announced in plain words on stderr besides zkCli's WATCHER:: events;
+// otherwise one command per line and no prompt, exactly as zkCli does when
+// it runs without JLine.
 //
 // # Compatibility
 //

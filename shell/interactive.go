@@ -33,6 +33,8 @@ func historyPath(explicit string) string {
 func (s *Shell) interactive(historyFile string) error {
 	ln := liner.NewLiner()
 	defer ln.Close()
+	s.inInteractive.Store(true)
+	defer s.inInteractive.Store(false)
 	ln.SetCtrlCAborts(true)
 	ln.SetTabCompletionStyle(liner.TabPrints)
 	ln.SetWordCompleter(s.complete)

@@ -101,15 +101,16 @@ func TestInteractivePTY(t *testing.T) {
 	resetRoot(t, addr, "/t_pty")
 	t.Cleanup(func() { resetRoot(t, addr, "/t_pty") })
 	hist := filepath.Join(t.TempDir(), "history")
+	proxy := newCutProxy(t, addr)
 
-	s := startPTY(t, addr, hist)
+	s := startPTY(t, proxy.addr(), hist)
 	s.expect("Welcome to ZooKeeper!")
 	s.expect("JLine support is enabled")
-	s.expect("[zk: " + addr + "(")
+	s.expect("[zk: " + proxy.addr() + "(")
 	s.expect(") 0] ")
 	s.send("create /t_pty\r")
 	s.expect("Created /t_pty")
-	s.expect("[zk: " + addr + "(CONNECTED) 1] ")
+	s.expect("[zk: " + proxy.addr() + "(CONNECTED) 1] ")
 	s.send("create /t_pty/alpha-node 1\r")
 	s.expect("Created /t_pty/alpha-node")
 	s.expect("(CONNECTED) 2] ")
@@ -126,6 +127,16 @@ func TestInteractivePTY(t *testing.T) {
 	s.expect("get /t_pty/alpha-node")
 	s.send("\r")
 	s.expect("\n1\r\n")
+	s.expect("(CONNECTED) 4] ")
+
+	// Connection loss and recovery are announced plainly, besides zkCli's
+	// WATCHER:: events.
+	proxy.cut()
+	s.expect("WatchedEvent state:Disconnected type:None path:null")
+	s.expect("Connection to " + proxy.addr() + " lost; reconnecting...")
+	s.expect("WatchedEvent state:SyncConnected type:None path:null")
+	s.expect("Reconnected to " + proxy.addr() + " (session 0x")
+	s.send("\r")
 	s.expect("(CONNECTED) 4] ")
 
 	// History: Up recalls the previous line.

@@ -21,6 +21,7 @@ type session struct {
 	state     string // zkCli's ZooKeeper.States name
 	closed    bool   // closed by the shell: later events are not printed
 	connected bool   // a SyncConnected event was printed last
+	lost      bool   // the session's connection dropped and is being re-made
 	hadSess   chan struct{}
 	watches   watchSet
 }
@@ -135,10 +136,14 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 		ss.mu.Unlock()
 		return
 	}
-	var print string
+	var print, note string
 	switch ev.State {
 	case zk.StateHasSession:
 		ss.state = "CONNECTED"
+		if ss.lost {
+			note = fmt.Sprintf("Reconnected to %s (session 0x%x)", ev.Server, ss.conn.SessionID())
+		}
+		ss.lost = false
 		ss.connected = true
 		print = "SyncConnected"
 		select {
@@ -152,12 +157,16 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 		ss.state = "CONNECTING"
 		if ss.connected {
 			print = "Disconnected"
+			note = fmt.Sprintf("Connection to %s lost; reconnecting...", ev.Server)
+			ss.lost = true
 		}
 		ss.connected = false
 	case zk.StateExpired:
 		ss.state = "CONNECTING"
 		ss.connected = false
 		print = "Expired"
+		note = "Session expired: ephemeral nodes and watches are gone; opening a new session..."
+		ss.lost = true
 	case zk.StateAuthFailed:
 		ss.state = "AUTH_FAILED"
 		ss.connected = false
@@ -170,6 +179,9 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 	}
 	if print != "" {
 		s.printEvent(print, "None", "", -1)
+	}
+	if note != "" && s.inInteractive.Load() {
+		s.eprintf("%s\n", note)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,10 @@ type Shell struct {
 
 	printMu      sync.Mutex // guards printWatches
 	printWatches bool
+
+	// inInteractive is set while the line-editing loop runs: connection
+	// changes are then also announced in plain words on stderr.
+	inInteractive atomic.Bool
 
 	commands map[string]*cmdSpec
 }
