@@ -136,6 +136,7 @@ type reconfigRequest struct {
 	version                   int64
 }
 
+// Encode implements jute.Record.
 func (r *reconfigRequest) Encode(w *jute.Writer) {
 	for _, s := range []*string{r.joining, r.leaving, r.members} {
 		if s == nil {
@@ -147,6 +148,7 @@ func (r *reconfigRequest) Encode(w *jute.Writer) {
 	w.Long(r.version)
 }
 
+// Decode implements jute.Record; requests are only encoded.
 func (r *reconfigRequest) Decode(*jute.Reader) error {
 	return fmt.Errorf("reconfigRequest: decode not supported")
 }

@@ -68,6 +68,8 @@ func (st statsTrack) get(k string) int64 {
 	return -1
 }
 
+// String is StatsTrack.toString: count and bytes first, then the other
+// keys sorted after an extra "=".
 func (st statsTrack) String() string {
 	var b strings.Builder
 	b.WriteString("count=" + strconv.FormatInt(st.get("count"), 10))

@@ -23,7 +23,10 @@ type cliError struct {
 	err  error // underlying cause, if any
 }
 
+// Error returns the message zkCli prints.
 func (e *cliError) Error() string { return e.msg }
+
+// Unwrap returns the underlying cause.
 func (e *cliError) Unwrap() error { return e.err }
 
 // failf builds a cliError with exit status 1.

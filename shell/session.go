@@ -43,6 +43,7 @@ func (ss *session) alive() bool {
 // changes as zkCli does, through WATCHER:: events.
 type quietLogger struct{}
 
+// Printf implements zk.Logger and prints nothing.
 func (quietLogger) Printf(string, ...any) {}
 
 // connect replaces the current session with a new one to host, as

@@ -91,11 +91,14 @@ func (s *Shell) eprintf(format string, args ...any) {
 // stderr is a writer to stderr that takes the output lock per write.
 func (s *Shell) stderr() io.Writer { return lockedWriter{s, true} }
 
+// lockedWriter writes to the shell's stdout, or stderr when err is set,
+// taking the output lock for each write.
 type lockedWriter struct {
 	s   *Shell
 	err bool
 }
 
+// Write writes p to the shell's stdout or stderr under the output lock.
 func (w lockedWriter) Write(p []byte) (int, error) {
 	w.s.outMu.Lock()
 	defer w.s.outMu.Unlock()

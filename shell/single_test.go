@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -67,4 +69,33 @@ func as38Usage(s string) string {
 	s = strings.Replace(s, "\tget [-s] [-w] [-b] [-x] path\n", "\tget [-s] [-w] path\n", 1)
 	s = strings.Replace(s, "\tset path data [-s] [-v version] [-b]\n", "\tset [-s] [-v version] path data\n", 1)
 	return strings.Replace(s, "\ttree [-d depth] path\n", "", 1)
+}
+
+// TestFlags checks zkCli's single-dash flags and the GNU-style spellings.
+func TestFlags(t *testing.T) {
+	addr := testServer(t)
+	for _, args := range [][]string{
+		{"-server", addr, "-timeout", "5000", "stat", "/"},
+		{"--server", addr, "--timeout=5000", "stat", "/"},
+		{"--server=" + addr, "-waitforconnection", "stat", "/"},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"shell"}, args...)...)
+		cmd.Env = append(os.Environ(), execEnv+"=1")
+		out, code := runCombined(t, cmd, "")
+		if code != 0 || !strings.Contains(out, "Connecting to "+addr+"\n") || !strings.Contains(out, "numChildren = ") {
+			t.Errorf("%q: exit %d, output:\n%s", args, code, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"-server", addr, "-o", "json", "ls", "/zookeeper"},
+		{"-server", addr, "--output", "json", "ls", "/zookeeper"},
+		{"-server", addr, "ls", "--output", "json", "/zookeeper"},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"shell"}, args...)...)
+		cmd.Env = append(os.Environ(), execEnv+"=1")
+		out, code := runCombined(t, cmd, "")
+		if code != 0 || !strings.Contains(out, `{"path":"/zookeeper","children":["config","quota"]}`) {
+			t.Errorf("%q: exit %d, output:\n%s", args, code, out)
+		}
+	}
 }
