@@ -139,6 +139,7 @@ func launchZooKeeper(reconfig bool) (string, func(), error) {
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
 	cmd := exec.Command("java", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return "", nil, fmt.Errorf("start java: %w", err)
