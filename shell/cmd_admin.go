@@ -241,6 +241,8 @@ func runGetEphemerals(s *Shell, p *parsedArgs) error {
 	if err := validatePath(path, false); err != nil {
 		return err
 	}
+	// Like the Java client, getEphemerals ignores the chroot: the prefix and
+	// the result are server paths.
 	var resp jute.StringsResponse
 	if err := s.sess.tap.call(jute.OpGetEphemerals, &jute.PathRequest{Path: path}, &resp, s.opTimeout()); err != nil {
 		return wrapKeeper(err, path)
@@ -265,7 +267,7 @@ func runGetAllChildrenNumber(s *Shell, p *parsedArgs) error {
 		return err
 	}
 	var resp jute.IntResponse
-	if err := s.sess.tap.call(jute.OpGetAllChildrenNumber, &jute.PathRequest{Path: path}, &resp, s.opTimeout()); err != nil {
+	if err := s.sess.tap.call(jute.OpGetAllChildrenNumber, &jute.PathRequest{Path: s.serverPath(path)}, &resp, s.opTimeout()); err != nil {
 		return wrapKeeper(err, path)
 	}
 	if asJSON {

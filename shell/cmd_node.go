@@ -191,11 +191,11 @@ func runDeleteAll(s *Shell, p *parsedArgs) error {
 	}
 	// Leaves first, root last, in multi batches (ZKUtil.deleteInBatch).
 	ok := true
-	var ops []any
+	var ops []string
 	for i := len(tree) - 1; i >= 0; i-- {
-		ops = append(ops, &zk.DeleteRequest{Path: tree[i], Version: -1})
+		ops = append(ops, tree[i])
 		if len(ops) == batch || i == 0 {
-			if _, err := s.zk().Multi(ops...); err != nil {
+			if err := s.zk().deleteMulti(ops); err != nil {
 				ok = false
 				break
 			}

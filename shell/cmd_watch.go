@@ -39,7 +39,7 @@ func runAddWatch(s *Shell, p *parsedArgs) error {
 	if err := validatePath(path, false); err != nil {
 		return err
 	}
-	req := &jute.PathTypeRequest{Path: path, Type: mode}
+	req := &jute.PathTypeRequest{Path: s.serverPath(path), Type: mode}
 	if err := s.sess.tap.call(jute.OpAddWatch, req, nil, s.opTimeout()); err != nil {
 		return wrapKeeper(err, path)
 	}
@@ -79,7 +79,7 @@ func runRemoveWatches(s *Shell, p *parsedArgs) error {
 		return wrapKeeper(jute.ErrCode(-121), path)
 	}
 	if !(local && ss.stateName() != "CONNECTED") {
-		req := &jute.PathTypeRequest{Path: path, Type: wt}
+		req := &jute.PathTypeRequest{Path: s.serverPath(path), Type: wt}
 		if err := ss.tap.call(jute.OpRemoveWatches, req, nil, s.opTimeout()); err != nil && !local {
 			return wrapKeeper(err, path)
 		}

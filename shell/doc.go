@@ -35,8 +35,8 @@
 //     varies); likewise notifications always precede the output of the
 //     command that triggered them.
 //   - go-zookeeper re-establishes an expired session by itself; zkCli stays
-//     CLOSED until "connect". A chroot suffix in the connect string and -r
-//     (read-only sessions) are not supported by go-zookeeper.
+//     CLOSED until "connect". -r (read-only sessions) is accepted but
+//     ignored: go-zookeeper cannot ask for one.
 //   - addauth waits for the server's verdict, so after a rejected
 //     credential the next command prints "Not connected" where zkCli, which
 //     sends it before the rejection arrives, may print an AuthFailed error.
@@ -45,6 +45,10 @@
 //   - Local watch-removal events for removewatches on a path holding both
 //     data and child watches are printed data first; zkCli's order depends on
 //     a hash map.
+//
+// A chroot in the connect string ("host:port/app") is applied by the shell
+// (chroot.go) as the Java client does, including its quirk that
+// getEphemerals ignores the chroot.
 //
 // Beyond zkCli: --output json (or -o json for the whole session) on get, ls,
 // stat, getAcl, config, getEphemerals, getAllChildrenNumber, whoami and

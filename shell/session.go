@@ -14,6 +14,7 @@ import (
 // shell's record of the watches it set, and the state shown in the prompt.
 type session struct {
 	host string
+	root string // chroot of the connect string, "" for none
 	conn *zk.Conn
 	tap  *tap
 
@@ -53,12 +54,14 @@ func (s *Shell) connect(host string) error {
 	if s.sess != nil && s.sess.alive() {
 		s.closeSession(true)
 	}
-	ss := &session{host: host, state: "CONNECTING", hadSess: make(chan struct{})}
-	s.sess = ss
 	servers, chroot := splitConnectString(host)
+	ss := &session{host: host, root: chroot, state: "CONNECTING", hadSess: make(chan struct{})}
+	s.sess = ss
 	if chroot != "" {
-		ss.state = "CLOSED"
-		return failf("chroot in the connect string is not supported: %s", chroot)
+		if err := validatePath(chroot, false); err != nil {
+			ss.state = "CLOSED"
+			return err
+		}
 	}
 	ss.tap = newTap(func(zxid int64, ev jute.WatcherEvent) { s.onNotify(ss, zxid, ev) })
 	ss.tap.persistent = ss.persistentWatches
@@ -87,14 +90,13 @@ func (s *Shell) connect(host string) error {
 	return nil
 }
 
-// splitConnectString splits "h1:p1,h2:p2/chroot" into servers and chroot.
+// splitConnectString splits "h1:p1,h2:p2/chroot" into servers and chroot
+// (without a trailing slash; "" for none).
 func splitConnectString(host string) ([]string, string) {
 	chroot := ""
 	if i := strings.Index(host, "/"); i >= 0 {
 		host, chroot = host[:i], host[i:]
-		if chroot == "/" {
-			chroot = ""
-		}
+		chroot = strings.TrimSuffix(chroot, "/")
 	}
 	return strings.Split(host, ","), chroot
 }
@@ -207,6 +209,7 @@ func (s *Shell) authFailed(ss *session) {
 
 // onNotify prints a watch notification and updates the watch records.
 func (s *Shell) onNotify(ss *session, zxid int64, ev jute.WatcherEvent) {
+	ev.Path = ss.chroot().client(ev.Path)
 	ss.mu.Lock()
 	closed := ss.closed
 	ss.watches.fired(ev.Path, int32(ev.Type))
@@ -273,5 +276,15 @@ func eventTypeText(t int32) string {
 	return fmt.Sprintf("Unknown%d", t)
 }
 
-// zk returns the current go-zookeeper connection.
-func (s *Shell) zk() *zk.Conn { return s.sess.conn }
+// zk returns the current connection, seen through the chroot.
+func (s *Shell) zk() chrootConn { return s.sess.chroot() }
+
+// chroot returns the session's connection with its chroot applied.
+func (ss *session) chroot() chrootConn {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return chrootConn{Conn: ss.conn, root: ss.root}
+}
+
+// serverPath maps a client path into the chroot.
+func (s *Shell) serverPath(p string) string { return chrootConn{root: s.sess.root}.server(p) }

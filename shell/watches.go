@@ -98,10 +98,18 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // persistentWatches lists the persistent and persistent-recursive watches.
+// The paths are the server's (chroot applied).
 func (ss *session) persistentWatches() (exact, recursive []string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return sortedKeys(ss.watches.persistent), sortedKeys(ss.watches.recursive)
+	c := chrootConn{root: ss.root}
+	for _, p := range sortedKeys(ss.watches.persistent) {
+		exact = append(exact, c.server(p))
+	}
+	for _, p := range sortedKeys(ss.watches.recursive) {
+		recursive = append(recursive, c.server(p))
+	}
+	return exact, recursive
 }
 
 // rearmPersistent sends a SetWatches2 for the persistent watches as soon as a
