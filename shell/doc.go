@@ -10,7 +10,8 @@
 // history persisted in ~/.zkraft_history and tab completion of command names
 // and znode paths (children are asked from the server), the prompt showing
 // the connection state, and connection loss, reconnection and session expiry
-// announced in plain words on stderr besides zkCli's WATCHER:: events;
+// announced in plain words on stderr besides zkCli's WATCHER:: events (an
+// expired or auth-failed session ends as in zkCli, until connect);
 // otherwise one command per line and no prompt, exactly as zkCli does when
 // it runs without JLine.
 //
@@ -34,9 +35,8 @@
 //     command's output (zkCli prints it from another thread, so its position
 //     varies); likewise notifications always precede the output of the
 //     command that triggered them.
-//   - go-zookeeper re-establishes an expired session by itself; zkCli stays
-//     CLOSED until "connect". -r (read-only sessions) is accepted but
-//     ignored: go-zookeeper cannot ask for one.
+//   - -r (read-only sessions) is accepted but ignored: go-zookeeper cannot
+//     ask for one.
 //   - addauth waits for the server's verdict, so after a rejected
 //     credential the next command prints "Not connected" where zkCli, which
 //     sends it before the rejection arrives, may print an AuthFailed error.

@@ -15,9 +15,10 @@ import (
 // cutProxy forwards TCP connections to a server and can drop them all,
 // simulating a network failure without touching the server.
 type cutProxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
+	l      net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
+	paused bool // refuse new connections (accept and close them)
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -32,6 +33,13 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 			c, err := l.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			paused := p.paused
+			p.mu.Unlock()
+			if paused {
+				c.Close()
+				continue
 			}
 			s, err := net.Dial("tcp", target)
 			if err != nil {
@@ -50,6 +58,12 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 }
 
 func (p *cutProxy) addr() string { return p.l.Addr().String() }
+
+func (p *cutProxy) pause(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = on
+}
 
 func (p *cutProxy) cut() {
 	p.mu.Lock()
@@ -151,6 +165,49 @@ func TestReconnect(t *testing.T) {
 		if code != 0 {
 			t.Errorf("exit %d", code)
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shell did not exit")
+	}
+}
+
+// TestExpiry keeps the shell away from the server longer than its session
+// timeout: as in zkCli the session then ends (Expired event, CLOSED, "Not
+// connected") until connect opens a new one.
+func TestExpiry(t *testing.T) {
+	addr := testServer(t)
+	resetRoot(t, addr, "/t_expire")
+	t.Cleanup(func() { resetRoot(t, addr, "/t_expire") })
+	proxy := newCutProxy(t, addr)
+	pr, pw := io.Pipe()
+	var out syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(Options{Server: proxy.addr(), Timeout: 4 * time.Second}, nil, "", pr, &out, &out)
+	}()
+	send := func(line string) {
+		if _, err := io.WriteString(pw, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("create /t_expire")
+	send("create -e /t_expire/e")
+	waitFor(t, &out, "Created /t_expire/e", 1)
+
+	proxy.pause(true)
+	proxy.cut()
+	waitFor(t, &out, "WatchedEvent state:Disconnected type:None path:null", 1)
+	time.Sleep(7 * time.Second) // > 4 s session timeout, plus the server's expiry tick
+	proxy.pause(false)
+	waitFor(t, &out, "WatchedEvent state:Expired type:None path:null", 1)
+	send("ls /t_expire")
+	waitFor(t, &out, "Not connected", 1)
+	send("connect")
+	send("ls /t_expire")
+	waitFor(t, &out, "[]\n", 1)
+	send("quit")
+	pw.Close()
+	select {
+	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("shell did not exit")
 	}

@@ -140,6 +140,8 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 		return
 	}
 	var print, note string
+	// Expiry closes the session under the lock; the closed check above then
+	// silences go-zookeeper's later events.
 	switch ev.State {
 	case zk.StateHasSession:
 		ss.state = "CONNECTED"
@@ -165,11 +167,16 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 		}
 		ss.connected = false
 	case zk.StateExpired:
-		ss.state = "CONNECTING"
+		// As in zkCli the session is over: CLOSED, "Not connected" until
+		// connect (go-zookeeper would silently open a new one).
+		ss.state = "CLOSED"
+		ss.closed = true
 		ss.connected = false
 		print = "Expired"
-		note = "Session expired: ephemeral nodes and watches are gone; opening a new session..."
-		ss.lost = true
+		note = "Session expired: its ephemeral nodes and watches are gone; use connect to open a new session"
+		if ss.conn != nil {
+			go ss.conn.Close() // not on go-zookeeper's connection goroutine
+		}
 	case zk.StateAuthFailed:
 		ss.state = "AUTH_FAILED"
 		ss.connected = false
