@@ -123,15 +123,26 @@ func normalize(s, addr string) string {
 	// the events as their own ordered list after the command output.
 	// Each of zkCli's two printlns ("\nWATCHER::", "\nWatchedEvent ...") is
 	// atomic, so each marker line is removed with the empty line before it.
+	// When an event lands inside a line of command output (ls prints its
+	// list in pieces), the event's leading newline ended that partial line:
+	// it is joined with the rest that follows the event.
 	var events, kept []string
+	join := false
 	for _, line := range strings.Split(s, "\n") {
 		if line == "WATCHER::" || strings.HasPrefix(line, "WatchedEvent ") {
 			if n := len(kept); n > 0 && kept[n-1] == "" {
 				kept = kept[:n-1]
+			} else if n > 0 {
+				join = true
 			}
 			if line != "WATCHER::" {
 				events = append(events, line)
 			}
+			continue
+		}
+		if join {
+			kept[len(kept)-1] += line
+			join = false
 			continue
 		}
 		kept = append(kept, line)

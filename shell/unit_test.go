@@ -172,4 +172,10 @@ func TestNormalizeEvents(t *testing.T) {
 	if normalize(a, "S") != normalize(b, "S") || normalize(a, "S") != normalize(c, "S") {
 		t.Errorf("normalize differs:\n%q\n%q\n%q", normalize(a, "S"), normalize(b, "S"), normalize(c, "S"))
 	}
+	// An event inside ls's "[a, b]" (printed in pieces) and one after it.
+	d := "[a, b\nWATCHER::\n\nWatchedEvent state:SyncConnected type:NodeCreated path:/a\n]\n"
+	e := "[a, b]\n\nWATCHER::\n\nWatchedEvent state:SyncConnected type:NodeCreated path:/a\n"
+	if normalize(d, "S") != normalize(e, "S") {
+		t.Errorf("split line: %q vs %q", normalize(d, "S"), normalize(e, "S"))
+	}
 }
