@@ -57,7 +57,11 @@ func (s *Shell) interactive(historyFile string) error {
 		f.Close()
 	}
 	for {
+		s.idleSess.Store(s.sess)
+		s.idleCount.Store(int64(s.commandCount))
+		s.atPrompt.Store(true)
 		line, err := ln.Prompt(s.Prompt())
+		s.atPrompt.Store(false)
 		if errors.Is(err, liner.ErrPromptAborted) {
 			continue
 		}

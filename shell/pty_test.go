@@ -131,12 +131,13 @@ func TestInteractivePTY(t *testing.T) {
 
 	// Connection loss and recovery are announced plainly, besides zkCli's
 	// WATCHER:: events.
+	// The prompt is printed again after such asynchronous output.
 	proxy.cut()
-	s.expect("WatchedEvent state:Disconnected type:None path:null")
 	s.expect("Connection to " + proxy.addr() + " lost; reconnecting...")
-	s.expect("WatchedEvent state:SyncConnected type:None path:null")
+	s.expect("WatchedEvent state:Disconnected type:None path:null")
+	s.expect("(CONNECTING) 4] ")
 	s.expect("Reconnected to " + proxy.addr() + " (session 0x")
-	s.send("\r")
+	s.expect("WatchedEvent state:SyncConnected type:None path:null")
 	s.expect("(CONNECTED) 4] ")
 
 	// History: Up recalls the previous line.

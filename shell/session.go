@@ -187,11 +187,14 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 		c := ss.tap.markReady()
 		ss.rearmPersistent(c)
 	}
+	if note != "" && s.inInteractive.Load() {
+		s.eprintf("\n%s\n", note)
+		if print == "" || !s.watchesOn() {
+			s.repromptIfIdle()
+		}
+	}
 	if print != "" {
 		s.printEvent(print, "None", "", -1)
-	}
-	if note != "" && s.inInteractive.Load() {
-		s.eprintf("%s\n", note)
 	}
 }
 
@@ -237,6 +240,21 @@ func (s *Shell) printEvent(state, typ, path string, zxid int64) {
 		path = "null"
 	}
 	s.printf("\nWATCHER::\n\nWatchedEvent state:%s type:%s path:%s zxid: %d\n", state, typ, path, zxid)
+	s.repromptIfIdle()
+}
+
+// repromptIfIdle prints the prompt again after asynchronous output that
+// arrived while the line editor was waiting, which left the cursor on a
+// fresh line. (Text typed but not entered stays in the editor's buffer.)
+func (s *Shell) repromptIfIdle() {
+	if !s.atPrompt.Load() {
+		return
+	}
+	host, state := s.opts.Server, "CLOSED"
+	if ss := s.idleSess.Load(); ss != nil {
+		host, state = ss.host, ss.stateName()
+	}
+	s.printf("[zk: %s(%s) %d] ", host, state, s.idleCount.Load())
 }
 
 // stateText is Watcher.Event.KeeperState's name.

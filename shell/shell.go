@@ -51,6 +51,14 @@ type Shell struct {
 	// inInteractive is set while the line-editing loop runs: connection
 	// changes are then also announced in plain words on stderr.
 	inInteractive atomic.Bool
+	// atPrompt is set while the line editor waits for input: output that
+	// arrives then (watch events, connection notes) is followed by a fresh
+	// prompt so the user sees where to type and the new connection state.
+	atPrompt atomic.Bool
+	// idlePrompt is what to print then: host and command number captured
+	// when the editor started waiting (the state is read afresh).
+	idleSess  atomic.Pointer[session]
+	idleCount atomic.Int64
 
 	commands map[string]*cmdSpec
 }
