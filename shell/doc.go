@@ -7,7 +7,8 @@
 // flags). With a command, the shell runs it and exits with zkCli's status:
 // 0 success, 1 failure, 127 unknown command. Without one it reads commands
 // from stdin: on a terminal with line editing (github.com/peterh/liner),
-// history persisted in ~/.zkraft_history and tab completion of command names
+// history persisted in ~/.zkraft_history (--history-file to change it), the
+// prompt reprinted after asynchronous output, and tab completion of command names
 // and znode paths (children are asked from the server), the prompt showing
 // the connection state, and connection loss, reconnection and session expiry
 // announced in plain words on stderr besides zkCli's WATCHER:: events (an
