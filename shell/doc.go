@@ -6,15 +6,18 @@
 // Both -server and --server spellings work (urfave/cli parses Go-style
 // flags). With a command, the shell runs it and exits with zkCli's status:
 // 0 success, 1 failure, 127 unknown command. Without one it reads commands
-// from stdin: on a terminal with line editing (github.com/peterh/liner),
-// history persisted in ~/.zkraft_history (--history-file to change it), the
-// prompt reprinted after asynchronous output, and tab completion of command names
-// and znode paths (children are asked from the server), the prompt showing
-// the connection state, and connection loss, reconnection and session expiry
-// announced in plain words on stderr besides zkCli's WATCHER:: events (an
-// expired or auth-failed session ends as in zkCli, until connect);
-// otherwise one command per line and no prompt, exactly as zkCli does when
-// it runs without JLine.
+// from stdin. When stdin is not a terminal that is one command per line and
+// no prompt, exactly as zkCli does when it runs without JLine. On a terminal
+// it offers:
+//   - line editing (github.com/peterh/liner) with history persisted in
+//     ~/.zkraft_history (--history-file to change it);
+//   - tab completion of command names and of znode paths (children are
+//     asked from the server);
+//   - zkCli's prompt, "[zk: host:port(CONNECTED) 3] ", showing the connection
+//     state, reprinted after asynchronous output;
+//   - connection loss, reconnection and session expiry announced in plain
+//     words on stderr besides zkCli's WATCHER:: events. An expired or
+//     auth-failed session ends as in zkCli, until connect.
 //
 // # Compatibility
 //
