@@ -239,11 +239,18 @@ func (s *Server) writeConns(b *strings.Builder, brief bool) {
 			c.queued(), c.stats.received.Load(), c.stats.sent.Load())
 		if !brief && c.sessionID != 0 {
 			st := &c.stats
-			lmin, lavg, lmax := st.lat.latencies()
-			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%s,maxlat=%d",
-				hexID(c.sessionID), opName(st.lastOp.Load()), st.established.UnixMilli(), c.timeout,
-				st.lastCxid.Load(), uint64(st.lastZxid.Load()), st.lastResp.Load(), st.lastLat.Load(),
-				lmin, javaDouble(lavg), lmax)
+			lmin, _, lmax := st.lat.latencies()
+			avg := int64(0) // ZooKeeper's per-connection average is a long
+			if n := st.lat.count.Load(); n > 0 {
+				avg = st.lat.total.Load() / n
+			}
+			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(c.sessionID), opName(st.lastOp.Load()),
+				st.established.UnixMilli(), c.timeout)
+			if cxid := st.lastCxid.Load(); cxid > 0 {
+				fmt.Fprintf(b, ",lcxid=0x%x", cxid)
+			}
+			fmt.Fprintf(b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+				uint64(st.lastZxid.Load()), st.lastResp.Load(), st.lastLat.Load(), lmin, avg, lmax)
 		}
 		b.WriteString(")\n")
 	}

@@ -319,7 +319,7 @@ func TestFourLetterFormats(t *testing.T) {
 	patterns := map[string]string{
 		"srvr": `^Zookeeper version: 3\.\d+\.\d+-\S*, built on .*\nLatency min/avg/max: \d+/\d+\.\d+(E-?\d+)?/\d+\nReceived: \d+\nSent: \d+\nConnections: \d+\nOutstanding: 0\nZxid: 0x[0-9a-f]+\nMode: standalone\nNode count: 5\n$`,
 		"stat": `^Zookeeper version: .*\nClients:\n( /127\.0\.0\.1:\d+\[[01]\]\(queued=\d+,recved=\d+,sent=\d+\)\n)+\nLatency min/avg/max: .*\nReceived: \d+\n`,
-		"cons": `( /127\.0\.0\.1:\d+\[1\]\(queued=0,recved=\d+,sent=\d+,sid=0x[0-9a-f]+,lop=GETD,est=\d+,to=\d+,lcxid=0x1,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+\.\d+,maxlat=\d+\)\n)`,
+		"cons": `( /127\.0\.0\.1:\d+\[1\]\(queued=0,recved=\d+,sent=\d+,sid=0x[0-9a-f]+,lop=GETD,est=\d+,to=\d+,lcxid=0x1,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+,maxlat=\d+\)\n)`,
 		"mntr": `(?m)^zk_version\t3\..*\n(.*\n)*zk_znode_count\t5\n(.*\n)*zk_watch_count\t1\n`,
 		"conf": `^clientPort=\d+\nsecureClientPort=-1\ndataDir=.*\ndataDirSize=\d+\ndataLogDir=.*\ndataLogSize=\d+\ntickTime=200\nmaxClientCnxns=0\nminSessionTimeout=400\nmaxSessionTimeout=4000\nclientPortListenBacklog=-1\nserverId=0\n$`,
 		"wchs": `^1 connections watching 1 paths\nTotal watches:1\n$`,
@@ -389,5 +389,25 @@ func TestMetricsMirrorMntr(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestWhoAmIOrderIsZooKeepers: ZooKeeper lists identities in its hash set's
+// order; after "addauth digest bob:..." zkCli shows digest before ip.
+func TestWhoAmIOrderIsZooKeepers(t *testing.T) {
+	ids := javaSetOrder([]jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: digestID("bob:secret")}})
+	if ids[0].Scheme != "digest" || ids[1].Scheme != "ip" {
+		t.Fatalf("order %v, want digest then ip as ZooKeeper 3.8 prints it", ids)
+	}
+	if h := javaStringHash("hello"); h != 99162322 {
+		t.Fatalf("String.hashCode(hello) = %d", h)
+	}
+}
+
+func TestEphemeralsInJavaHashSetOrder(t *testing.T) {
+	// ZooKeeper 3.8 answered getEphemerals with [/t_session/e2, /t_session/e1].
+	got := javaClonedSetOrder([]string{"/t_session/e1", "/t_session/e2"}, 2)
+	if got[0] != "/t_session/e2" || got[1] != "/t_session/e1" {
+		t.Fatalf("%v", got)
 	}
 }

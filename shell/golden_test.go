@@ -189,8 +189,11 @@ func deleteTree(c *zk.Conn, p string) error {
 	return nil
 }
 
-func TestGoldenTranscripts(t *testing.T) {
-	addr := testServer(t)
+func TestGoldenTranscripts(t *testing.T) { runGoldenTranscripts(t, testServer(t)) }
+
+// runGoldenTranscripts runs every script through zkCli and through our shell
+// against the server at addr and compares both with the recorded output.
+func runGoldenTranscripts(t *testing.T, addr string) {
 	scripts, err := filepath.Glob(filepath.Join(goldenDir, "*.zk"))
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no scripts in %s: %v", goldenDir, err)
