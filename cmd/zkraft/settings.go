@@ -247,13 +247,15 @@ func (s *settings) resolveMembers(c *cli.Context) error {
 }
 
 // electionTimeout derives Raft's election (and heartbeat) timeout from
-// ZooKeeper's settings: a tenth of syncLimit ticks — 1s for the common
-// tickTime=2000, syncLimit=5 — so a dead leader is replaced within a
-// couple of seconds instead of ZooKeeper's syncLimit ticks.
+// ZooKeeper's settings: a twentieth of syncLimit ticks — 500ms for the
+// common tickTime=2000, syncLimit=5 — and at least 250ms. Raft notices a
+// dead leader only by missing heartbeats (ZooKeeper's followers also react
+// to the leader's socket closing), so the timeout is what a leader kill
+// costs: with 500ms a new leader acknowledges writes about 1-2s after.
 func (s *settings) electionTimeout() time.Duration {
-	d := s.TickTime * time.Duration(s.SyncLimit) / 10
-	if d < 50*time.Millisecond {
-		d = 50 * time.Millisecond
+	d := s.TickTime * time.Duration(s.SyncLimit) / 20
+	if d < 250*time.Millisecond {
+		d = 250 * time.Millisecond
 	}
 	return d
 }

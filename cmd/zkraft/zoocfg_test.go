@@ -51,8 +51,8 @@ func TestZooConfigKeys(t *testing.T) {
 	if st.MetricsAddr != "0.0.0.0:7000" {
 		t.Fatalf("metrics address %q", st.MetricsAddr)
 	}
-	if got := st.electionTimeout(); got != time.Second {
-		t.Fatalf("election timeout %v, want 1s from tickTime 2000 x syncLimit 5 / 10", got)
+	if got := st.electionTimeout(); got != 500*time.Millisecond {
+		t.Fatalf("election timeout %v, want 500ms from tickTime 2000 x syncLimit 5 / 20", got)
 	}
 }
 
