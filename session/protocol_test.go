@@ -411,3 +411,17 @@ func TestEphemeralsInJavaHashSetOrder(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// TestWatchControlOnMalformedPath: ZooKeeper does not validate the path of
+// checkWatches/removeWatches; a malformed one has no watch (-121).
+func TestWatchControlOnMalformedPath(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	for i, p := range []string{"", "/a/", "/a/./x"} {
+		c.request(int32(i+1), jute.OpRemoveWatches, &jute.PathTypeRequest{Path: p, Type: jute.WatcherAny})
+		if h := c.reply(nil); h.Err != jute.ErrNoWatcher {
+			t.Fatalf("removeWatches %q: %+v, want -121", p, h)
+		}
+	}
+}
