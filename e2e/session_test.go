@@ -351,3 +351,75 @@ func TestKeepAlive(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleSessionExpires: a connected client that sends nothing loses its
+// session after the timeout; the server closes the connection and a later
+// resume is refused.
+func TestIdleSessionExpires(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	idle := newRawSession(t, shared, minSessionTimeoutMs)
+	if h := idle.call(jute.OpCreate, &jute.CreateRequest{Path: root + "/e", ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	start := time.Now()
+	limit := time.Duration(minSessionTimeoutMs+2*tickTimeMs)*time.Millisecond + 3*time.Second
+	idle.conn.SetReadDeadline(start.Add(limit))
+	_, err := jute.ReadFrame(idle.conn, nil, jute.DefaultMaxBuffer)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatalf("idle connection received a frame")
+	}
+	if took >= limit {
+		t.Fatalf("idle connection still open after %v", took)
+	}
+	if took < time.Duration(minSessionTimeoutMs)*time.Millisecond-500*time.Millisecond {
+		t.Errorf("idle session closed after %v, before its %d ms timeout", took, minSessionTimeoutMs)
+	}
+	t.Logf("idle session closed after %v (%v)", took, err)
+	mustNotExist(t, gz, root+"/e")
+	c := dialRaw(t, shared)
+	resp, _, err := c.tryHandshake(&jute.ConnectRequest{TimeOut: minSessionTimeoutMs, SessionID: idle.SessionID, Passwd: idle.Passwd, HasReadOnly: true})
+	if err != nil || resp.SessionID != 0 || resp.TimeOut != 0 {
+		t.Errorf("resume of the expired session = %+v, %v; want refused", resp, err)
+	}
+}
+
+// TestAuthPipelined: an auth packet takes effect for the requests written
+// right behind it, in the same burst.
+func TestAuthPipelined(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	if err := gz.AddAuth("digest", []byte("pipe:pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gz.Create(root+"/locked", []byte("x"), 0, zk.DigestACL(zk.PermAll, "pipe", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	var w jute.Writer
+	w.Raw(encodeRequest(1, jute.OpGetData, &jute.PathWatchRequest{Path: root + "/locked"}))
+	w.Raw(encodeRequest(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("pipe:pw")}))
+	w.Raw(encodeRequest(2, jute.OpGetData, &jute.PathWatchRequest{Path: root + "/locked"}))
+	if err := c.writeRaw(w.Buf); err != nil {
+		t.Fatal(err)
+	}
+	// ZooKeeper answers an auth packet as soon as it reads it, ahead of the
+	// replies still in its pipeline; zkraft keeps it in order. Either way
+	// the request before it runs unauthenticated and the one after it
+	// authenticated, and the ordinary replies keep their order.
+	var order []int32
+	for i := 0; i < 3; i++ {
+		r := c.recv()
+		order = append(order, r.Hdr.Xid)
+		want := map[int32]jute.ErrCode{1: jute.ErrNoAuth, jute.XidAuth: jute.OK, 2: jute.OK}[r.Hdr.Xid]
+		if r.Hdr.Err != want {
+			t.Errorf("reply %+v, want err %d", r.Hdr, want)
+		}
+	}
+	if s := fmt.Sprint(order); s != "[1 -4 2]" && s != "[-4 1 2]" {
+		t.Errorf("reply order %s", s)
+	}
+}
