@@ -145,6 +145,13 @@ func (d *dialer) drop(block bool) {
 	d.conns = nil
 }
 
+// block makes redials fail until unblock, leaving current connections be.
+func (d *dialer) block() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.blocked = true
+}
+
 func (d *dialer) unblock() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

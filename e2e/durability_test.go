@@ -133,6 +133,10 @@ func TestDurabilityKill9(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	gone.dialer.drop(true /* block */)
+	// w may reconnect only once the server is ready again: ZooKeeper binds
+	// its port before it can answer, and go-zookeeper then waits 10 read
+	// timeouts for a handshake reply that never comes.
+	w.dialer.block()
 	srv.Kill()
 	close(stop)
 	rwg.Wait()
@@ -143,6 +147,7 @@ func TestDurabilityKill9(t *testing.T) {
 		t.Fatalf("restart after kill -9: %v", err)
 	}
 	t.Logf("restarted %v after the kill", time.Since(killedAt))
+	w.dialer.unblock()
 	w.waitState(t, zk.StateHasSession, 20*time.Second)
 	if w.SessionID() != wID {
 		t.Fatalf("session after restart = %#x, want %#x (resumed)", w.SessionID(), wID)
@@ -211,12 +216,14 @@ func TestDurabilityKill9(t *testing.T) {
 
 	// A clean stop and start changes nothing either.
 	final := snapshotStats(t, w, append(paths, "/d/eph-w"))
+	w.dialer.block()
 	if err := srv.Stop(); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatalf("restart after SIGTERM: %v", err)
 	}
+	w.dialer.unblock()
 	w.waitState(t, zk.StateHasSession, 20*time.Second)
 	if w.SessionID() != wID {
 		t.Fatalf("session after clean restart = %#x, want %#x", w.SessionID(), wID)
