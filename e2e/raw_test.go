@@ -234,15 +234,15 @@ func (c *rawConn) expectClosed() []rawReply {
 		if errors.As(err, &ne) && ne.Timeout() {
 			c.t.Fatalf("connection still open after %v (read %d frames)", rawWait, len(got))
 		}
-		if !errors.Is(err, io.EOF) && !isReset(err) {
+		if !errors.Is(err, io.EOF) && !isNetError(err) {
 			c.t.Logf("connection ended with %v", err)
 		}
 		return got
 	}
 }
 
-// isReset reports a connection reset by the peer.
-func isReset(err error) bool {
+// isNetError reports a network error such as a reset by the peer.
+func isNetError(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }
