@@ -423,3 +423,39 @@ func TestAuthPipelined(t *testing.T) {
 		t.Errorf("reply order %s", s)
 	}
 }
+
+// TestCreateAfterCloseSession pipelines ephemeral creates around a
+// closeSession: nothing owned by the closed session may survive it.
+func TestCreateAfterCloseSession(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	eph := func(name string) *jute.CreateRequest {
+		return &jute.CreateRequest{Path: root + "/" + name, ACL: rawOpenACL, Flags: jute.FlagEphemeral}
+	}
+	var w jute.Writer
+	w.Raw(encodeRequest(1, jute.OpCreate, eph("before")))
+	w.Raw(encodeRequest(2, jute.OpCloseSession, nil))
+	w.Raw(encodeRequest(3, jute.OpCreate, eph("after")))
+	w.Raw(encodeRequest(4, jute.OpCreate, create(root+"/persistent-after")))
+	if err := c.writeRaw(w.Buf); err != nil {
+		t.Fatal(err)
+	}
+	got := c.expectClosed()
+	if len(got) < 2 || got[0].Hdr.Xid != 1 || got[0].Hdr.Err != jute.OK || got[1].Hdr.Xid != 2 || got[1].Hdr.Err != jute.OK {
+		t.Fatalf("replies %+v, want create then closeSession", got)
+	}
+	for _, r := range got[2:] {
+		if r.Hdr.Err == jute.OK {
+			t.Errorf("request after closeSession succeeded: %+v", r.Hdr)
+		}
+	}
+	mustNotExist(t, gz, root+"/before")
+	mustNotExist(t, gz, root+"/after")
+	// Give any straggler time to land, then look again.
+	time.Sleep(quiet)
+	if ch, _, err := gz.Children(root); err != nil || len(ch) != 0 {
+		t.Errorf("children after the closed session: %v %v", ch, err)
+	}
+}
