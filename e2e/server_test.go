@@ -33,6 +33,9 @@ const startTimeout = 30 * time.Second
 type ServerOptions struct {
 	// Kind is the implementation to run; empty means the suite's target.
 	Kind string
+	// ZooCfg holds extra zoo.cfg lines ("snapCount=200"): appended to
+	// ZooKeeper's zoo.cfg, and passed to zkraft with --config.
+	ZooCfg []string
 	// ExtraArgs are appended to the zkraft command line (zkraft target only).
 	ExtraArgs []string
 }
@@ -156,6 +159,13 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"--log-level", level,
 			"--extended-types",
 		}
+		if len(s.opts.ZooCfg) > 0 {
+			cfg := filepath.Join(s.dir, "zkraft-zoo.cfg")
+			if err := os.WriteFile(cfg, []byte(strings.Join(s.opts.ZooCfg, "\n")+"\n"), 0o644); err != nil {
+				return nil, err
+			}
+			args = append(args, "--config", cfg)
+		}
 		args = append(args, s.opts.ExtraArgs...)
 		return exec.Command(zkraftBin, args...), nil
 	case targetZookeeper:
@@ -166,6 +176,9 @@ func (s *Server) command() (*exec.Cmd, error) {
 		cfg := fmt.Sprintf("tickTime=%d\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
 			"maxClientCnxns=0\n4lw.commands.whitelist=*\nadmin.enableServer=false\n",
 			tickTimeMs, s.dataDir, s.port)
+		for _, line := range s.opts.ZooCfg {
+			cfg += line + "\n"
+		}
 		if err := os.WriteFile(filepath.Join(confDir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 			return nil, err
 		}
