@@ -36,6 +36,8 @@ type ServerOptions struct {
 	// ZooCfg holds extra zoo.cfg lines ("snapCount=200"): appended to
 	// ZooKeeper's zoo.cfg, and passed to zkraft with --config.
 	ZooCfg []string
+	// NoExtendedTypes leaves TTL nodes disabled (extendedTypesEnabled).
+	NoExtendedTypes bool
 	// ExtraArgs are appended to the zkraft command line (zkraft target only).
 	ExtraArgs []string
 }
@@ -157,7 +159,9 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"--max-client-cnxns", "0", // as maxClientCnxns=0 in ZooKeeper's zoo.cfg
 			"--super-digest", superDigest(),
 			"--log-level", level,
-			"--extended-types",
+		}
+		if !s.opts.NoExtendedTypes {
+			args = append(args, "--extended-types")
 		}
 		if len(s.opts.ZooCfg) > 0 {
 			cfg := filepath.Join(s.dir, "zkraft-zoo.cfg")
@@ -187,7 +191,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			binding = slf4jSimple
 		}
 		return exec.Command(javaBin,
-			"-Dzookeeper.extendedTypesEnabled=true",
+			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",
 			"-Dzookeeper.DigestAuthenticationProvider.superDigest="+superDigest(),
 			"-cp", confDir+":"+zookeeperJar+":"+binding,
