@@ -118,6 +118,7 @@ type dialer struct {
 	dials   atomic.Int32
 }
 
+// dial implements zk.Dialer.
 func (d *dialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	d.dials.Add(1)
 	d.mu.Lock()
@@ -152,6 +153,7 @@ func (d *dialer) block() {
 	d.blocked = true
 }
 
+// unblock lets redials through again.
 func (d *dialer) unblock() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

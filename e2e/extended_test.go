@@ -159,7 +159,10 @@ func TestTTLRefreshedBySetData(t *testing.T) {
 // container reaper encodes deleteContainer that way, not as a Jute string.
 type rawPath string
 
-func (p rawPath) Encode(w *jute.Writer)       { w.Raw([]byte(p)) }
+// Encode implements jute.Record.
+func (p rawPath) Encode(w *jute.Writer) { w.Raw([]byte(p)) }
+
+// Decode implements jute.Record; nothing is ever decoded into a rawPath.
 func (p rawPath) Decode(r *jute.Reader) error { return nil }
 
 // TestDeleteContainerFromClient: opcode 20 is internal to the reaper and

@@ -41,10 +41,13 @@ var (
 	shared *Server
 )
 
+// TestMain builds or finds the target, starts the shared server, runs the
+// tests and stops the server.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
+// run is TestMain returning its exit code, so deferred cleanup runs.
 func run(m *testing.M) int {
 	target = os.Getenv("ZKRAFT_E2E_TARGET")
 	if target == "" {

@@ -333,6 +333,7 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// reset closes the log and forgets the exited process.
 func (s *Server) reset() {
 	fmt.Fprintf(s.logf, "=== e2e: %s stopped at %s: %v\n", s.Kind, time.Now().Format(time.RFC3339Nano), s.werr)
 	s.logf.Close()
