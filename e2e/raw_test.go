@@ -18,6 +18,7 @@ const rawWait = 5 * time.Second
 type rawConn struct {
 	t    testing.TB
 	conn net.Conn
+	kind string // server kind, for messages
 	xid  int32
 
 	// Session fields from the handshake.
@@ -50,7 +51,7 @@ func dialRaw(t testing.TB, s *Server) *rawConn {
 		t.Fatalf("dial %s: %v", s.Addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &rawConn{t: t, conn: c}
+	return &rawConn{t: t, conn: c, kind: s.Kind}
 }
 
 // newRawSession dials s and opens a new session (readOnly byte sent).
@@ -157,7 +158,7 @@ func (c *rawConn) recv() rawReply {
 	for {
 		r, err := c.readAny()
 		if err != nil {
-			c.t.Fatalf("read reply: %v", err)
+			c.t.Fatalf("%s: session %#x: read reply: %v", c.kind, c.SessionID, err)
 		}
 		if r.Hdr.Xid != jute.XidNotification {
 			return r
