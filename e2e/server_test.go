@@ -302,6 +302,12 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	defer s.reset()
+	select {
+	case <-s.done:
+		// Not our doing: a crash, or a signal from outside the suite.
+		return fmt.Errorf("%s had already exited before the harness stopped it: %v", s.Kind, s.werr)
+	default:
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
