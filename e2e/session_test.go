@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -457,5 +458,60 @@ func TestCreateAfterCloseSession(t *testing.T) {
 	time.Sleep(quiet)
 	if ch, _, err := gz.Children(root); err != nil || len(ch) != 0 {
 		t.Errorf("children after the closed session: %v %v", ch, err)
+	}
+}
+
+// TestSetWatchesBatches re-arms thousands of watches on reconnect, which
+// go-zookeeper splits into several SetWatches packets of at most 128 KB.
+func TestSetWatchesBatches(t *testing.T) {
+	t.Parallel()
+	a := connect(t, shared, sessionTimeout)
+	m := connect(t, shared, sessionTimeout)
+	root := testRoot(t, m)
+	const n = 3000
+	pad := strings.Repeat("p", 80)
+	paths := make([]string, n)
+	var ops []interface{}
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/%s-%04d", root, pad, i)
+		ops = append(ops, &zk.CreateRequest{Path: paths[i], Acl: openACL})
+		if len(ops) == 1000 {
+			if _, err := m.Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			ops = nil
+		}
+	}
+	chans := make([]<-chan zk.Event, n)
+	for i, p := range paths {
+		_, _, ch, err := a.GetW(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans[i] = ch
+	}
+	a.dialer.drop(true /* block */)
+	a.waitState(t, zk.StateDisconnected, 5*time.Second)
+	changed := map[int]bool{}
+	for i := 0; i < n; i += 97 {
+		if _, err := m.Set(paths[i], []byte("x"), -1); err != nil {
+			t.Fatal(err)
+		}
+		changed[i] = true
+	}
+	a.dialer.unblock()
+	a.waitState(t, zk.StateHasSession, 10*time.Second)
+	for i := range changed {
+		waitEvent(t, chans[i], zk.EventNodeDataChanged, paths[i])
+	}
+	// The others were re-armed: a change fires each of a sample.
+	for i := 1; i < n; i += 211 {
+		if changed[i] {
+			continue
+		}
+		if _, err := m.Set(paths[i], []byte("y"), -1); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(t, chans[i], zk.EventNodeDataChanged, paths[i])
 	}
 }
