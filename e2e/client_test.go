@@ -20,7 +20,9 @@ import (
 // Session timeouts used by the tests.
 const (
 	// sessionTimeout is the default for tests that do not lose connections.
-	sessionTimeout = 10 * time.Second
+	// It is generous because go-zookeeper drops a connection after 2/3 of
+	// it without a reply, and a loaded machine can stall a JVM that long.
+	sessionTimeout = 20 * time.Second
 	// shortTimeout is for tests that wait for a session to expire.
 	shortTimeout = 4 * time.Second
 	// eventWait bounds the wait for a notification that must arrive.
