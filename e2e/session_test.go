@@ -515,3 +515,27 @@ func TestSetWatchesBatches(t *testing.T) {
 		waitEvent(t, chans[i], zk.EventNodeDataChanged, paths[i])
 	}
 }
+
+// TestSessionTimeoutBounds: explicit minimum and maximum session timeouts
+// (zkraft --min-session-timeout/--max-session-timeout in ms, ZooKeeper's
+// minSessionTimeout/maxSessionTimeout) replace the tick-based defaults.
+func TestSessionTimeoutBounds(t *testing.T) {
+	t.Parallel()
+	opts := ServerOptions{
+		ZooCfg:    []string{"minSessionTimeout=6000", "maxSessionTimeout=9000"},
+		ExtraArgs: []string{"--min-session-timeout", "6000", "--max-session-timeout", "9000"},
+	}
+	if target == targetZookeeper {
+		opts.ExtraArgs = nil
+	} else {
+		opts.ZooCfg = nil
+	}
+	srv := StartServer(t, opts)
+	for _, tc := range []struct{ ask, want int32 }{{4000, 6000}, {7000, 7000}, {30000, 9000}} {
+		c := newRawSession(t, srv, tc.ask)
+		if c.Timeout != tc.want {
+			t.Errorf("asked %d ms: negotiated %d, want %d", tc.ask, c.Timeout, tc.want)
+		}
+		c.closeSession()
+	}
+}
