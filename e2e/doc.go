@@ -9,8 +9,11 @@
 //
 // Every functional expectation is meant to hold against both; run the suite
 // against zookeeper to validate a new expectation before trusting it against
-// zkraft. Nothing is skipped silently: a missing dependency fails the run, and
-// with CI=true no test may skip for a missing dependency at all.
+// zkraft. Nothing is skipped silently: a zkraft that does not build, or a
+// missing java or ZooKeeper jar for the zookeeper target, fails the whole
+// run; TestDifferential, which needs ZooKeeper next to zkraft, skips with a
+// SKIP message when it is missing, and fails instead when CI=true. Tests
+// meaningful for one target only skip on the other and say why.
 //
 // Files: main_test.go (target selection, build), server_test.go (Server:
 // start, stop, kill -9, restart), client_test.go (go-zookeeper sessions, a
