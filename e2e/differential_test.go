@@ -229,7 +229,19 @@ func TestDifferential(t *testing.T) {
 			op, req = jute.OpSetACL, &jute.SetACLRequest{Path: randPath(), ACL: acls[rng.Intn(len(acls))], Version: randVersion()}
 		default:
 			m := &jute.MultiRequest{}
-			for n := rng.Intn(4) + 1; n > 0; n-- {
+			if rng.Intn(2) == 0 {
+				// A multi likely to succeed: a fresh node under root, written
+				// and checked, then maybe a random tail.
+				p := fmt.Sprintf("%s/m%d", root, step)
+				m.Ops = append(m.Ops,
+					jute.MultiOp{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: p, Data: randData(), ACL: rawOpenACL, Flags: int32(rng.Intn(2)) * 2}},
+					jute.MultiOp{Type: jute.OpSetData, Req: &jute.SetDataRequest{Path: p, Data: randData(), Version: 0}},
+					jute.MultiOp{Type: jute.OpCheck, Req: &jute.PathVersionRequest{Path: p, Version: 1}})
+				if rng.Intn(3) == 0 {
+					m.Ops = append(m.Ops, jute.MultiOp{Type: jute.OpDelete, Req: &jute.PathVersionRequest{Path: p, Version: 1}})
+				}
+			}
+			for n := rng.Intn(3); n > 0; n-- {
 				if rng.Intn(5) == 0 {
 					m.Ops = append(m.Ops, jute.MultiOp{Type: jute.OpCheck, Req: &jute.PathVersionRequest{Path: randPath(), Version: randVersion()}})
 					continue
