@@ -80,10 +80,11 @@ func Open(cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.watchFailures()
 	go n.expireSessions()
 	go n.reap()
+	go n.tuneSnapshots()
 	if n.mux != nil {
 		n.wg.Add(2)
 		go n.acceptForward()

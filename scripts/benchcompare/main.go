@@ -194,7 +194,9 @@ func main() {
 		if *nodes == 0 {
 			break
 		}
-		if _, err := runBench(*bin, e, "populate", time.Hour, "--nodes", fmt.Sprint(*nodes), "--value-size", "100", "--keep"); err != nil {
+		// A long session timeout: snapshot pauses of a large tree must not end the run.
+		if _, err := runBench(*bin, e, "populate", time.Hour, "--nodes", fmt.Sprint(*nodes), "--value-size", "100", "--keep",
+			"--session-timeout", "40s"); err != nil {
 			fail(err)
 		}
 		time.Sleep(2 * time.Second)
