@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-short test-faults vet fuzz bench gobench clean
+.PHONY: all build run test test-short test-faults difftest vet fuzz bench gobench clean
 
 all: build
 
@@ -25,6 +25,12 @@ test: vet
 COUNT ?= 5
 test-faults:
 	$(GO) test -count=$(COUNT) -timeout 60m -run 'Cluster|Linearizable|Ensemble' ./ensemble/ ./cmd/zkraft/
+
+# Long differential runs against Apache ZooKeeper: make difftest SEEDS=1-500 OPS=1000
+SEEDS ?= 1-100
+OPS ?= 500
+difftest:
+	ZKRAFT_DIFF_SEEDS=$(SEEDS) ZKRAFT_DIFF_OPS=$(OPS) $(GO) test -count=1 -timeout 120m -run 'Differential' -v ./e2e/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -62,6 +62,7 @@ var errNotReady = errorString("not ready after 10s")
 
 type errorString string
 
+// Error implements error.
 func (e errorString) Error() string { return string(e) }
 
 // errExited describes an early exit.
@@ -78,12 +79,14 @@ type lockedBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write implements io.Writer.
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
+// String returns everything written so far.
 func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -20,7 +20,9 @@ import (
 // Session timeouts used by the tests.
 const (
 	// sessionTimeout is the default for tests that do not lose connections.
-	sessionTimeout = 10 * time.Second
+	// It is generous because go-zookeeper drops a connection after 2/3 of
+	// it without a reply, and a loaded machine can stall a JVM that long.
+	sessionTimeout = 20 * time.Second
 	// shortTimeout is for tests that wait for a session to expire.
 	shortTimeout = 4 * time.Second
 	// eventWait bounds the wait for a notification that must arrive.
@@ -118,6 +120,7 @@ type dialer struct {
 	dials   atomic.Int32
 }
 
+// dial implements zk.Dialer.
 func (d *dialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	d.dials.Add(1)
 	d.mu.Lock()
@@ -145,6 +148,14 @@ func (d *dialer) drop(block bool) {
 	d.conns = nil
 }
 
+// block makes redials fail until unblock, leaving current connections be.
+func (d *dialer) block() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.blocked = true
+}
+
+// unblock lets redials through again.
 func (d *dialer) unblock() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

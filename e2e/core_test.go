@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -521,5 +522,62 @@ func TestConcurrentSequential(t *testing.T) {
 	}
 	if st := mustStat(t, gz, root); st.NumChildren != clients*each || st.Cversion != clients*each {
 		t.Errorf("parent stat %+v", st)
+	}
+}
+
+// TestNodeNames: unusual but valid names round-trip exactly.
+func TestNodeNames(t *testing.T) {
+	t.Parallel()
+	c := connect(t, shared, sessionTimeout)
+	root := testRoot(t, c)
+	names := []string{"ünïcødé-名前", "with space", "...", ".hidden", "a.b", "zookeeper", "-", strings.Repeat("n", 4000)}
+	for _, n := range names {
+		p := root + "/" + n
+		if got, err := c.Create(p, []byte(n), 0, openACL); err != nil || got != p {
+			t.Errorf("create %q: %q, %v", n[:min(len(n), 20)], got, err)
+			continue
+		}
+		if data, _, err := c.Get(p); err != nil || string(data) != n {
+			t.Errorf("get %q: %v", n[:min(len(n), 20)], err)
+		}
+	}
+	children, _, err := c.Children(root)
+	if err != nil || fmt.Sprint(sorted(children)) != fmt.Sprint(sorted(names)) {
+		t.Errorf("children = %d names, %v", len(children), err)
+	}
+	// A deep path.
+	p := root
+	for i := 0; i < 50; i++ {
+		p += fmt.Sprintf("/d%d", i)
+		mustCreate(t, c, p, nil, 0)
+	}
+	if st := mustStat(t, c, p); st.NumChildren != 0 {
+		t.Errorf("deep node stat %+v", st)
+	}
+}
+
+// TestLargeMulti applies 1000 operations in one multi under one zxid.
+func TestLargeMulti(t *testing.T) {
+	t.Parallel()
+	c := connect(t, shared, sessionTimeout)
+	root := testRoot(t, c)
+	var ops []interface{}
+	for i := 0; i < 500; i++ {
+		p := fmt.Sprintf("%s/n%d", root, i)
+		ops = append(ops, &zk.CreateRequest{Path: p, Data: []byte("x"), Acl: openACL},
+			&zk.SetDataRequest{Path: p, Data: []byte("y"), Version: 0})
+	}
+	res, err := c.Multi(ops...)
+	if err != nil || len(res) != 1000 {
+		t.Fatalf("multi: %d results, %v", len(res), err)
+	}
+	zxid := res[1].Stat.Mzxid
+	for i := 1; i < 1000; i += 2 {
+		if res[i].Stat == nil || res[i].Stat.Mzxid != zxid || res[i].Stat.Czxid != zxid || res[i].Stat.Version != 1 {
+			t.Fatalf("result %d: %+v, want czxid = mzxid = %#x, version 1", i, res[i].Stat, zxid)
+		}
+	}
+	if st := mustStat(t, c, root); st.NumChildren != 500 || st.Pzxid != zxid {
+		t.Errorf("root after multi: %+v", st)
 	}
 }

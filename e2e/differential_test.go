@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,25 @@ import (
 type diffSide struct {
 	name  string
 	c     *rawConn
+	w     *rawConn      // a second session that only sets watches
 	steps map[int64]int // zxid -> step number of the write that made it
+}
+
+// watch sets a one-shot watch from the watcher session and renders the
+// reply code.
+func (d *diffSide) watch(op jute.Op, path string) string {
+	return fmt.Sprintf("watch %d", d.w.callErr(op, &jute.PathWatchRequest{Path: path, Watch: true}))
+}
+
+// drainEvents returns the watcher's notifications since the last call.
+func (d *diffSide) drainEvents() string {
+	d.w.ping()
+	var out []string
+	for _, ev := range d.w.Events {
+		out = append(out, fmt.Sprintf("%d %s", ev.Type, ev.Path))
+	}
+	d.w.Events = nil
+	return strings.Join(out, ", ")
 }
 
 // norm renders a Stat with zxids replaced by step numbers, times dropped
@@ -121,8 +140,10 @@ func TestDifferential(t *testing.T) {
 	javaBin = java
 	zkSrv := StartServer(t, ServerOptions{Kind: targetZookeeper})
 	sides := []*diffSide{
-		{name: "zkraft", c: newRawSession(t, shared, int32(sessionTimeout.Milliseconds())), steps: map[int64]int{}},
-		{name: "zookeeper", c: newRawSession(t, zkSrv, int32(sessionTimeout.Milliseconds())), steps: map[int64]int{}},
+		{name: "zkraft", c: newRawSession(t, shared, int32(sessionTimeout.Milliseconds())),
+			w: newRawSession(t, shared, int32(sessionTimeout.Milliseconds())), steps: map[int64]int{}},
+		{name: "zookeeper", c: newRawSession(t, zkSrv, int32(sessionTimeout.Milliseconds())),
+			w: newRawSession(t, zkSrv, int32(sessionTimeout.Milliseconds())), steps: map[int64]int{}},
 	}
 	gz := connect(t, shared, sessionTimeout)
 	root := testRoot(t, gz) // on zkraft; the same path is created on ZooKeeper below
@@ -132,7 +153,16 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 
+	// ZKRAFT_E2E_SEED picks another sequence; the default is fixed so a
+	// failure reproduces.
 	seed := int64(20261121)
+	if v := os.Getenv("ZKRAFT_E2E_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("ZKRAFT_E2E_SEED=%q: %v", v, err)
+		}
+		seed = n
+	}
 	rng := rand.New(rand.NewSource(seed))
 	names := []string{"a", "b", "c"}
 	randPath := func() string {
@@ -180,6 +210,7 @@ func TestDifferential(t *testing.T) {
 	const steps = 1500
 	mismatches := 0
 	outcomes := map[string]int{} // outcome kind -> count, to show the run is not vacuous
+	withEvents := 0              // steps after which the watcher received notifications
 	for step := 1; step <= steps && mismatches < 10; step++ {
 		var op jute.Op
 		var req jute.Record
@@ -198,7 +229,19 @@ func TestDifferential(t *testing.T) {
 			op, req = jute.OpSetACL, &jute.SetACLRequest{Path: randPath(), ACL: acls[rng.Intn(len(acls))], Version: randVersion()}
 		default:
 			m := &jute.MultiRequest{}
-			for n := rng.Intn(4) + 1; n > 0; n-- {
+			if rng.Intn(2) == 0 {
+				// A multi likely to succeed: a fresh node under root, written
+				// and checked, then maybe a random tail.
+				p := fmt.Sprintf("%s/m%d", root, step)
+				m.Ops = append(m.Ops,
+					jute.MultiOp{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: p, Data: randData(), ACL: rawOpenACL, Flags: int32(rng.Intn(2)) * 2}},
+					jute.MultiOp{Type: jute.OpSetData, Req: &jute.SetDataRequest{Path: p, Data: randData(), Version: 0}},
+					jute.MultiOp{Type: jute.OpCheck, Req: &jute.PathVersionRequest{Path: p, Version: 1}})
+				if rng.Intn(3) == 0 {
+					m.Ops = append(m.Ops, jute.MultiOp{Type: jute.OpDelete, Req: &jute.PathVersionRequest{Path: p, Version: 1}})
+				}
+			}
+			for n := rng.Intn(3); n > 0; n-- {
 				if rng.Intn(5) == 0 {
 					m.Ops = append(m.Ops, jute.MultiOp{Type: jute.OpCheck, Req: &jute.PathVersionRequest{Path: randPath(), Version: randVersion()}})
 					continue
@@ -208,26 +251,38 @@ func TestDifferential(t *testing.T) {
 			}
 			op, req = jute.OpMulti, m
 		}
+		// Now and then the watcher session arms a one-shot watch.
+		var watchOp jute.Op
+		var watchPath string
+		if rng.Intn(3) == 0 {
+			watchOp = []jute.Op{jute.OpExists, jute.OpGetData, jute.OpGetChildren}[rng.Intn(3)]
+			watchPath = randPath()
+			if rng.Intn(4) == 0 {
+				watchPath = root
+			}
+		}
 		got := make([]string, len(sides))
+		var oracleResult, oracleEvents string
 		for i, d := range sides {
-			got[i] = d.do(step, op, req)
+			var w string
+			if watchOp != 0 {
+				w = d.watch(watchOp, watchPath)
+			}
+			res := d.do(step, op, req)
+			evs := d.drainEvents()
+			got[i] = fmt.Sprintf("%s | %s | events [%s]", w, res, evs)
+			oracleResult, oracleEvents = res, evs
 		}
-		kind := strings.Fields(got[1])[0]
-		switch {
-		case kind == "err":
-			kind = got[1]
-		case strings.HasPrefix(kind, "c="):
-			kind = "stat"
-		case kind == "multi" && strings.Contains(got[1], "-1/"):
-			kind = "multi failed"
+		outcomes[classify(op, oracleResult)]++
+		if oracleEvents != "" {
+			withEvents++
 		}
-		outcomes[fmt.Sprintf("op%d %s", op, kind)]++
 		if got[0] != got[1] {
 			mismatches++
 			t.Errorf("step %d (seed %d) op %d %s:\n  zkraft:    %s\n  zookeeper: %s", step, seed, op, describe(req), got[0], got[1])
 		}
 	}
-	t.Logf("outcomes: %v", outcomes)
+	t.Logf("outcomes: %v; steps with notifications: %d", outcomes, withEvents)
 	// The trees end up identical.
 	for _, p := range []string{root} {
 		var outs []string
@@ -238,6 +293,20 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("final trees differ:\nzkraft:\n%s\nzookeeper:\n%s", outs[0], outs[1])
 		}
 	}
+}
+
+// classify names the kind of a rendered outcome for the run summary.
+func classify(op jute.Op, res string) string {
+	kind := strings.Fields(res)[0]
+	switch {
+	case kind == "err":
+		kind = res
+	case strings.HasPrefix(kind, "c="):
+		kind = "stat"
+	case kind == "multi" && strings.Contains(res, "-1/"):
+		kind = "multi failed"
+	}
+	return fmt.Sprintf("op%d %s", op, kind)
 }
 
 // describe renders a request for a mismatch report.

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,6 +135,10 @@ func TestDurabilityKill9(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	gone.dialer.drop(true /* block */)
+	// w may reconnect only once the server is ready again: ZooKeeper binds
+	// its port before it can answer, and go-zookeeper then waits 10 read
+	// timeouts for a handshake reply that never comes.
+	w.dialer.block()
 	srv.Kill()
 	close(stop)
 	rwg.Wait()
@@ -143,6 +149,7 @@ func TestDurabilityKill9(t *testing.T) {
 		t.Fatalf("restart after kill -9: %v", err)
 	}
 	t.Logf("restarted %v after the kill", time.Since(killedAt))
+	w.dialer.unblock()
 	w.waitState(t, zk.StateHasSession, 20*time.Second)
 	if w.SessionID() != wID {
 		t.Fatalf("session after restart = %#x, want %#x (resumed)", w.SessionID(), wID)
@@ -211,12 +218,14 @@ func TestDurabilityKill9(t *testing.T) {
 
 	// A clean stop and start changes nothing either.
 	final := snapshotStats(t, w, append(paths, "/d/eph-w"))
+	w.dialer.block()
 	if err := srv.Stop(); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatalf("restart after SIGTERM: %v", err)
 	}
+	w.dialer.unblock()
 	w.waitState(t, zk.StateHasSession, 20*time.Second)
 	if w.SessionID() != wID {
 		t.Fatalf("session after clean restart = %#x, want %#x", w.SessionID(), wID)
@@ -226,5 +235,134 @@ func TestDurabilityKill9(t *testing.T) {
 		if again[p] != s {
 			t.Errorf("%s changed across a clean restart:\n before %s\n after  %s", p, s, again[p])
 		}
+	}
+}
+
+// dumpZkTree renders every node under p (data and full Stat), depth first.
+func dumpZkTree(t *testing.T, c *client, p string, out *strings.Builder) {
+	t.Helper()
+	data, st, err := c.Get(p)
+	if err != nil {
+		t.Fatalf("get %s: %v", p, err)
+	}
+	fmt.Fprintf(out, "%s %q %+v\n", p, data, *st)
+	children, _, err := c.Children(p)
+	if err != nil {
+		t.Fatalf("children %s: %v", p, err)
+	}
+	for _, ch := range sorted(children) {
+		if p == "/" {
+			dumpZkTree(t, c, "/"+ch, out)
+		} else {
+			dumpZkTree(t, c, p+"/"+ch, out)
+		}
+	}
+}
+
+// snapshotTaken reports whether the server has written a snapshot of its
+// own (beyond ZooKeeper's initial snapshot.0).
+func snapshotTaken(s *Server) bool {
+	switch s.Kind {
+	case targetZookeeper:
+		m, _ := filepath.Glob(filepath.Join(s.dataDir, "version-2", "snapshot.*"))
+		for _, f := range m {
+			if !strings.HasSuffix(f, "snapshot.0") {
+				return true
+			}
+		}
+	default:
+		m, _ := filepath.Glob(filepath.Join(s.dataDir, "snapshots", "*", "state.bin"))
+		return len(m) > 0
+	}
+	return false
+}
+
+// TestDurabilitySnapshot writes until the server snapshots, writes more on
+// top, kills it with SIGKILL and requires the whole tree back exactly, so
+// snapshot restore plus log replay reproduce every Stat (the ZOOKEEPER-3125
+// family of pzxid/cversion drift) and session.
+func TestDurabilitySnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits up to 90 s for a snapshot")
+	}
+	t.Parallel()
+	srv := StartServer(t, ServerOptions{ZooCfg: []string{"snapCount=200"}})
+	w := connect(t, srv, 20*time.Second)
+	mustCreate(t, w, "/s", nil, 0)
+
+	round := func(r int) {
+		for i := 0; i < 60; i++ {
+			parent := fmt.Sprintf("/s/r%d-%d", r, i%6)
+			if i < 6 {
+				mustCreate(t, w, parent, []byte("p"), 0)
+			}
+			p := mustCreate(t, w, parent+"/n-", []byte(strconv.Itoa(i)), zk.FlagSequence)
+			switch i % 4 {
+			case 0:
+				if _, err := w.Set(p, []byte("set"), -1); err != nil {
+					t.Fatal(err)
+				}
+			case 1:
+				if err := w.Delete(p, -1); err != nil {
+					t.Fatal(err)
+				}
+			case 2:
+				if _, err := w.SetACL(p, zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermAdmin), -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		mustCreate(t, w, fmt.Sprintf("/s/eph%d", r), nil, zk.FlagEphemeralSequential)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	r := 0
+	for !snapshotTaken(srv) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot after %d rounds and 90 s", r)
+		}
+		if r < 8 {
+			round(r)
+			r++
+		} else {
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	t.Logf("snapshot taken after %d rounds", r)
+	// Changes on top of the snapshot: new nodes, and changes to old ones.
+	round(r)
+	if err := w.Delete("/s/r0-0/n-0000000000", -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Set("/s/r0-1", []byte("after snapshot"), -1); err != nil {
+		t.Fatal(err)
+	}
+	var before strings.Builder
+	dumpZkTree(t, w, "/", &before)
+	id := w.SessionID()
+
+	w.dialer.block()
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatalf("restart after kill -9: %v", err)
+	}
+	w.dialer.unblock()
+	w.waitState(t, zk.StateHasSession, 20*time.Second)
+	if w.SessionID() != id {
+		t.Fatalf("session after restart = %#x, want %#x", w.SessionID(), id)
+	}
+	var after strings.Builder
+	dumpZkTree(t, w, "/", &after)
+	if before.String() != after.String() {
+		b, a := strings.Split(before.String(), "\n"), strings.Split(after.String(), "\n")
+		for i := 0; i < len(b) && i < len(a); i++ {
+			if b[i] != a[i] {
+				t.Fatalf("tree differs after restart, first at line %d:\n before %s\n after  %s", i, b[i], a[i])
+			}
+		}
+		t.Fatalf("tree differs after restart: %d lines before, %d after", len(b), len(a))
+	}
+	got := mustCreate(t, w, "/s/r0-2/n-", nil, zk.FlagSequence)
+	if want := "/s/r0-2/n-0000000010"; got != want {
+		t.Errorf("sequential create after restart = %s, want %s", got, want)
 	}
 }

@@ -159,7 +159,10 @@ func TestTTLRefreshedBySetData(t *testing.T) {
 // container reaper encodes deleteContainer that way, not as a Jute string.
 type rawPath string
 
-func (p rawPath) Encode(w *jute.Writer)       { w.Raw([]byte(p)) }
+// Encode implements jute.Record.
+func (p rawPath) Encode(w *jute.Writer) { w.Raw([]byte(p)) }
+
+// Decode implements jute.Record; nothing is ever decoded into a rawPath.
 func (p rawPath) Decode(r *jute.Reader) error { return nil }
 
 // TestDeleteContainerFromClient: opcode 20 is internal to the reaper and
@@ -185,5 +188,24 @@ func TestDeleteContainerFromClient(t *testing.T) {
 			t.Errorf("deleteContainer (%T) from a client succeeded: %+v", body, reply.Hdr)
 		}
 		mustStat(t, c, p)
+	}
+}
+
+// TestTTLDisabled: without extended types createTTL answers Unimplemented
+// and creates nothing; containers need no switch.
+func TestTTLDisabled(t *testing.T) {
+	t.Parallel()
+	srv := StartServer(t, ServerOptions{NoExtendedTypes: true})
+	c := newRawSession(t, srv, int32(sessionTimeout.Milliseconds()))
+	req := &jute.CreateRequest{Path: "/ttl", ACL: rawOpenACL, Flags: jute.FlagPersistentTTL, TTL: 1000, HasTTL: true}
+	xid := c.send(jute.OpCreateTTL, req)
+	r, err := c.readAny()
+	if err != nil || r.Hdr.Xid != xid || r.Hdr.Err != jute.ErrUnimplemented {
+		t.Fatalf("createTTL without extended types: %+v %v, want err -6", r.Hdr, err)
+	}
+	gz := connect(t, srv, sessionTimeout)
+	mustNotExist(t, gz, "/ttl")
+	if _, err := gz.CreateContainer("/box", nil, zk.FlagContainer, openACL); err != nil {
+		t.Errorf("createContainer without extended types: %v", err)
 	}
 }

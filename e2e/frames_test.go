@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -296,5 +297,45 @@ func TestOtherSessionsUnaffected(t *testing.T) {
 	time.Sleep(quiet)
 	if st := mustStat(t, good, root+"/e"); st.EphemeralOwner != id {
 		t.Errorf("ephemeral owner %#x", st.EphemeralOwner)
+	}
+}
+
+// TestOneConnectionConcurrent shares one go-zookeeper connection among many
+// goroutines: their requests are pipelined on one socket, and each
+// goroutine's read sees its own earlier write.
+func TestOneConnectionConcurrent(t *testing.T) {
+	t.Parallel()
+	c := connect(t, shared, sessionTimeout)
+	root := testRoot(t, c)
+	const workers, each = 16, 50
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			p := fmt.Sprintf("%s/w%d", root, g)
+			if _, err := c.Create(p, []byte("0"), 0, openACL); err != nil {
+				errs <- err
+				return
+			}
+			for i := 1; i <= each; i++ {
+				want := fmt.Sprint(i)
+				if _, err := c.Set(p, []byte(want), int32(i-1)); err != nil {
+					errs <- fmt.Errorf("set %s v%d: %w", p, i-1, err)
+					return
+				}
+				data, st, err := c.Get(p)
+				if err != nil || string(data) != want || st.Version != int32(i) {
+					errs <- fmt.Errorf("get %s after set %s: %q v%d %v", p, want, data, st.Version, err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -41,10 +41,13 @@ var (
 	shared *Server
 )
 
+// TestMain builds or finds the target, starts the shared server, runs the
+// tests and stops the server.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
+// run is TestMain returning its exit code, so deferred cleanup runs.
 func run(m *testing.M) int {
 	target = os.Getenv("ZKRAFT_E2E_TARGET")
 	if target == "" {
@@ -55,7 +58,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	defer os.RemoveAll(tmp)
+	keep := false // a failed run keeps its binary and the shared server's files
+	defer func() {
+		if keep {
+			fmt.Fprintf(os.Stderr, "e2e: kept %s for inspection\n", tmp)
+			return
+		}
+		os.RemoveAll(tmp)
+	}()
 
 	switch target {
 	case targetZkraft:
@@ -89,11 +99,13 @@ func run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	keep = code != 0
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: shared server log (%s), last lines:\n%s", shared.LogPath(), shared.LogTail(100))
 	}
 	if err := shared.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: shared server did not stop cleanly: %v\n", err)
+		keep = true
 		if code == 0 {
 			code = 1
 		}

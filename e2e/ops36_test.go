@@ -10,6 +10,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -378,5 +379,17 @@ func TestSetWatches2Raw(t *testing.T) {
 			t.Fatalf("events %v, want %v", c.Events, want)
 		}
 		checkEventZxid(t, ev, want[i].Zxid)
+	}
+}
+
+// TestReconfigStandalone: reconfig is refused with ReconfigDisabled (-123)
+// when reconfigEnabled is off, and /zookeeper/config is unchanged.
+func TestReconfigStandalone(t *testing.T) {
+	t.Parallel()
+	c := connect(t, shared, sessionTimeout)
+	_, err := c.IncrementalReconfig([]string{"server.9=127.0.0.1:1:2;3"}, nil, -1)
+	wantErr(t, "reconfig", err, zk.ErrReconfigDisabled)
+	if data, _, err := c.Get("/zookeeper/config"); err != nil || len(data) != 0 {
+		t.Errorf("/zookeeper/config after refused reconfig = %q, %v", data, err)
 	}
 }

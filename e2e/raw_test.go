@@ -18,6 +18,7 @@ const rawWait = 5 * time.Second
 type rawConn struct {
 	t    testing.TB
 	conn net.Conn
+	kind string // server kind, for messages
 	xid  int32
 
 	// Session fields from the handshake.
@@ -50,7 +51,7 @@ func dialRaw(t testing.TB, s *Server) *rawConn {
 		t.Fatalf("dial %s: %v", s.Addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &rawConn{t: t, conn: c}
+	return &rawConn{t: t, conn: c, kind: s.Kind}
 }
 
 // newRawSession dials s and opens a new session (readOnly byte sent).
@@ -157,7 +158,7 @@ func (c *rawConn) recv() rawReply {
 	for {
 		r, err := c.readAny()
 		if err != nil {
-			c.t.Fatalf("read reply: %v", err)
+			c.t.Fatalf("%s: session %#x: read reply: %v", c.kind, c.SessionID, err)
 		}
 		if r.Hdr.Xid != jute.XidNotification {
 			return r
@@ -234,15 +235,15 @@ func (c *rawConn) expectClosed() []rawReply {
 		if errors.As(err, &ne) && ne.Timeout() {
 			c.t.Fatalf("connection still open after %v (read %d frames)", rawWait, len(got))
 		}
-		if !errors.Is(err, io.EOF) && !isReset(err) {
+		if !errors.Is(err, io.EOF) && !isNetError(err) {
 			c.t.Logf("connection ended with %v", err)
 		}
 		return got
 	}
 }
 
-// isReset reports a connection reset by the peer.
-func isReset(err error) bool {
+// isNetError reports a network error such as a reset by the peer.
+func isNetError(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }

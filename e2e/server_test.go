@@ -33,6 +33,11 @@ const startTimeout = 30 * time.Second
 type ServerOptions struct {
 	// Kind is the implementation to run; empty means the suite's target.
 	Kind string
+	// ZooCfg holds extra zoo.cfg lines ("snapCount=200"): appended to
+	// ZooKeeper's zoo.cfg, and passed to zkraft with --config.
+	ZooCfg []string
+	// NoExtendedTypes leaves TTL nodes disabled (extendedTypesEnabled).
+	NoExtendedTypes bool
 	// ExtraArgs are appended to the zkraft command line (zkraft target only).
 	ExtraArgs []string
 }
@@ -154,7 +159,16 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"--max-client-cnxns", "0", // as maxClientCnxns=0 in ZooKeeper's zoo.cfg
 			"--super-digest", superDigest(),
 			"--log-level", level,
-			"--extended-types",
+		}
+		if !s.opts.NoExtendedTypes {
+			args = append(args, "--extended-types")
+		}
+		if len(s.opts.ZooCfg) > 0 {
+			cfg := filepath.Join(s.dir, "zkraft-zoo.cfg")
+			if err := os.WriteFile(cfg, []byte(strings.Join(s.opts.ZooCfg, "\n")+"\n"), 0o644); err != nil {
+				return nil, err
+			}
+			args = append(args, "--config", cfg)
 		}
 		args = append(args, s.opts.ExtraArgs...)
 		return exec.Command(zkraftBin, args...), nil
@@ -166,6 +180,9 @@ func (s *Server) command() (*exec.Cmd, error) {
 		cfg := fmt.Sprintf("tickTime=%d\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
 			"maxClientCnxns=0\n4lw.commands.whitelist=*\nadmin.enableServer=false\n",
 			tickTimeMs, s.dataDir, s.port)
+		for _, line := range s.opts.ZooCfg {
+			cfg += line + "\n"
+		}
 		if err := os.WriteFile(filepath.Join(confDir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 			return nil, err
 		}
@@ -174,7 +191,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			binding = slf4jSimple
 		}
 		return exec.Command(javaBin,
-			"-Dzookeeper.extendedTypesEnabled=true",
+			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",
 			"-Dzookeeper.DigestAuthenticationProvider.superDigest="+superDigest(),
 			"-cp", confDir+":"+zookeeperJar+":"+binding,
@@ -285,6 +302,12 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	defer s.reset()
+	select {
+	case <-s.done:
+		// Not our doing: a crash, or a signal from outside the suite.
+		return fmt.Errorf("%s had already exited before the harness stopped it: %v", s.Kind, s.werr)
+	default:
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
@@ -316,6 +339,7 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// reset closes the log and forgets the exited process.
 func (s *Server) reset() {
 	fmt.Fprintf(s.logf, "=== e2e: %s stopped at %s: %v\n", s.Kind, time.Now().Format(time.RFC3339Nano), s.werr)
 	s.logf.Close()

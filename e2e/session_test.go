@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -349,5 +350,192 @@ func TestKeepAlive(t *testing.T) {
 		if st := mustStat(t, gz, fmt.Sprintf("%s/e%d", root, i)); st.EphemeralOwner != c.SessionID {
 			t.Errorf("e%d owner %#x", i, st.EphemeralOwner)
 		}
+	}
+}
+
+// TestIdleSessionExpires: a connected client that sends nothing loses its
+// session after the timeout; the server closes the connection and a later
+// resume is refused.
+func TestIdleSessionExpires(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	idle := newRawSession(t, shared, minSessionTimeoutMs)
+	if h := idle.call(jute.OpCreate, &jute.CreateRequest{Path: root + "/e", ACL: rawOpenACL, Flags: jute.FlagEphemeral}, nil); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	start := time.Now()
+	limit := time.Duration(minSessionTimeoutMs+2*tickTimeMs)*time.Millisecond + 3*time.Second
+	idle.conn.SetReadDeadline(start.Add(limit))
+	_, err := jute.ReadFrame(idle.conn, nil, jute.DefaultMaxBuffer)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatalf("idle connection received a frame")
+	}
+	if took >= limit {
+		t.Fatalf("idle connection still open after %v", took)
+	}
+	if took < time.Duration(minSessionTimeoutMs)*time.Millisecond-500*time.Millisecond {
+		t.Errorf("idle session closed after %v, before its %d ms timeout", took, minSessionTimeoutMs)
+	}
+	t.Logf("idle session closed after %v (%v)", took, err)
+	mustNotExist(t, gz, root+"/e")
+	c := dialRaw(t, shared)
+	resp, _, err := c.tryHandshake(&jute.ConnectRequest{TimeOut: minSessionTimeoutMs, SessionID: idle.SessionID, Passwd: idle.Passwd, HasReadOnly: true})
+	if err != nil || resp.SessionID != 0 || resp.TimeOut != 0 {
+		t.Errorf("resume of the expired session = %+v, %v; want refused", resp, err)
+	}
+}
+
+// TestAuthPipelined: an auth packet takes effect for the requests written
+// right behind it, in the same burst.
+func TestAuthPipelined(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	if err := gz.AddAuth("digest", []byte("pipe:pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gz.Create(root+"/locked", []byte("x"), 0, zk.DigestACL(zk.PermAll, "pipe", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	var w jute.Writer
+	w.Raw(encodeRequest(1, jute.OpGetData, &jute.PathWatchRequest{Path: root + "/locked"}))
+	w.Raw(encodeRequest(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("pipe:pw")}))
+	w.Raw(encodeRequest(2, jute.OpGetData, &jute.PathWatchRequest{Path: root + "/locked"}))
+	if err := c.writeRaw(w.Buf); err != nil {
+		t.Fatal(err)
+	}
+	// ZooKeeper answers an auth packet as soon as it reads it, ahead of the
+	// replies still in its pipeline; zkraft keeps it in order. Either way
+	// the request before it runs unauthenticated and the one after it
+	// authenticated, and the ordinary replies keep their order.
+	var order []int32
+	for i := 0; i < 3; i++ {
+		r := c.recv()
+		order = append(order, r.Hdr.Xid)
+		want := map[int32]jute.ErrCode{1: jute.ErrNoAuth, jute.XidAuth: jute.OK, 2: jute.OK}[r.Hdr.Xid]
+		if r.Hdr.Err != want {
+			t.Errorf("reply %+v, want err %d", r.Hdr, want)
+		}
+	}
+	if s := fmt.Sprint(order); s != "[1 -4 2]" && s != "[-4 1 2]" {
+		t.Errorf("reply order %s", s)
+	}
+}
+
+// TestCreateAfterCloseSession pipelines ephemeral creates around a
+// closeSession: nothing owned by the closed session may survive it.
+func TestCreateAfterCloseSession(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	eph := func(name string) *jute.CreateRequest {
+		return &jute.CreateRequest{Path: root + "/" + name, ACL: rawOpenACL, Flags: jute.FlagEphemeral}
+	}
+	var w jute.Writer
+	w.Raw(encodeRequest(1, jute.OpCreate, eph("before")))
+	w.Raw(encodeRequest(2, jute.OpCloseSession, nil))
+	w.Raw(encodeRequest(3, jute.OpCreate, eph("after")))
+	w.Raw(encodeRequest(4, jute.OpCreate, create(root+"/persistent-after")))
+	if err := c.writeRaw(w.Buf); err != nil {
+		t.Fatal(err)
+	}
+	got := c.expectClosed()
+	if len(got) < 2 || got[0].Hdr.Xid != 1 || got[0].Hdr.Err != jute.OK || got[1].Hdr.Xid != 2 || got[1].Hdr.Err != jute.OK {
+		t.Fatalf("replies %+v, want create then closeSession", got)
+	}
+	for _, r := range got[2:] {
+		if r.Hdr.Err == jute.OK {
+			t.Errorf("request after closeSession succeeded: %+v", r.Hdr)
+		}
+	}
+	mustNotExist(t, gz, root+"/before")
+	mustNotExist(t, gz, root+"/after")
+	// Give any straggler time to land, then look again.
+	time.Sleep(quiet)
+	if ch, _, err := gz.Children(root); err != nil || len(ch) != 0 {
+		t.Errorf("children after the closed session: %v %v", ch, err)
+	}
+}
+
+// TestSetWatchesBatches re-arms thousands of watches on reconnect, which
+// go-zookeeper splits into several SetWatches packets of at most 128 KB.
+func TestSetWatchesBatches(t *testing.T) {
+	t.Parallel()
+	a := connect(t, shared, sessionTimeout)
+	m := connect(t, shared, sessionTimeout)
+	root := testRoot(t, m)
+	const n = 3000
+	pad := strings.Repeat("p", 80)
+	paths := make([]string, n)
+	var ops []interface{}
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/%s-%04d", root, pad, i)
+		ops = append(ops, &zk.CreateRequest{Path: paths[i], Acl: openACL})
+		if len(ops) == 1000 {
+			if _, err := m.Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			ops = nil
+		}
+	}
+	chans := make([]<-chan zk.Event, n)
+	for i, p := range paths {
+		_, _, ch, err := a.GetW(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans[i] = ch
+	}
+	a.dialer.drop(true /* block */)
+	a.waitState(t, zk.StateDisconnected, 5*time.Second)
+	changed := map[int]bool{}
+	for i := 0; i < n; i += 97 {
+		if _, err := m.Set(paths[i], []byte("x"), -1); err != nil {
+			t.Fatal(err)
+		}
+		changed[i] = true
+	}
+	a.dialer.unblock()
+	a.waitState(t, zk.StateHasSession, 10*time.Second)
+	for i := range changed {
+		waitEvent(t, chans[i], zk.EventNodeDataChanged, paths[i])
+	}
+	// The others were re-armed: a change fires each of a sample.
+	for i := 1; i < n; i += 211 {
+		if changed[i] {
+			continue
+		}
+		if _, err := m.Set(paths[i], []byte("y"), -1); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(t, chans[i], zk.EventNodeDataChanged, paths[i])
+	}
+}
+
+// TestSessionTimeoutBounds: explicit minimum and maximum session timeouts
+// (zkraft --min-session-timeout/--max-session-timeout in ms, ZooKeeper's
+// minSessionTimeout/maxSessionTimeout) replace the tick-based defaults.
+func TestSessionTimeoutBounds(t *testing.T) {
+	t.Parallel()
+	opts := ServerOptions{
+		ZooCfg:    []string{"minSessionTimeout=6000", "maxSessionTimeout=9000"},
+		ExtraArgs: []string{"--min-session-timeout", "6000", "--max-session-timeout", "9000"},
+	}
+	if target == targetZookeeper {
+		opts.ExtraArgs = nil
+	} else {
+		opts.ZooCfg = nil
+	}
+	srv := StartServer(t, opts)
+	for _, tc := range []struct{ ask, want int32 }{{4000, 6000}, {7000, 7000}, {30000, 9000}} {
+		c := newRawSession(t, srv, tc.ask)
+		if c.Timeout != tc.want {
+			t.Errorf("asked %d ms: negotiated %d, want %d", tc.ask, c.Timeout, tc.want)
+		}
+		c.closeSession()
 	}
 }

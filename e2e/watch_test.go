@@ -125,6 +125,7 @@ type watchHarness struct {
 	w, m *rawConn
 }
 
+// newWatchHarness opens the two raw sessions on the shared server.
 func newWatchHarness(t *testing.T) *watchHarness {
 	return &watchHarness{
 		w: newRawSession(t, shared, int32(sessionTimeout.Milliseconds())),
@@ -181,14 +182,17 @@ func checkEventZxid(t *testing.T, ev rawEvent, txn int64) {
 	}
 }
 
+// create is a persistent, world-open create request for path.
 func create(path string) *jute.CreateRequest {
 	return &jute.CreateRequest{Path: path, ACL: rawOpenACL}
 }
 
+// del is a delete request for path at any version.
 func del(path string) *jute.PathVersionRequest {
 	return &jute.PathVersionRequest{Path: path, Version: -1}
 }
 
+// set is a setData request for path at any version.
 func set(path, data string) *jute.SetDataRequest {
 	return &jute.SetDataRequest{Path: path, Data: []byte(data), Version: -1}
 }

@@ -20,14 +20,18 @@ func (c *conn) auth(xid int32, body []byte) bool {
 		return false
 	}
 	code := jute.OK
-	switch pkt.Scheme {
-	case "digest":
+	switch {
+	case pkt.Scheme == "digest" && pkt.Auth == nil:
+		// ZooKeeper's digest provider throws on null auth data (new
+		// String(null)), which it answers as AuthFailed; empty data is fine.
+		code = jute.ErrAuthFailed
+	case pkt.Scheme == "digest":
 		id := digestID(string(pkt.Auth))
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
 			c.addID(jute.Id{Scheme: "super", ID: ""})
 		}
 		c.addID(jute.Id{Scheme: "digest", ID: id})
-	case "ip":
+	case pkt.Scheme == "ip":
 		c.addID(jute.Id{Scheme: "ip", ID: c.remote})
 	default:
 		code = jute.ErrAuthFailed
@@ -67,10 +71,11 @@ func digestID(auth string) string {
 	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// whoAmI lists the connection's identities as ZooKeeper's whoAmI does.
+// whoAmI lists the connection's identities as ZooKeeper's whoAmI does, in
+// the order its identity set iterates (see javaSetOrder).
 func whoAmI(ids []jute.Id) *jute.WhoAmIResponse {
 	out := &jute.WhoAmIResponse{ClientInfo: make([]jute.ClientInfo, 0, len(ids))}
-	for _, id := range ids {
+	for _, id := range javaSetOrder(ids) {
 		user := id.ID
 		if id.Scheme == "digest" {
 			user, _, _ = strings.Cut(id.ID, ":")

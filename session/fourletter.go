@@ -129,36 +129,51 @@ func (s *Server) writeStat(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Node count: %d\n", znodes)
 }
 
-// writeMntr is mntr: tab-separated zk_* keys, the ones monitoring tools and
-// exporters parse.
-func (s *Server) writeMntr(b *strings.Builder) {
+// monitorValue is one monitoring figure, shared by mntr and /metrics.
+type monitorValue struct {
+	key   string // without the zk_ prefix
+	value any
+	gauge bool // a level rather than an ever-growing counter
+}
+
+// monitorValues are the figures mntr prints and /metrics exports.
+func (s *Server) monitorValues() []monitorValue {
 	znodes, ephemerals, dataSize, sessions := s.treeStats()
 	_, _, watches := s.node.Watches().Stats()
 	lmin, lavg, lmax := s.stats.latencies()
-	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
-	kv("version", Version)
-	kv("server_state", s.mode())
-	kv("ephemerals_count", ephemerals)
-	kv("num_alive_connections", s.numConns())
-	kv("avg_latency", javaDouble(lavg))
-	kv("outstanding_requests", s.stats.outstanding.Load())
-	kv("znode_count", znodes)
-	kv("global_sessions", sessions)
-	kv("local_sessions", 0)
-	kv("packets_sent", s.stats.packetsSent.Load())
-	kv("packets_received", s.stats.packetsReceived.Load())
-	kv("watch_count", watches)
-	kv("min_latency", lmin)
-	kv("max_latency", lmax)
-	kv("max_file_descriptor_count", maxFDs())
-	kv("open_file_descriptor_count", openFDs())
-	kv("approximate_data_size", dataSize)
-	kv("uptime", time.Since(s.stats.started).Milliseconds())
-	if s.node.IsLeader() && s.node.Mode() == "leader" {
+	out := []monitorValue{
+		{"version", Version, true},
+		{"server_state", s.mode(), true},
+		{"ephemerals_count", ephemerals, true},
+		{"num_alive_connections", s.numConns(), true},
+		{"avg_latency", javaDouble(lavg), true},
+		{"outstanding_requests", s.stats.outstanding.Load(), true},
+		{"znode_count", znodes, true},
+		{"global_sessions", sessions, true},
+		{"local_sessions", 0, true},
+		{"packets_sent", s.stats.packetsSent.Load(), false},
+		{"packets_received", s.stats.packetsReceived.Load(), false},
+		{"watch_count", watches, true},
+		{"min_latency", lmin, true},
+		{"max_latency", lmax, true},
+		{"max_file_descriptor_count", maxFDs(), true},
+		{"open_file_descriptor_count", openFDs(), true},
+		{"approximate_data_size", dataSize, true},
+		{"uptime", time.Since(s.stats.started).Milliseconds(), false},
+	}
+	if s.node.Mode() == "leader" {
 		followers := len(s.node.Members()) - 1
-		kv("followers", followers)
-		kv("synced_followers", followers)
-		kv("pending_syncs", 0)
+		out = append(out, monitorValue{"followers", followers, true},
+			monitorValue{"synced_followers", followers, true}, monitorValue{"pending_syncs", 0, true})
+	}
+	return out
+}
+
+// writeMntr is mntr: tab-separated zk_* keys, the ones monitoring tools and
+// exporters parse.
+func (s *Server) writeMntr(b *strings.Builder) {
+	for _, v := range s.monitorValues() {
+		fmt.Fprintf(b, "zk_%s\t%v\n", v.key, v.value)
 	}
 }
 
@@ -224,11 +239,18 @@ func (s *Server) writeConns(b *strings.Builder, brief bool) {
 			c.queued(), c.stats.received.Load(), c.stats.sent.Load())
 		if !brief && c.sessionID != 0 {
 			st := &c.stats
-			lmin, lavg, lmax := st.lat.latencies()
-			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%s,maxlat=%d",
-				hexID(c.sessionID), opName(st.lastOp.Load()), st.established.UnixMilli(), c.timeout,
-				st.lastCxid.Load(), uint64(st.lastZxid.Load()), st.lastResp.Load(), st.lastLat.Load(),
-				lmin, javaDouble(lavg), lmax)
+			lmin, _, lmax := st.lat.latencies()
+			avg := int64(0) // ZooKeeper's per-connection average is a long
+			if n := st.lat.count.Load(); n > 0 {
+				avg = st.lat.total.Load() / n
+			}
+			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(c.sessionID), opName(st.lastOp.Load()),
+				st.established.UnixMilli(), c.timeout)
+			if cxid := st.lastCxid.Load(); cxid > 0 {
+				fmt.Fprintf(b, ",lcxid=0x%x", cxid)
+			}
+			fmt.Fprintf(b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+				uint64(st.lastZxid.Load()), st.lastResp.Load(), st.lastLat.Load(), lmin, avg, lmax)
 		}
 		b.WriteString(")\n")
 	}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"time"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -318,7 +319,7 @@ func TestFourLetterFormats(t *testing.T) {
 	patterns := map[string]string{
 		"srvr": `^Zookeeper version: 3\.\d+\.\d+-\S*, built on .*\nLatency min/avg/max: \d+/\d+\.\d+(E-?\d+)?/\d+\nReceived: \d+\nSent: \d+\nConnections: \d+\nOutstanding: 0\nZxid: 0x[0-9a-f]+\nMode: standalone\nNode count: 5\n$`,
 		"stat": `^Zookeeper version: .*\nClients:\n( /127\.0\.0\.1:\d+\[[01]\]\(queued=\d+,recved=\d+,sent=\d+\)\n)+\nLatency min/avg/max: .*\nReceived: \d+\n`,
-		"cons": `( /127\.0\.0\.1:\d+\[1\]\(queued=0,recved=\d+,sent=\d+,sid=0x[0-9a-f]+,lop=GETD,est=\d+,to=\d+,lcxid=0x1,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+\.\d+,maxlat=\d+\)\n)`,
+		"cons": `( /127\.0\.0\.1:\d+\[1\]\(queued=0,recved=\d+,sent=\d+,sid=0x[0-9a-f]+,lop=GETD,est=\d+,to=\d+,lcxid=0x1,lzxid=0x[0-9a-f]+,lresp=\d+,llat=\d+,minlat=\d+,avglat=\d+,maxlat=\d+\)\n)`,
 		"mntr": `(?m)^zk_version\t3\..*\n(.*\n)*zk_znode_count\t5\n(.*\n)*zk_watch_count\t1\n`,
 		"conf": `^clientPort=\d+\nsecureClientPort=-1\ndataDir=.*\ndataDirSize=\d+\ndataLogDir=.*\ndataLogSize=\d+\ntickTime=200\nmaxClientCnxns=0\nminSessionTimeout=400\nmaxSessionTimeout=4000\nclientPortListenBacklog=-1\nserverId=0\n$`,
 		"wchs": `^1 connections watching 1 paths\nTotal watches:1\n$`,
@@ -376,4 +377,51 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+func TestMetricsMirrorMntr(t *testing.T) {
+	ts := startServer(t)
+	var b strings.Builder
+	if err := ts.srv.WriteMetrics(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# TYPE znode_count gauge\nznode_count 5\n", "# TYPE packets_received counter\n", `zkraft_info{version="3.`, `server_state="standalone"} 1`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestWhoAmIOrderIsZooKeepers: ZooKeeper lists identities in its hash set's
+// order; after "addauth digest bob:..." zkCli shows digest before ip.
+func TestWhoAmIOrderIsZooKeepers(t *testing.T) {
+	ids := javaSetOrder([]jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: digestID("bob:secret")}})
+	if ids[0].Scheme != "digest" || ids[1].Scheme != "ip" {
+		t.Fatalf("order %v, want digest then ip as ZooKeeper 3.8 prints it", ids)
+	}
+	if h := javaStringHash("hello"); h != 99162322 {
+		t.Fatalf("String.hashCode(hello) = %d", h)
+	}
+}
+
+func TestEphemeralsInJavaHashSetOrder(t *testing.T) {
+	// ZooKeeper 3.8 answered getEphemerals with [/t_session/e2, /t_session/e1].
+	got := javaClonedSetOrder([]string{"/t_session/e1", "/t_session/e2"}, 2)
+	if got[0] != "/t_session/e2" || got[1] != "/t_session/e1" {
+		t.Fatalf("%v", got)
+	}
+}
+
+// TestWatchControlOnMalformedPath: ZooKeeper does not validate the path of
+// checkWatches/removeWatches; a malformed one has no watch (-121).
+func TestWatchControlOnMalformedPath(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	for i, p := range []string{"", "/a/", "/a/./x"} {
+		c.request(int32(i+1), jute.OpRemoveWatches, &jute.PathTypeRequest{Path: p, Type: jute.WatcherAny})
+		if h := c.reply(nil); h.Err != jute.ErrNoWatcher {
+			t.Fatalf("removeWatches %q: %+v, want -121", p, h)
+		}
+	}
 }

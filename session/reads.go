@@ -79,7 +79,8 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decode(r, &req, h, zxid) {
 			return
 		}
-		reply(jute.OK, &jute.StringsResponse{Strings: t.GetEphemerals(c.sessionID, req.Path)})
+		all := len(t.GetEphemerals(c.sessionID, "/"))
+		reply(jute.OK, &jute.StringsResponse{Strings: javaClonedSetOrder(t.GetEphemerals(c.sessionID, req.Path), all)})
 	case jute.OpGetAllChildrenNumber:
 		var req jute.PathRequest
 		if !c.decode(r, &req, h, zxid) {

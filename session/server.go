@@ -125,7 +125,9 @@ func (s *Server) bind(c *conn) {
 		old.out.kill()
 	}
 	if !c.readOnly {
-		s.node.AnnounceSession(c.sessionID)
+		// In the background: on a follower the announcement waits for a
+		// leader, and a client resuming during an election must not.
+		go s.node.AnnounceSession(c.sessionID)
 	}
 }
 

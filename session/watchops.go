@@ -17,11 +17,10 @@ func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
 	})
 }
 
-// watchOp handles addWatch, checkWatches and removeWatches.
+// watchOp handles addWatch, checkWatches and removeWatches. Like
+// ZooKeeper it does not validate the path: a malformed one matches no
+// watch (NoWatcher) and a watch added on it never fires.
 func (c *conn) watchOp(op jute.Op, req *jute.PathTypeRequest) (jute.ErrCode, jute.Record) {
-	if err := znode.ValidatePath(req.Path); err != nil {
-		return errCode(err), nil
-	}
 	reg := c.srv.node.Watches()
 	switch op {
 	case jute.OpAddWatch:

@@ -7,6 +7,9 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/bench"
+	"github.com/zkraft/zkraft/shell"
 )
 
 func main() {
@@ -23,5 +26,5 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand(), membersCommand()}
+	return []*cli.Command{serverCommand(), shell.Command(), membersCommand(), bench.Command()}
 }

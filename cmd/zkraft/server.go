@@ -40,6 +40,7 @@ func serverCommand() *cli.Command {
 			&cli.BoolFlag{Name: "join", Usage: "a new member: wait to be added by reconfig instead of bootstrapping"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics here (metricsProvider.httpHost:httpPort)"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
@@ -120,6 +121,13 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		Logger:              log,
 	}, node)
 
+	if st.MetricsAddr != "" {
+		stop, err := startMetrics(st.MetricsAddr, srv, log)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer stop()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("zkraft serving",

@@ -31,6 +31,7 @@ type settings struct {
 	ServerID          uint8
 	ReconfigEnabled   bool
 	ReadOnlyMode      bool
+	MetricsAddr       string // host:port for /metrics, "" = off
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -59,14 +60,14 @@ var knownIgnored = map[string]bool{
 	"dataLogDir": true, "autopurge.snapRetainCount": true,
 	"autopurge.purgeInterval": true, "admin.enableServer": true, "admin.serverPort": true,
 	"admin.serverAddress": true, "standaloneEnabled": true,
-	"preAllocSize": true, "metricsProvider.className": true, "metricsProvider.httpPort": true,
-	"metricsProvider.httpHost": true, "metricsProvider.exportJvmInfo": true,
+	"preAllocSize": true, "metricsProvider.className": true,
+	"metricsProvider.exportJvmInfo": true,
 }
 
 // applyZooConfig overlays zoo.cfg keys. Unknown keys are logged once, never
 // fatal, so an operator's existing file works unchanged.
 func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
-	var clientPort, clientAddr string
+	var clientPort, clientAddr, metricsHost, metricsPort string
 	for _, k := range cfg.keys {
 		v := cfg.values[k]
 		var err error
@@ -97,6 +98,10 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "metricsProvider.httpPort":
+			metricsPort = v
+		case "metricsProvider.httpHost":
+			metricsHost = v
 		case "readonlymode.enabled":
 			s.ReadOnlyMode, err = strconv.ParseBool(v)
 		case "reconfigEnabled":
@@ -120,6 +125,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		if err != nil {
 			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 		}
+	}
+	if metricsPort != "" {
+		if metricsHost == "" {
+			metricsHost = "0.0.0.0"
+		}
+		s.MetricsAddr = net.JoinHostPort(metricsHost, metricsPort)
 	}
 	if clientPort != "" || clientAddr != "" {
 		host, port, _ := net.SplitHostPort(s.ClientAddr)
@@ -173,6 +184,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("4lw-whitelist") {
 		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
+	}
+	if c.IsSet("metrics-addr") {
+		s.MetricsAddr = c.String("metrics-addr")
 	}
 	if c.IsSet("read-only-mode") {
 		s.ReadOnlyMode = c.Bool("read-only-mode")
@@ -233,13 +247,15 @@ func (s *settings) resolveMembers(c *cli.Context) error {
 }
 
 // electionTimeout derives Raft's election (and heartbeat) timeout from
-// ZooKeeper's settings: a tenth of syncLimit ticks — 1s for the common
-// tickTime=2000, syncLimit=5 — so a dead leader is replaced within a
-// couple of seconds instead of ZooKeeper's syncLimit ticks.
+// ZooKeeper's settings: a twentieth of syncLimit ticks — 500ms for the
+// common tickTime=2000, syncLimit=5 — and at least 250ms. Raft notices a
+// dead leader only by missing heartbeats (ZooKeeper's followers also react
+// to the leader's socket closing), so the timeout is what a leader kill
+// costs: with 500ms a new leader acknowledges writes about 1-2s after.
 func (s *settings) electionTimeout() time.Duration {
-	d := s.TickTime * time.Duration(s.SyncLimit) / 10
-	if d < 50*time.Millisecond {
-		d = 50 * time.Millisecond
+	d := s.TickTime * time.Duration(s.SyncLimit) / 20
+	if d < 250*time.Millisecond {
+		d = 250 * time.Millisecond
 	}
 	return d
 }

@@ -20,6 +20,8 @@ maxClientCnxns=0
 4lw.commands.whitelist=srvr, mntr,ruok
 autopurge.purgeInterval=1
 someFutureKey=1
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpPort=7000
 server.1=10.0.0.1:2888:3888
 server.2=10.0.0.2:2888:3888:participant;2182
 server.3=[::1]:2888:3888:observer;127.0.0.3:2183
@@ -46,8 +48,11 @@ func TestZooConfigKeys(t *testing.T) {
 	if logs.Len() != 1 || logs.All()[0].ContextMap()["key"] != "someFutureKey" {
 		t.Fatalf("want exactly one warning, for the unknown key; got %v", logs.All())
 	}
-	if got := st.electionTimeout(); got != time.Second {
-		t.Fatalf("election timeout %v, want 1s from tickTime 2000 x syncLimit 5 / 10", got)
+	if st.MetricsAddr != "0.0.0.0:7000" {
+		t.Fatalf("metrics address %q", st.MetricsAddr)
+	}
+	if got := st.electionTimeout(); got != 500*time.Millisecond {
+		t.Fatalf("election timeout %v, want 500ms from tickTime 2000 x syncLimit 5 / 20", got)
 	}
 }
 

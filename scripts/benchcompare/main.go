@@ -116,6 +116,7 @@ func main() {
 	dur := flag.Duration("duration", 10*time.Second, "measured time per workload")
 	nodes := flag.Int("nodes", 1000000, "znodes of 100 bytes for the memory and restart measurements")
 	out := flag.String("out", "", "also write the Markdown table here")
+	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
@@ -131,9 +132,11 @@ func main() {
 			fail(err)
 		}
 	}
-	fmt.Println("warming up ZooKeeper's JIT ...")
-	if _, err := runBench(*bin, zkE, "mixed", 20*time.Second); err != nil {
-		fail(err)
+	if *only != "" {
+		fmt.Println("warming up ZooKeeper's JIT ...")
+		if _, err := runBench(*bin, zkE, "mixed", 20*time.Second); err != nil {
+			fail(err)
+		}
 	}
 
 	workloads := []struct{ name, label string }{
@@ -149,7 +152,14 @@ func main() {
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %.4g %s | %.4g %s | **%.2fx** (%s) |", what, zkv, unit, krv, unit, ratio, better))
 	}
+	selected := map[string]bool{}
+	for _, w := range strings.Split(*only, ",") {
+		selected[strings.TrimSpace(w)] = true
+	}
 	for _, w := range workloads {
+		if !selected[w.name] {
+			continue
+		}
 		res := map[string]result{}
 		for _, e := range both {
 			r, err := runBench(*bin, e, w.name, *dur)
@@ -181,7 +191,12 @@ func main() {
 
 	mem, restart := map[string]float64{}, map[string]float64{}
 	for _, e := range both {
-		if _, err := runBench(*bin, e, "populate", time.Hour, "--nodes", fmt.Sprint(*nodes), "--value-size", "100", "--keep"); err != nil {
+		if *nodes == 0 {
+			break
+		}
+		// A long session timeout: snapshot pauses of a large tree must not end the run.
+		if _, err := runBench(*bin, e, "populate", time.Hour, "--nodes", fmt.Sprint(*nodes), "--value-size", "100", "--keep",
+			"--session-timeout", "40s"); err != nil {
 			fail(err)
 		}
 		time.Sleep(2 * time.Second)
@@ -201,8 +216,10 @@ func main() {
 		restart[e.name] = d.Seconds()
 		fmt.Printf("%-9s RSS with %d znodes %.0f MiB, restart-to-serving %v\n", e.name, *nodes, mem[e.name], d)
 	}
-	row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem["zookeeper"], mem["zkraft"], "MiB", false)
-	row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
+	if *nodes > 0 {
+		row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem["zookeeper"], mem["zkraft"], "MiB", false)
+		row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
+	}
 
 	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per workload.\n\n"+
 		"| measure | ZooKeeper 3.8 | zkraft | zkraft / ZooKeeper |\n|---|---|---|---|\n%s\n",

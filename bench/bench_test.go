@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// startZkraft builds ./cmd/zkraft of this module and runs it on a free
+// 127.0.0.1 port for the duration of the test. It returns the address.
+func startZkraft(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a zkraft server subprocess")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "zkraft")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	build := exec.Command(gobin, "build", "-o", bin, "./cmd/zkraft")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build zkraft: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs bytes.Buffer
+	srv := exec.Command(bin, "server", "--client-addr", addr, "--data-dir", filepath.Join(dir, "data"),
+		"--max-client-cnxns", "0", "--log-level", "warn")
+	srv.Stdout, srv.Stderr = &logs, &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := dial(context.Background(), dialOptions{addr: addr, timeout: 10 * time.Second, dialWait: time.Second, inflight: 1})
+		if err == nil {
+			_ = c.Close(time.Second, classNone)
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server at %s not ready: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkResult asserts a run is sane: something measured, no errors, no
+// problems, monotone percentiles, and JSON that parses back.
+func checkResult(t *testing.T, res *Result, want ...string) {
+	t.Helper()
+	var table bytes.Buffer
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table.String())
+	if n := res.TotalErrors(); n != 0 {
+		t.Errorf("%d errors: %v", n, res.Errors)
+	}
+	if len(res.Problems) != 0 {
+		t.Errorf("problems: %v", res.Problems)
+	}
+	if res.Seconds <= 0 {
+		t.Errorf("measured %v s", res.Seconds)
+	}
+	rows := map[string]OpStats{}
+	for _, o := range res.Ops {
+		rows[o.Op] = o
+		if !(o.P50Ms > 0 && o.P50Ms <= o.P99Ms && o.P99Ms <= o.P999Ms && o.P999Ms <= o.MaxMs) {
+			t.Errorf("%s: percentiles not monotone: p50 %v p99 %v p99.9 %v max %v", o.Op, o.P50Ms, o.P99Ms, o.P999Ms, o.MaxMs)
+		}
+	}
+	for _, op := range want {
+		if rows[op].Ops == 0 || rows[op].OpsPerSec <= 0 {
+			t.Errorf("no %s ops measured", op)
+		}
+	}
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("JSON does not parse: %v\n%s", err, js.String())
+	}
+	if back.Workload != res.Workload || len(back.Ops) != len(res.Ops) || strings.Count(js.String(), "\n") != 1 {
+		t.Errorf("JSON round trip differs or is not one line: %s", js.String())
+	}
+}
+
+func TestWorkloadsAgainstZkraft(t *testing.T) {
+	addr := startZkraft(t)
+	cases := []struct {
+		workload string
+		want     []string
+	}{
+		{"read", []string{"getData"}},
+		{"write", []string{"setData"}},
+		{"mixed", []string{"getData", "setData"}},
+		{"create-delete", []string{"create", "delete"}},
+		{"ephemeral-churn", []string{"connect", "create", "closeSession", "session-cycle"}},
+		{"watch-fanout", []string{"fanout-round", "watch-event", "watch-arm", "setData"}},
+		{"populate", []string{"create"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.workload, func(t *testing.T) {
+			cfg := Config{
+				Servers: []string{addr}, Workload: tc.workload, Sessions: 4, Inflight: 8, ValueSize: 64,
+				Keys: 200, Duration: time.Second, Warmup: 200 * time.Millisecond, ReadRatio: 0.5,
+				Watchers: 10, Nodes: 2500, Ephemerals: 3, SessionTimeout: 10 * time.Second,
+				Root: "/zkraft-bench-test", Seed: 1,
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var logs, prog bytes.Buffer
+			res, err := Run(ctx, cfg, NewProgress(&prog, false), &logs)
+			t.Logf("log:\n%s%s", logs.String(), prog.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, res, tc.want...)
+			if tc.workload == "populate" && !strings.Contains(fmt.Sprint(res.Notes), "2500 leaves") {
+				t.Errorf("populate notes: %v", res.Notes)
+			}
+			if !strings.Contains(logs.String(), "cleanup: deleted") {
+				t.Errorf("no cleanup reported")
+			}
+		})
+	}
+	t.Run("command", func(t *testing.T) {
+		var out bytes.Buffer
+		app := &cli.App{Name: "zkraft", Writer: &out, Commands: []*cli.Command{Command()}}
+		err := app.Run([]string{"zkraft", "bench", "--server", addr + "," + addr, "--workload", "mixed",
+			"--sessions", "3", "--inflight", "4", "--keys", "50", "--duration", "1s", "--warmup", "0s",
+			"--root", "/zkraft-bench-test", "--json", "--no-progress"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("stdout is not one JSON result: %v\n%s", err, out.String())
+		}
+		if len(res.Servers) != 2 || res.Sessions != 3 || res.Keys != 50 {
+			t.Errorf("flags not applied: %+v", res)
+		}
+		checkResult(t, &res, "getData", "setData")
+	})
+	// Nothing is left behind.
+	c, err := dial(context.Background(), dialOptions{addr: addr, timeout: 10 * time.Second, dialWait: time.Second, inflight: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(time.Second, classNone)
+	levels, err := listTree(context.Background(), c, "/zkraft-bench-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(levels) != 1 {
+		t.Errorf("cleanup left %d levels under the root", len(levels)-1)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Servers: []string{"127.0.0.1:1"}, Workload: "read", Sessions: 1, Inflight: 1, Keys: 1,
+		Duration: time.Second, Watchers: 1, Nodes: 1, SessionTimeout: 10 * time.Second, Root: "/b"}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(c *Config){
+		"workload": func(c *Config) { c.Workload = "nope" },
+		"sessions": func(c *Config) { c.Sessions = 0 },
+		"root":     func(c *Config) { c.Root = "/" },
+		"system":   func(c *Config) { c.Root = "/zookeeper/x" },
+		"ratio":    func(c *Config) { c.ReadRatio = 2 },
+		"servers":  func(c *Config) { c.Servers = nil },
+	} {
+		c := good
+		mut(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: invalid config accepted", name)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is a finished run: one row per measured operation class.
+type Result struct {
+	Workload  string    `json:"workload"`
+	Servers   []string  `json:"servers"`
+	Sessions  int       `json:"sessions"`
+	Inflight  int       `json:"inflight"`
+	ValueSize int       `json:"value_size"`
+	Keys      int       `json:"keys,omitempty"`       // read, write, mixed
+	ReadRatio float64   `json:"read_ratio,omitempty"` // mixed
+	Watchers  int       `json:"watchers,omitempty"`   // watch-fanout
+	Nodes     int       `json:"nodes,omitempty"`      // populate
+	Ephemeral int       `json:"ephemerals,omitempty"` // ephemeral-churn: per session
+	Warmup    float64   `json:"warmup_seconds"`
+	Seconds   float64   `json:"seconds"` // measured time
+	Ops       []OpStats `json:"ops"`
+	// PerSecond is successful ops (all classes) in each whole second of the
+	// measurement; LongestStallMs the longest time without any reply.
+	PerSecond      []uint64         `json:"per_second,omitempty"`
+	LongestStallMs float64          `json:"longest_stall_ms"`
+	Errors         map[string]int64 `json:"errors"` // all classes, by code
+	Notes          []string         `json:"notes,omitempty"`
+	Problems       []string         `json:"problems,omitempty"` // server misbehaviour the workload detected
+}
+
+// OpStats is one operation class's throughput and latency.
+type OpStats struct {
+	Op        string           `json:"op"`
+	Ops       uint64           `json:"ops"` // successful
+	OpsPerSec float64          `json:"ops_per_sec"`
+	MeanMs    float64          `json:"mean_ms"`
+	P50Ms     float64          `json:"p50_ms"`
+	P99Ms     float64          `json:"p99_ms"`
+	P999Ms    float64          `json:"p999_ms"`
+	MaxMs     float64          `json:"max_ms"`
+	Errors    map[string]int64 `json:"errors,omitempty"`
+}
+
+// TotalErrors sums every error of the run.
+func (r *Result) TotalErrors() int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+// ms converts nanoseconds to milliseconds.
+func ms(ns float64) float64 { return ns / 1e6 }
+
+// result merges the recorders into a Result for a window of length d.
+func (r *run) result(d time.Duration) *Result {
+	cfg := r.cfg
+	res := &Result{
+		Workload: cfg.Workload, Servers: cfg.Servers, Sessions: cfg.Sessions,
+		Inflight: cfg.Inflight, ValueSize: cfg.ValueSize, Seconds: d.Seconds(),
+		Warmup: cfg.Warmup.Seconds(), Errors: map[string]int64{},
+	}
+	switch cfg.Workload {
+	case "read", "write":
+		res.Keys = cfg.Keys
+	case "mixed":
+		res.Keys, res.ReadRatio = cfg.Keys, cfg.ReadRatio
+	case "watch-fanout":
+		res.Watchers, res.Sessions = cfg.Watchers, cfg.Watchers+1 // the watchers and one writer
+	case "populate":
+		res.Nodes, res.Warmup = cfg.Nodes, 0
+	case "ephemeral-churn":
+		res.Ephemeral = cfg.Ephemerals
+	}
+	var snaps [numClasses]HistSnapshot
+	errs := make([]map[string]int64, numClasses)
+	for _, rec := range r.recorders() {
+		for c := range numClasses {
+			rec.snapshot(c, &snaps[c])
+		}
+		rec.mu.Lock()
+		for k, n := range rec.errs {
+			name := k.what
+			if name == "" {
+				name = codeName(k.code)
+			}
+			if errs[k.class] == nil {
+				errs[k.class] = map[string]int64{}
+			}
+			errs[k.class][name] += n
+			res.Errors[name] += n
+		}
+		rec.mu.Unlock()
+	}
+	for c := classNone + 1; c < numClasses; c++ {
+		s := &snaps[c]
+		if s.Total == 0 && errs[c] == nil {
+			continue
+		}
+		row := OpStats{
+			Op: c.String(), Ops: s.Total, MeanMs: ms(s.Mean()),
+			P50Ms: ms(float64(s.Quantile(0.50))), P99Ms: ms(float64(s.Quantile(0.99))),
+			P999Ms: ms(float64(s.Quantile(0.999))), MaxMs: ms(float64(s.Max)), Errors: errs[c],
+		}
+		if d > 0 {
+			row.OpsPerSec = float64(s.Total) / d.Seconds()
+		}
+		res.Ops = append(res.Ops, row)
+	}
+	return res
+}
+
+// WriteJSON prints res as one JSON object.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	return nil
+}
+
+// WriteTable prints res as a human-readable table.
+func (r *Result) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "workload %s on %s: %d sessions, inflight %d, value %d B, measured %.2fs after %.2fs warm-up\n",
+		r.Workload, strings.Join(r.Servers, ","), r.Sessions, r.Inflight, r.ValueSize, r.Seconds, r.Warmup)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tops\tops/s\tmean ms\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\terrors\t")
+	for _, o := range r.Ops {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n",
+			o.Op, o.Ops, o.OpsPerSec, o.MeanMs, o.P50Ms, o.P99Ms, o.P999Ms, o.MaxMs, formatErrors(o.Errors))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if len(r.PerSecond) > 0 {
+		lo, hi := r.PerSecond[0], r.PerSecond[0]
+		for _, n := range r.PerSecond {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		fmt.Fprintf(w, "per second: min %d, max %d ops; longest time without a reply %.0f ms\n", lo, hi, r.LongestStallMs)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "PROBLEM: %s\n", p)
+	}
+	return nil
+}
+
+// formatErrors renders an error table cell, "0" when empty.
+func formatErrors(m map[string]int64) string {
+	if len(m) == 0 {
+		return "0"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// timelineTick is how often the timeline samples the counters; it is also
+// the resolution of the longest stall.
+const timelineTick = 100 * time.Millisecond
+
+// timeline samples the recorders during the measurement: successful ops per
+// second, and the longest time no reply at all arrived (a stalled server).
+type timeline struct {
+	r    *run
+	stop chan struct{}
+	done chan struct{}
+
+	// written by loop, read after done is closed
+	perSecond []uint64
+	stall     time.Duration // longest period without any reply
+	stallAt   time.Duration // when it began, from the start of the measurement
+}
+
+func startTimeline(r *run) *timeline {
+	t := &timeline{r: r, stop: make(chan struct{}), done: make(chan struct{})}
+	go t.loop()
+	return t
+}
+
+// finish stops sampling and fills the result.
+func (t *timeline) finish(res *Result) {
+	close(t.stop)
+	<-t.done
+	res.PerSecond = t.perSecond
+	res.LongestStallMs = ms(float64(t.stall))
+	if t.stall >= time.Second {
+		res.Notes = append(res.Notes, fmt.Sprintf("no reply at all for %.1fs, from %.1fs into the measurement",
+			t.stall.Seconds(), t.stallAt.Seconds()))
+	}
+}
+
+// counts sums replies of any kind and measured successful ops.
+func (t *timeline) counts() (live int64, ops uint64) {
+	for _, rec := range t.r.recorders() {
+		live += rec.live.Load()
+		for c := range numClasses {
+			ops += uint64(rec.ops[c].Load())
+		}
+	}
+	return live, ops
+}
+
+func (t *timeline) loop() {
+	defer close(t.done)
+	tick := time.NewTicker(timelineTick)
+	defer tick.Stop()
+	started := false
+	var lastLive, changed, secondAt int64
+	var secondOps uint64
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+		}
+		now := nowNanos()
+		start := t.r.win.start.Load()
+		if now < start || now > t.r.win.end.Load() {
+			continue
+		}
+		live, ops := t.counts()
+		if !started {
+			started, lastLive, changed, secondAt, secondOps = true, live, now, now, ops
+			continue
+		}
+		if live != lastLive {
+			lastLive, changed = live, now
+		} else if gap := time.Duration(now - changed); gap > t.stall {
+			t.stall, t.stallAt = gap, time.Duration(changed-start)
+		}
+		if time.Duration(now-secondAt) >= time.Second {
+			t.perSecond = append(t.perSecond, ops-secondOps)
+			secondAt, secondOps = now, ops
+		}
+	}
+}
