@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/rand"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -438,9 +441,11 @@ func (r *drun) exec(d *dside, step int, a daction) string {
 	return r.render(d, resp)
 }
 
-// errKind reduces a connection error to what both servers can agree on.
+// errKind reduces a connection error to what both servers can agree on:
+// an EOF, a reset or any other socket error is "closed".
 func errKind(err error) string {
-	if strings.Contains(err.Error(), "EOF") || isReset(err) {
+	var oe *net.OpError
+	if errors.Is(err, io.EOF) || errors.As(err, &oe) {
 		return "closed"
 	}
 	return err.Error()
