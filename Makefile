@@ -30,7 +30,7 @@ test-faults:
 SEEDS ?= 1-100
 OPS ?= 500
 difftest:
-	ZKRAFT_DIFF_SEEDS=$(SEEDS) ZKRAFT_DIFF_OPS=$(OPS) $(GO) test -count=1 -timeout 120m -run 'Differential' -v ./e2e/
+	ZKRAFT_COMPAT_STRICT=1 ZKRAFT_DIFF_SEEDS=$(SEEDS) ZKRAFT_DIFF_OPS=$(OPS) $(GO) test -count=1 -timeout 180m -run 'TestDifferentialSessions' -v ./e2e/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -33,26 +33,6 @@ var knownDiffs = []knownDiff{
 			return a.op == jute.OpCheckWatches && zookeeper == "ok" && zkraft == "err -121"
 		},
 	},
-	{
-		// removeWatches and checkWatches on a malformed path ("", "a",
-		// "/a/", "/a/./x"): ZooKeeper does not validate the path and
-		// answers NoWatcher (or MarshallingError for "a"), zkraft answers
-		// BadArguments. (addWatch likewise, which the generator avoids.)
-		name: "zkraft-watch-control-validates-path",
-		match: func(a daction, zkraft, zookeeper string) bool {
-			req, ok := a.req.(*jute.PathTypeRequest)
-			return ok && (a.op == jute.OpRemoveWatches || a.op == jute.OpCheckWatches) &&
-				zkraft == "err -8" && (zookeeper == "err -121" || zookeeper == "err -5") && malformedPath(req.Path)
-		},
-	},
-	{
-		// whoAmI lists the same identities in another order: ZooKeeper
-		// puts the authenticated ids before the connection's ip id.
-		name: "zkraft-whoAmI-order",
-		match: func(a daction, zkraft, zookeeper string) bool {
-			return a.op == jute.OpWhoAmI && zkraft != zookeeper && sortedFields(zkraft) == sortedFields(zookeeper)
-		},
-	},
 }
 
 // strictCompat (ZKRAFT_COMPAT_STRICT=1) makes zkraft's known departures
