@@ -22,15 +22,8 @@ func aclCommands() []*cmdSpec {
 }
 
 func runGetACL(s *Shell, p *parsedArgs) error {
-	if len(p.args) < 2 {
-		return s.usageOf("getAcl")
-	}
-	asJSON, err := s.jsonOutput(p)
+	path, asJSON, err := s.pathAndFormat(p, "getAcl")
 	if err != nil {
-		return err
-	}
-	path := p.args[1]
-	if err := validatePath(path, false); err != nil {
 		return err
 	}
 	acl, st, err := s.zk().GetACL(path)

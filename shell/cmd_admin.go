@@ -255,15 +255,8 @@ func runGetEphemerals(s *Shell, p *parsedArgs) error {
 }
 
 func runGetAllChildrenNumber(s *Shell, p *parsedArgs) error {
-	if len(p.args) < 2 {
-		return s.usageOf("getAllChildrenNumber")
-	}
-	asJSON, err := s.jsonOutput(p)
+	path, asJSON, err := s.pathAndFormat(p, "getAllChildrenNumber")
 	if err != nil {
-		return err
-	}
-	path := p.args[1]
-	if err := validatePath(path, false); err != nil {
 		return err
 	}
 	var resp jute.IntResponse

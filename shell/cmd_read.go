@@ -46,12 +46,8 @@ func runGet(s *Shell, p *parsedArgs) error {
 		return s.usageOf("get")
 	}
 	watch := watchCompat(s, p, "get", "get [-s] [-w] path")
-	asJSON, err := s.jsonOutput(p)
+	path, asJSON, err := s.pathAndFormat(p, "get")
 	if err != nil {
-		return err
-	}
-	path := p.args[1]
-	if err := validatePath(path, false); err != nil {
 		return err
 	}
 	var data []byte
@@ -99,12 +95,8 @@ func runStat(s *Shell, p *parsedArgs) error {
 		return s.usageOf("stat")
 	}
 	watch := watchCompat(s, p, "stat", "stat [-w] path")
-	asJSON, err := s.jsonOutput(p)
+	path, asJSON, err := s.pathAndFormat(p, "stat")
 	if err != nil {
-		return err
-	}
-	path := p.args[1]
-	if err := validatePath(path, false); err != nil {
 		return err
 	}
 	var ok bool
@@ -244,4 +236,21 @@ func (s *Shell) lsRecursive(root string, watch, asJSON bool) error {
 		}{root, paths})
 	}
 	return nil
+}
+
+// pathAndFormat is the common prologue of the read commands: the command
+// needs a path argument (else its usage is printed), may ask for JSON
+// output, and the path must be valid.
+func (s *Shell) pathAndFormat(p *parsedArgs, name string) (path string, asJSON bool, err error) {
+	if len(p.args) < 2 {
+		return "", false, s.usageOf(name)
+	}
+	if asJSON, err = s.jsonOutput(p); err != nil {
+		return "", false, err
+	}
+	path = p.args[1]
+	if err := validatePath(path, false); err != nil {
+		return "", false, err
+	}
+	return path, asJSON, nil
 }
