@@ -199,7 +199,7 @@ func main() {
 			"--session-timeout", "40s"); err != nil {
 			fail(err)
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(10 * time.Second) // let the servers settle (GC, background snapshots) as after any bulk load
 		var rss int64
 		for _, m := range e.members {
 			if r := m.rss(); r > rss {
