@@ -69,14 +69,21 @@ func toJute(a []zk.ACL) []jute.ACL {
 // error code, created path, Stat (zxids included), ACL and child list after
 // each step, then closes the session and compares again. The server must
 // run with -Dzookeeper.extendedTypesEnabled=true, and nothing else may write
-// to it meanwhile (zxids are compared through a fixed offset). Skipped
-// unless ZKRAFT_ORACLE is set.
+// to it meanwhile (zxids are compared through a fixed offset). Without
+// ZKRAFT_ORACLE=host:port the test starts its own ZooKeeper.
 func TestOracle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a ZooKeeper JVM")
+	}
 	addr := os.Getenv("ZKRAFT_ORACLE")
 	if addr == "" {
-		t.Skip("ZKRAFT_ORACLE not set")
+		addr = startOracle(t)
 	}
-	for seed := 1; seed <= 5; seed++ {
+	seeds := 1 // make test; ZKRAFT_ORACLE_SEEDS=5 for the full run
+	if v, err := strconv.Atoi(os.Getenv("ZKRAFT_ORACLE_SEEDS")); err == nil && v > 0 {
+		seeds = v
+	}
+	for seed := 1; seed <= seeds; seed++ {
 		oracleRun(t, addr, seed, 300)
 	}
 }

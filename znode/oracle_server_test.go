@@ -1,0 +1,73 @@
+package znode
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startOracle starts a throwaway Apache ZooKeeper 3.8 (Debian's package)
+// with extended types for TestOracle and returns its address. Without java
+// or the jar the test is skipped, except in CI (CI=true), where that is a
+// failure: .ci/run installs both.
+func startOracle(t *testing.T) string {
+	t.Helper()
+	const jar = "/usr/share/java/zookeeper.jar"
+	java, err := exec.LookPath("java")
+	if err == nil {
+		_, err = os.Stat(jar)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but the ZooKeeper oracle cannot run: %v", err)
+		}
+		t.Skipf("no ZooKeeper to compare with: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n", dir, port)
+	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(java, "-Dzookeeper.extendedTypesEnabled=true", "-cp", dir+":"+jar+":/usr/share/java/slf4j-nop.jar",
+		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	// The port opens before sessions are served: wait for srvr's Mode line.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(fourLetterWord(addr, "srvr"), "Mode: ") {
+			return addr
+		}
+	}
+	t.Fatal("ZooKeeper oracle did not start")
+	return ""
+}
+
+// fourLetterWord sends a four-letter word and returns the answer.
+func fourLetterWord(addr, word string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(word)); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(c)
+	return string(b)
+}
