@@ -10,19 +10,17 @@ import (
 
 // GetData sends getData(path, watch).
 func (c *conn) GetData(path string, watch bool, class opClass, h replyHandler, arg int64) error {
-	at, err := c.begin(jute.OpGetData, class, h, arg)
-	if err != nil {
-		return err
-	}
-	c.wbuf.String(path)
-	c.wbuf.Bool(watch)
-	c.end(at)
-	return nil
+	return c.pathWatch(jute.OpGetData, path, watch, class, h, arg)
 }
 
 // Exists sends exists(path, watch).
 func (c *conn) Exists(path string, watch bool, class opClass, h replyHandler, arg int64) error {
-	at, err := c.begin(jute.OpExists, class, h, arg)
+	return c.pathWatch(jute.OpExists, path, watch, class, h, arg)
+}
+
+// pathWatch sends a {path, watch} request (getData, exists).
+func (c *conn) pathWatch(op jute.Op, path string, watch bool, class opClass, h replyHandler, arg int64) error {
+	at, err := c.begin(op, class, h, arg)
 	if err != nil {
 		return err
 	}
