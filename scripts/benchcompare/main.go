@@ -199,7 +199,10 @@ func main() {
 			"--session-timeout", "40s"); err != nil {
 			fail(err)
 		}
-		time.Sleep(10 * time.Second) // let the servers settle (GC, background snapshots) as after any bulk load
+		// Let the servers settle as after any bulk load: GC, and the
+		// snapshots both take once the load stops (a million-node snapshot
+		// on three members sharing two cores takes tens of seconds).
+		time.Sleep(30 * time.Second)
 		var rss int64
 		for _, m := range e.members {
 			if r := m.rss(); r > rss {
