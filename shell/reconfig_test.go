@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
 // TestReconfig runs config and reconfig (which go through the tap) against a
@@ -35,7 +37,7 @@ func TestReconfig(t *testing.T) {
 	}
 	run := func(zkCli bool) string {
 		// The member's own line, as config prints it.
-		self := regexp.MustCompile(`server\.1=(\S+)`).FindStringSubmatch(fourLetter(addr, "conf"))
+		self := regexp.MustCompile(`server\.1=(\S+)`).FindStringSubmatch(fourletter.Ask(addr, "conf"))
 		if self == nil {
 			t.Fatalf("no server.1 in conf of %s", addr)
 		}

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
 // Test servers. Tests get their server address from testServer, which by
@@ -153,30 +154,11 @@ func launchZooKeeper(reconfig bool) (string, func(), error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if strings.Contains(fourLetter(addr, "srvr"), "Mode:") {
+		if strings.Contains(fourletter.Ask(addr, "srvr"), "Mode:") {
 			return addr, stop, nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	stop()
 	return "", nil, fmt.Errorf("zookeeper on %s did not come up", addr)
-}
-
-// fourLetter sends a four-letter command and returns the reply ("" on error).
-func fourLetter(addr, cmd string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(cmd)); err != nil {
-		return ""
-	}
-	var b strings.Builder
-	sc := bufio.NewScanner(c)
-	for sc.Scan() {
-		b.WriteString(sc.Text() + "\n")
-	}
-	return b.String()
 }

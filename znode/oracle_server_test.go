@@ -2,7 +2,6 @@ package znode
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
 // startOracle starts a throwaway Apache ZooKeeper 3.8 (Debian's package)
@@ -49,25 +50,10 @@ func startOracle(t *testing.T) string {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	// The port opens before sessions are served: wait for srvr's Mode line.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if strings.Contains(fourLetterWord(addr, "srvr"), "Mode: ") {
+		if strings.Contains(fourletter.Ask(addr, "srvr"), "Mode: ") {
 			return addr
 		}
 	}
 	t.Fatal("ZooKeeper oracle did not start")
 	return ""
-}
-
-// fourLetterWord sends a four-letter word and returns the answer.
-func fourLetterWord(addr, word string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(word)); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(c)
-	return string(b)
 }

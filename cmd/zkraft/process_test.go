@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
 // buildBinary compiles this command once per test run.
@@ -78,23 +78,8 @@ func (m *member) start(t *testing.T) {
 
 func (m *member) kill() { _ = m.cmd.Process.Kill() }
 
-// fourLetter sends a four-letter word and returns the answer ("" if down).
-func fourLetter(addr, cmd string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(cmd)); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(bufio.NewReader(c))
-	return string(b)
-}
-
 func (m *member) mode() string {
-	for _, line := range strings.Split(fourLetter(m.clientAddr, "srvr"), "\n") {
+	for _, line := range strings.Split(fourletter.Ask(m.clientAddr, "srvr"), "\n") {
 		if v, ok := strings.CutPrefix(line, "Mode: "); ok {
 			return v
 		}
@@ -279,22 +264,13 @@ func TestEnsembleSurvivesLeaderKill(t *testing.T) {
 
 	leader.start(t) // the killed member rejoins and catches up
 	deadline := time.Now().Add(20 * time.Second)
-	want := fourLetterField(newLeader.clientAddr, "Node count: ")
-	for fourLetterField(leader.clientAddr, "Node count: ") != want {
+	want := fourletter.Field(fourletter.Ask(newLeader.clientAddr, "srvr"), "Node count: ")
+	for fourletter.Field(fourletter.Ask(leader.clientAddr, "srvr"), "Node count: ") != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("restarted member did not catch up: %q vs %q", fourLetterField(leader.clientAddr, "Node count: "), want)
+			t.Fatalf("restarted member did not catch up: %q vs %q", fourletter.Field(fourletter.Ask(leader.clientAddr, "srvr"), "Node count: "), want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func fourLetterField(addr, prefix string) string {
-	for _, line := range strings.Split(fourLetter(addr, "srvr"), "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // TestMembersCommand lists and shrinks a three-process ensemble with

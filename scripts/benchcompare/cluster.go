@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
 // member is one server process of an ensemble under test.
@@ -108,30 +108,6 @@ func (e *ensemble) servers() string {
 	return strings.Join(addrs, ",")
 }
 
-// fourLetter asks a member a four-letter word ("" if it does not answer).
-func fourLetter(addr, word string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return ""
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Write([]byte(word)); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(bufio.NewReader(c))
-	return string(b)
-}
-
-func field(out, prefix string) string {
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // waitServing waits until every member reports a mode and the leader one
 // at least minNodes znodes; it returns how long that took.
 func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration, error) {
@@ -139,9 +115,9 @@ func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration
 	for {
 		ready := true
 		for _, m := range e.members {
-			out := fourLetter(m.clientAddr, "srvr")
-			mode := field(out, "Mode: ")
-			n, _ := strconv.Atoi(field(out, "Node count: "))
+			out := fourletter.Ask(m.clientAddr, "srvr")
+			mode := fourletter.Field(out, "Mode: ")
+			n, _ := strconv.Atoi(fourletter.Field(out, "Node count: "))
 			if mode == "" || mode == "read-only" || n < minNodes {
 				ready = false
 				break
@@ -159,7 +135,7 @@ func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration
 
 func (e *ensemble) leader() *member {
 	for _, m := range e.members {
-		if field(fourLetter(m.clientAddr, "srvr"), "Mode: ") == "leader" {
+		if fourletter.Field(fourletter.Ask(m.clientAddr, "srvr"), "Mode: ") == "leader" {
 			return m
 		}
 	}
@@ -193,6 +169,6 @@ func (m *member) rss() int64 {
 	if err != nil {
 		return 0
 	}
-	kb, _ := strconv.ParseInt(strings.Fields(field(string(b), "VmRSS:"))[0], 10, 64)
+	kb, _ := strconv.ParseInt(strings.Fields(fourletter.Field(string(b), "VmRSS:"))[0], 10, 64)
 	return kb * 1024
 }
