@@ -39,6 +39,11 @@ type Config struct {
 	// multi-member ensembles; zero means TickTime/2 (at least 50ms). The
 	// leader lease is half of it.
 	ElectionTimeout time.Duration
+	// CommitTimeout is how long a leader with nothing new to send waits
+	// before telling followers the commit index anyway; zero means 50ms.
+	// Commits normally reach followers at once (the next entries or a
+	// commit nudge), so this is only a fallback.
+	CommitTimeout time.Duration
 	// Join makes a new member wait to be added by a reconfig instead of
 	// bootstrapping with Peers.
 	Join bool
@@ -69,6 +74,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 100000
+	}
+	if c.CommitTimeout < time.Millisecond {
+		c.CommitTimeout = 50 * time.Millisecond
 	}
 	if c.ReapInterval <= 0 {
 		c.ReapInterval = time.Minute

@@ -238,7 +238,9 @@ func (n *Node) serveForward(c net.Conn) {
 				if status, msg := futureStatus(f.Error()); status != statusOK {
 					return status, msg
 				}
-				return statusOK, binary.BigEndian.AppendUint64(nil, n.raft.AppliedIndex())
+				applied := n.raft.AppliedIndex()
+				n.nudge(applied)
+				return statusOK, binary.BigEndian.AppendUint64(nil, applied)
 			}}
 		case msgReconfig:
 			var call reconfigCall

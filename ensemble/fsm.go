@@ -41,6 +41,11 @@ type fsm struct {
 	hooks    atomic.Pointer[Hooks]
 	lastZxid atomic.Int64
 
+	// applied, if set, runs after each batch (outside the tree lock) with
+	// the batch's last index and whether it held anything but commit
+	// nudges (see nudge.go).
+	applied func(last uint64, work bool)
+
 	// mu guards tree: the write lock is held while applying, the read lock
 	// by every local read.
 	mu   sync.RWMutex
@@ -62,31 +67,42 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 // one acquisition of the tree lock.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
+	work := false
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
+			work = true // a configuration change: followers wait for it too
 			continue
 		}
-		out[i] = f.applyLocked(l)
+		var nudge bool
+		out[i], nudge = f.applyLocked(l)
+		work = work || !nudge
+	}
+	f.mu.Unlock()
+	if f.applied != nil && len(logs) > 0 {
+		f.applied(logs[len(logs)-1].Index, work)
 	}
 	return out
 }
 
-func (f *fsm) applyLocked(l *raft.Log) *znode.Result {
+// applyLocked applies one entry; nudge reports a commit nudge (a barrier
+// nobody waits for), which changes nothing anyone can observe.
+func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool) {
 	e, err := decodeEntry(l.Data)
 	if err != nil {
 		// An entry this build cannot read is a bug or a version skew; every
 		// member skips it identically, so the trees stay equal.
 		f.log.Error("skipping undecodable log entry", zap.Uint64("index", l.Index), zap.Error(err))
-		return nil
+		return nil, false
 	}
 	zxid := int64(l.Index)
-	var res *znode.Result
 	switch e.Kind {
 	case kindTxn:
 		res = f.applyTxn(e.Txn, zxid)
 	case kindBarrier:
+		if e.Origin == 0 && e.Code == jute.OK {
+			return nil, true
+		}
 		res = &znode.Result{Zxid: f.lastZxid.Load(), Err: e.Code}
 	case kindSessionOwner:
 		res = &znode.Result{Zxid: f.lastZxid.Load()}
@@ -97,7 +113,7 @@ func (f *fsm) applyLocked(l *raft.Log) *znode.Result {
 	if w := f.waiters.take(e.Origin); w != nil {
 		w.Applied(res, f.tree)
 	}
-	return res
+	return res, false
 }
 
 // applyTxn applies a znode transaction and its consequences: watch events

@@ -36,6 +36,9 @@ type Node struct {
 	mux     *mux       // nil for a single member
 	fwd     *forwarder // nil for a single member
 	touched touchSet
+	nudges  chan struct{} // a commit nudge is due (leader of an ensemble; see nudge.go)
+	nudgeAt atomic.Uint64 // the highest index a nudge was asked for
+	nudging atomic.Bool   // nudges is ready and n.raft set
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 
@@ -75,10 +78,14 @@ func Open(cfg Config) (*Node, error) {
 	n.runID = randomRunID()
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
+	n.fsm.applied = n.afterApply
 
 	if err := n.startRaft(); err != nil {
 		n.Close()
 		return nil, err
+	}
+	if n.mux != nil {
+		n.startNudger()
 	}
 	n.wg.Add(4)
 	go n.watchFailures()
@@ -124,7 +131,10 @@ func (n *Node) raftConfig() *raft.Config {
 	rc.HeartbeatTimeout = n.electionTimeout()
 	rc.ElectionTimeout = n.electionTimeout()
 	rc.LeaderLeaseTimeout = n.electionTimeout() / 2
-	rc.CommitTimeout = 5 * time.Millisecond
+	// Followers learn the commit index from the next AppendEntries; at
+	// light load the leader sends one at once (nudge.go), so this timer is
+	// only a fallback and an idle ensemble sends nothing but heartbeats.
+	rc.CommitTimeout = n.cfg.CommitTimeout
 	rc.MaxAppendEntries = 512
 	rc.BatchApplyCh = true
 	return rc

@@ -1,0 +1,86 @@
+package ensemble
+
+import (
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Commit nudges.
+//
+// hashicorp/raft tells a follower the commit index only with the next
+// AppendEntries it sends: the next batch of entries or, when there is none,
+// an empty one after CommitTimeout (5-10 ms here). A follower answers its
+// clients' writes once it has applied them, and its watchers hear of a
+// change only then, so at light load that timer would be most of a write's
+// latency (a lone setData through a follower: ~10 ms; ZooKeeper, which
+// sends COMMIT at once: ~1.3 ms).
+//
+// So when the leader has applied a batch with anything a client can see
+// and nothing newer is in its log, it appends a nudge: a barrier entry that
+// nobody waits for. Its AppendEntries carries the new commit index to every
+// follower right away. Under load the next batch carries it and nudges are
+// not needed (a newer entry is already in the log); an idle ensemble makes
+// none. A nudge takes a log index, so zxids may skip one, which ZooKeeper
+// clients never rely on (they only compare zxids).
+//
+// Lowering CommitTimeout instead would do the same at light load but cost
+// an empty RPC to each follower every 1-2 ms even when idle (measured: three
+// idle members used 48% of a core with 1 ms, 19% with 5 ms; with nudges
+// CommitTimeout is a 50 ms fallback and they use 5%).
+
+// startNudger starts the leader's nudge loop (members of an ensemble only;
+// a lone member has nobody to tell). Raft is running: the FSM may already
+// be applying, so the loop is switched on by an atomic flag.
+func (n *Node) startNudger() {
+	n.nudges = make(chan struct{}, 1)
+	n.wg.Add(1)
+	go n.nudgeLoop()
+	n.nudging.Store(true)
+}
+
+// afterApply runs on the FSM goroutine after each batch.
+func (n *Node) afterApply(last uint64, work bool) {
+	if work {
+		n.nudge(last)
+	}
+}
+
+// nudge asks for a nudge unless an entry after last is in the log by the
+// time it would be sent. Besides afterApply, a follower's read-index
+// request asks for one: the entries the FSM never sees (the no-op that
+// opens a term) must reach the followers that wait to catch up with it.
+func (n *Node) nudge(last uint64) {
+	if !n.nudging.Load() || n.raft.State() != raft.Leader {
+		return
+	}
+	for {
+		cur := n.nudgeAt.Load()
+		if cur >= last || n.nudgeAt.CompareAndSwap(cur, last) {
+			break
+		}
+	}
+	select {
+	case n.nudges <- struct{}{}:
+	default: // the loop has yet to run; it reads nudgeAt then
+	}
+}
+
+func (n *Node) nudgeLoop() {
+	defer n.wg.Done()
+	var enc jute.Writer
+	e := entry{Kind: kindBarrier}
+	e.encode(&enc)
+	nudge := enc.Buf
+	for {
+		select {
+		case <-n.nudges:
+			if n.raft.State() != raft.Leader || n.raft.LastIndex() > n.nudgeAt.Load() {
+				continue // a newer entry will carry the commit index
+			}
+			n.raft.Apply(nudge, 0) // nobody waits: a failed nudge is harmless
+		case <-n.done:
+			return
+		}
+	}
+}
