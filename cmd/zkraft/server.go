@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/gctune"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -77,6 +79,11 @@ func runServer(c *cli.Context) error {
 
 // serve runs one member until SIGINT or SIGTERM.
 func serve(c *cli.Context, st settings, log *zap.Logger) error {
+	// Keep the garbage held between collections bounded as the tree grows
+	// (internal/gctune); GOGC or GOMEMLIMIT in the environment turn it off.
+	gcCtx, stopGC := context.WithCancel(context.Background())
+	defer stopGC()
+	go gctune.Run(gcCtx)
 	if addr := c.String("pprof-addr"); addr != "" {
 		stop, err := startPprof(addr, log)
 		if err != nil {

@@ -163,12 +163,22 @@ func (e *ensemble) cpuTime() time.Duration {
 	return total
 }
 
-// rss is a member's resident set size in bytes.
-func (m *member) rss() int64 {
+// rss is a member's resident set size in bytes: all of it (VmRSS) and its
+// anonymous part (RssAnon: heap and stacks, what the process itself holds,
+// as opposed to file pages it has mapped, such as bolt's mmap of the Raft
+// log, which the kernel reclaims like any page cache).
+func (m *member) rss() (total, anon int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	kb, _ := strconv.ParseInt(strings.Fields(fourletter.Field(string(b), "VmRSS:"))[0], 10, 64)
-	return kb * 1024
+	kb := func(field string) int64 {
+		f := strings.Fields(fourletter.Field(string(b), field))
+		if len(f) == 0 {
+			return 0
+		}
+		v, _ := strconv.ParseInt(f[0], 10, 64)
+		return v * 1024
+	}
+	return kb("VmRSS:"), kb("RssAnon:")
 }

@@ -189,7 +189,7 @@ func main() {
 	}
 	row("leader kill -9 → next acknowledged write", fo["zookeeper"].Seconds(), fo["zkraft"].Seconds(), "s", false)
 
-	mem, restart := map[string]float64{}, map[string]float64{}
+	mem, memAnon, restart := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, e := range both {
 		if *nodes == 0 {
 			break
@@ -203,13 +203,14 @@ func main() {
 		// snapshots both take once the load stops (a million-node snapshot
 		// on three members sharing two cores takes tens of seconds).
 		time.Sleep(30 * time.Second)
-		var rss int64
+		var rss, anon int64
 		for _, m := range e.members {
-			if r := m.rss(); r > rss {
-				rss = r
+			if r, a := m.rss(); r > rss {
+				rss, anon = r, a
 			}
 		}
 		mem[e.name] = float64(rss) / (1 << 20)
+		memAnon[e.name] = float64(anon) / (1 << 20)
 		e.stop()
 		e.start()
 		d, err := e.waitServing(10*time.Minute, *nodes)
@@ -217,10 +218,11 @@ func main() {
 			fail(err)
 		}
 		restart[e.name] = d.Seconds()
-		fmt.Printf("%-9s RSS with %d znodes %.0f MiB, restart-to-serving %v\n", e.name, *nodes, mem[e.name], d)
+		fmt.Printf("%-9s RSS with %d znodes %.0f MiB (anonymous %.0f MiB), restart-to-serving %v\n", e.name, *nodes, mem[e.name], memAnon[e.name], d)
 	}
 	if *nodes > 0 {
 		row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem["zookeeper"], mem["zkraft"], "MiB", false)
+		row("of which anonymous (heap; without mapped files such as bolt's log)", memAnon["zookeeper"], memAnon["zkraft"], "MiB", false)
 		row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
 	}
 
