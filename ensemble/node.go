@@ -38,7 +38,11 @@ type Node struct {
 	touched touchSet
 	nudges  chan struct{} // a commit nudge is due (leader of an ensemble; see nudge.go)
 	nudgeAt atomic.Uint64 // the highest index a nudge was asked for
-	nudging atomic.Bool   // nudges is ready and n.raft set
+	// appliedAt is the last index the FSM applied and nudgeSkipped is set
+	// when a nudge was skipped for a newer entry (nudge.go).
+	appliedAt    atomic.Uint64
+	nudgeSkipped atomic.Bool
+	nudging      atomic.Bool // nudges is ready and n.raft set
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 

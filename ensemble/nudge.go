@@ -41,7 +41,8 @@ func (n *Node) startNudger() {
 
 // afterApply runs on the FSM goroutine after each batch.
 func (n *Node) afterApply(last uint64, work bool) {
-	if work {
+	n.appliedAt.Store(last)
+	if work || n.nudgeSkipped.Swap(false) {
 		n.nudge(last)
 	}
 }
@@ -66,6 +67,13 @@ func (n *Node) nudge(last uint64) {
 	}
 }
 
+// nudgeLoop appends the nudges. A nudge is skipped when a newer entry is
+// in the log: that entry's own apply asks again. The newer entry may be a
+// nudge, which asks for nothing, or may already have been applied, so a
+// skip is recorded (nudgeSkipped) before appliedAt is compared: either the
+// next apply sees the flag and asks again, or this loop sees that
+// everything is applied and nudges now (both are sequentially consistent
+// atomics, so one of the two always happens).
 func (n *Node) nudgeLoop() {
 	defer n.wg.Done()
 	var enc jute.Writer
@@ -75,8 +83,17 @@ func (n *Node) nudgeLoop() {
 	for {
 		select {
 		case <-n.nudges:
-			if n.raft.State() != raft.Leader || n.raft.LastIndex() > n.nudgeAt.Load() {
-				continue // a newer entry will carry the commit index
+			if n.raft.State() != raft.Leader {
+				continue
+			}
+			if n.raft.LastIndex() > n.nudgeAt.Load() {
+				n.nudgeSkipped.Store(true)
+				// Raft's own applied index also covers entries the FSM
+				// never sees (a term's no-op, barriers).
+				if max(n.appliedAt.Load(), n.raft.AppliedIndex()) < n.raft.LastIndex() {
+					continue // the next apply asks again
+				}
+				n.nudgeSkipped.Store(false)
 			}
 			n.raft.Apply(nudge, 0) // nobody waits: a failed nudge is harmless
 		case <-n.done:

@@ -242,6 +242,11 @@ func TestEnsembleSurvivesLeaderKill(t *testing.T) {
 		}
 		seen[p] = true
 	}
+	// The admin session may sit on a member a commit or two behind the
+	// one that acknowledged the last creates: as in ZooKeeper, sync first.
+	if _, err := admin.Sync("/load"); err != nil {
+		t.Fatal(err)
+	}
 	children, _, err := admin.Children("/load")
 	if err != nil {
 		t.Fatal(err)
