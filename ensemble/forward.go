@@ -58,7 +58,8 @@ type forwarder struct {
 	mu       sync.Mutex
 	conn     net.Conn
 	addr     string
-	bw       *bufio.Writer
+	out      []byte        // requests queued for conn, in call order
+	wake     chan struct{} // cap 1: out has data for the connection's writer
 	seq      uint64
 	inflight map[uint64]fwdCall
 }
@@ -66,6 +67,9 @@ type forwarder struct {
 func newForwarder(n *Node) *forwarder { return &forwarder{n: n, inflight: make(map[uint64]fwdCall)} }
 
 // call sends one request; cb runs exactly once with the response or an error.
+// The request is queued for the connection's writer, which sends whatever
+// has accumulated in one write: under load one system call carries many
+// requests instead of one each.
 func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -85,15 +89,37 @@ func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
 	binary.BigEndian.PutUint32(hdr[0:], uint32(9+len(payload)))
 	hdr[4] = typ
 	binary.BigEndian.PutUint64(hdr[5:], seq)
-	_, err := f.bw.Write(hdr[:])
-	if err == nil {
-		_, err = f.bw.Write(payload)
+	f.out = append(append(f.out, hdr[:]...), payload...)
+	select {
+	case f.wake <- struct{}{}:
+	default: // the writer is already due to run
 	}
-	if err == nil {
-		err = f.bw.Flush()
-	}
-	if err != nil {
-		f.breakLocked(f.conn, err)
+}
+
+// writeRequests is the writer of connection c: it swaps out the queued
+// requests and writes them until c is replaced or broken.
+func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
+	var spare []byte
+	for range wake {
+		f.mu.Lock()
+		if f.conn != c {
+			f.mu.Unlock()
+			return
+		}
+		if len(f.out) == 0 {
+			f.mu.Unlock()
+			continue
+		}
+		buf := f.out
+		f.out = spare[:0]
+		f.mu.Unlock()
+		if _, err := c.Write(buf); err != nil {
+			f.mu.Lock()
+			f.breakLocked(c, err)
+			f.mu.Unlock()
+			return
+		}
+		spare = buf
 	}
 }
 
@@ -112,8 +138,10 @@ func (f *forwarder) ensureConnLocked() error {
 			}
 			c, err := f.n.mux.open(string(addr), streamFwd, f.n.electionTimeout())
 			if err == nil {
-				f.conn, f.addr, f.bw = c, string(addr), bufio.NewWriterSize(c, 64<<10)
+				f.conn, f.addr, f.out = c, string(addr), nil
+				f.wake = make(chan struct{}, 1)
 				go f.readResponses(c)
+				go f.writeRequests(c, f.wake)
 				return nil
 			}
 			f.n.log.Debug("cannot reach leader", zap.String("leader", string(addr)), zap.Error(err))
@@ -134,7 +162,8 @@ func (f *forwarder) breakLocked(c net.Conn, cause error) {
 		return
 	}
 	c.Close()
-	f.conn, f.addr, f.bw = nil, "", nil
+	close(f.wake) // ends c's writer
+	f.conn, f.addr, f.out, f.wake = nil, "", nil, nil
 	calls := f.inflight
 	f.inflight = make(map[uint64]fwdCall)
 	for _, cb := range calls {
