@@ -46,6 +46,10 @@ var errForwardBroken = errors.New("ensemble: connection to leader lost")
 // errNoLeader is reported when no leader emerged in time.
 var errNoLeader = errors.New("ensemble: no leader")
 
+// errLeaderHere is reported when this member became the leader while a
+// request waited for one: the caller applies it locally instead.
+var errLeaderHere = errors.New("ensemble: this member is the leader")
+
 // fwdCall is a forwarded request awaiting its response.
 type fwdCall func(status byte, payload []byte, err error)
 
@@ -128,6 +132,9 @@ func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
 func (f *forwarder) ensureConnLocked() error {
 	deadline := time.Now().Add(4 * f.n.electionTimeout())
 	for {
+		if f.n.IsLeader() {
+			return errLeaderHere
+		}
 		addr, _ := f.n.raft.LeaderWithID()
 		if addr != "" && f.conn != nil && string(addr) == f.addr {
 			return nil
@@ -217,6 +224,11 @@ func (f *forwarder) close() {
 // connection: requests are handled in arrival order and answered in that
 // order once their futures resolve.
 func (n *Node) serveForward(c net.Conn) {
+	if !n.trackForward(c, true) {
+		c.Close()
+		return
+	}
+	defer n.trackForward(c, false)
 	defer c.Close()
 	type answer struct {
 		seq  uint64
@@ -313,5 +325,34 @@ func (n *Node) acceptForward() {
 		case <-n.done:
 			return
 		}
+	}
+}
+
+// trackForward records (add) or forgets a follower's forwarding connection
+// so that Close can end them: a closed member must not leave followers
+// forwarding to a Raft that no longer runs (their requests would wait
+// forever). It reports false once the member is closing.
+func (n *Node) trackForward(c net.Conn, add bool) bool {
+	n.fwdMu.Lock()
+	defer n.fwdMu.Unlock()
+	if !add {
+		delete(n.fwdConns, c)
+		return true
+	}
+	if n.fwdConns == nil {
+		return false // closed
+	}
+	n.fwdConns[c] = struct{}{}
+	return true
+}
+
+// closeForwards ends every forwarding connection and refuses new ones.
+func (n *Node) closeForwards() {
+	n.fwdMu.Lock()
+	conns := n.fwdConns
+	n.fwdConns = nil
+	n.fwdMu.Unlock()
+	for c := range conns {
+		c.Close()
 	}
 }

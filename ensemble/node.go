@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -36,8 +37,11 @@ type Node struct {
 	mux     *mux       // nil for a single member
 	fwd     *forwarder // nil for a single member
 	touched touchSet
-	nudges  chan struct{} // a commit nudge is due (leader of an ensemble; see nudge.go)
-	nudgeAt atomic.Uint64 // the highest index a nudge was asked for
+
+	fwdMu    sync.Mutex
+	fwdConns map[net.Conn]struct{} // followers' forwarding connections (leader side); nil once closed
+	nudges   chan struct{}         // a commit nudge is due (leader of an ensemble; see nudge.go)
+	nudgeAt  atomic.Uint64         // the highest index a nudge was asked for
 	// appliedAt is the last index the FSM applied and nudgeSkipped is set
 	// when a nudge was skipped for a newer entry (nudge.go).
 	appliedAt    atomic.Uint64
@@ -71,13 +75,14 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("ensemble: data dir: %w", err)
 	}
 	n := &Node{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		waiters: newWaiters(),
-		watches: watches.New(),
-		pending: make(chan pending, 4096),
-		done:    make(chan struct{}),
-		touched: touchSet{m: make(map[int64]struct{})},
+		cfg:      cfg,
+		log:      cfg.Logger,
+		waiters:  newWaiters(),
+		watches:  watches.New(),
+		pending:  make(chan pending, 4096),
+		done:     make(chan struct{}),
+		touched:  touchSet{m: make(map[int64]struct{})},
+		fwdConns: make(map[net.Conn]struct{}),
 	}
 	n.runID = randomRunID()
 	n.tracker = newExpiry()

@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/zkraft/zkraft/jute"
@@ -58,17 +59,20 @@ func (n *Node) propose(e entry, w Waiter) {
 	var enc jute.Writer
 	e.encode(&enc)
 	if n.fwd == nil || n.IsLeader() {
-		f := n.raft.Apply(enc.Buf, 0)
-		select {
-		case n.pending <- pending{f: f, origin: e.Origin}:
-		case <-n.done:
-		}
+		n.applyLocal(enc.Buf, e.Origin)
 		return
 	}
 	origin := e.Origin
 	n.fwd.call(msgApply, enc.Buf, func(status byte, payload []byte, err error) {
 		if err == nil && status == statusOK {
 			return // the FSM completes the waiter when the entry arrives here
+		}
+		if errors.Is(err, errLeaderHere) {
+			// Elected while waiting for a leader (the old one died). The
+			// forwarder's lock is held, so this session's later proposals
+			// still follow this one.
+			n.applyLocal(enc.Buf, origin)
+			return
 		}
 		if err == nil {
 			err = fmt.Errorf("ensemble: leader refused: %s", payload)
@@ -77,6 +81,16 @@ func (n *Node) propose(e entry, w Waiter) {
 			w.Failed(err)
 		}
 	})
+}
+
+// applyLocal appends an encoded entry on this member, the leader; a
+// failure reaches the waiter through watchFailures.
+func (n *Node) applyLocal(data []byte, origin uint64) {
+	f := n.raft.Apply(data, 0)
+	select {
+	case n.pending <- pending{f: f, origin: origin}:
+	case <-n.done:
+	}
 }
 
 // ProposeWait proposes txn and waits for its result.

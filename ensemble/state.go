@@ -124,6 +124,7 @@ func (n *Node) Close() error {
 		if n.fwd != nil {
 			n.fwd.close()
 		}
+		n.closeForwards()
 		if n.raft != nil {
 			err = n.raft.Shutdown().Error()
 		}
