@@ -169,7 +169,11 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}
 	n.store = store
-	logs, err := raft.NewLogCache(1024, chunkedLogStore{store})
+	packed, err := newPackedLogStore(chunkedLogStore{store})
+	if err != nil {
+		return err
+	}
+	logs, err := raft.NewLogCache(1024, packed)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
