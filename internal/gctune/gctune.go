@@ -1,12 +1,14 @@
-// Package gctune bounds the Go heap's headroom as the live heap grows.
+// Package gctune keeps the Go heap's headroom near a fixed size.
 //
 // The collector lets the heap grow to (1 + GOGC/100) times the live heap
 // before it collects again. With the default GOGC=100 a member holding a
 // million znodes (~400 MiB live) would keep up to another 400 MiB of
-// garbage resident between collections. Tune keeps GOGC at 100 while the
-// live heap is small and lowers it as the heap grows, so the headroom stays
-// near a fixed size (never below MinPercent): more frequent collections of
-// a large, mostly static tree in exchange for a smaller footprint.
+// garbage resident between collections, while a member with a small tree
+// under a write load collects every few megabytes and spends a tenth of
+// its CPU doing so. Tune sets GOGC so the garbage allowed between
+// collections stays near Headroom: higher than the default while the live
+// heap is small (at most MaxPercent), lower as it grows (never below
+// MinPercent).
 //
 // It does nothing when the operator set GOGC or GOMEMLIMIT: their choice
 // wins.
@@ -21,9 +23,10 @@ import (
 )
 
 const (
-	// Headroom is the garbage allowed above the live heap once the live
-	// heap is larger than Headroom.
+	// Headroom is the garbage allowed above the live heap.
 	Headroom = 128 << 20
+	// MaxPercent bounds how far GOGC is raised for a small live heap.
+	MaxPercent = 400
 	// MinPercent bounds how far GOGC is lowered (at most 4 collections per
 	// live heap's worth of allocation).
 	MinPercent = 25
@@ -31,10 +34,11 @@ const (
 	interval = 2 * time.Second
 )
 
-// Percent returns the GOGC value for a live heap of live bytes.
+// Percent returns the GOGC value for a live heap of live bytes:
+// Headroom/live in percent, within [MinPercent, MaxPercent].
 func Percent(live uint64) int {
-	if live <= Headroom {
-		return 100
+	if live <= Headroom*100/MaxPercent {
+		return MaxPercent
 	}
 	p := int(uint64(Headroom) * 100 / live)
 	if p < MinPercent {
@@ -56,15 +60,10 @@ func Run(ctx context.Context) {
 		return
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	current := 100
+	current := -1
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return // unsupported runtime: leave GOGC alone
@@ -72,6 +71,11 @@ func Run(ctx context.Context) {
 		if p := Percent(sample[0].Value.Uint64()); p != current {
 			debug.SetGCPercent(p)
 			current = p
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -7,8 +7,10 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 100},
-		{64 << 20, 100},
+		{0, MaxPercent},
+		{16 << 20, MaxPercent},
+		{32 << 20, MaxPercent},
+		{64 << 20, 200},
 		{Headroom, 100},
 		{256 << 20, 50},
 		{400 << 20, 32},
