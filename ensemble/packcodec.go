@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -37,11 +38,16 @@ func (p *pack) contains(idx uint64) bool {
 //	uvarint term, type byte, uvarint len + data, uvarint len + extensions,
 //	varint AppendedAt in Unix nanoseconds (0 when unset).
 func encodePack(logs []*raft.Log) []byte {
+	return appendPack(nil, logs)
+}
+
+// appendPack appends the encoding of logs to b.
+func appendPack(b []byte, logs []*raft.Log) []byte {
 	size := 1 + 2*binary.MaxVarintLen64
 	for _, l := range logs {
 		size += 4*binary.MaxVarintLen64 + 1 + len(l.Data) + len(l.Extensions)
 	}
-	b := make([]byte, 0, size)
+	b = slices.Grow(b, size)
 	b = append(b, packVersion)
 	b = binary.AppendUvarint(b, logs[0].Index)
 	b = binary.AppendUvarint(b, uint64(len(logs)))

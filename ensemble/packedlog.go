@@ -35,6 +35,12 @@ import (
 type packedLogStore struct {
 	inner raft.LogStore
 
+	// writing serializes StoreLogs and truncations, which share scratch:
+	// raft-boltdb copies a record's Data while encoding it, so the buffer
+	// is free again once a call returns.
+	writing sync.Mutex
+	scratch []byte
+
 	mu    sync.Mutex
 	first uint64    // first index present; 0 when empty
 	last  uint64    // last index present; 0 when empty
@@ -111,6 +117,9 @@ func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	buf := s.scratch[:0]
 	var records []*raft.Log
 	var refs []packRef
 	for rest := logs; len(rest) > 0; {
@@ -127,10 +136,16 @@ func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
 			}
 		}
 		last := chunk[len(chunk)-1]
-		records = append(records, &raft.Log{Index: last.Index, Term: last.Term, Type: packLogType, Data: encodePack(chunk)})
+		start := len(buf)
+		buf = appendPack(buf, chunk)
+		records = append(records, &raft.Log{Index: last.Index, Term: last.Term, Type: packLogType, Data: buf[start:len(buf):len(buf)]})
 		refs = append(refs, packRef{first: chunk[0].Index, last: last.Index})
 	}
-	if err := s.inner.StoreLogs(records); err != nil {
+	err := s.inner.StoreLogs(records)
+	if cap(buf) <= packMaxBytes*2 {
+		s.scratch = buf
+	}
+	if err != nil {
 		return fmt.Errorf("ensemble: store log pack: %w", err)
 	}
 	s.mu.Lock()
@@ -260,6 +275,8 @@ func (s *packedLogStore) DeleteRange(min, max uint64) error {
 // truncate deletes entries min..last, rewriting the pack that holds min
 // when it also holds older entries.
 func (s *packedLogStore) truncate(min, last uint64) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	var ref packRef
 	var p *pack
 	var err error
