@@ -220,12 +220,13 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	}
 	n.mux = newMux(ln, n.cfg.Dial)
 	n.fwd = newForwarder(n)
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	const timeout = 10 * time.Second
+	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  raftLayer{m: n.mux},
 		MaxPool: 3,
-		Timeout: 10 * time.Second,
+		Timeout: timeout,
 		Logger:  rc.Logger,
-	})
+	}), n.mux, timeout)
 	var conf raft.Configuration
 	for _, p := range n.cfg.Peers {
 		suffrage := raft.Voter

@@ -11,15 +11,18 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// The member port carries two protocols. Every connection opens with a
+// The member port carries three protocols. Every connection opens with a
 // 5-byte header: the magic "ZKR", the peer protocol version, and the stream
-// kind. Raft's own protocol follows a kindRaft header; zkraft's forwarding
-// protocol (writes, session touches, read barriers) follows kindForward.
+// kind. Raft's NetworkTransport protocol follows a streamRaft header (votes,
+// snapshots, leadership transfer), Raft's AppendEntries in zkraft's own
+// encoding follow streamAppend (appendcodec.go), and zkraft's forwarding
+// protocol (writes, session touches, read barriers) follows streamFwd.
 const (
 	peerMagic    = "ZKR"
 	peerVersion  = 1
 	streamRaft   = 'R'
 	streamFwd    = 'F'
+	streamAppend = 'A'
 	headerLen    = 5
 	headerLimits = 5 * time.Second
 )
@@ -38,12 +41,14 @@ type mux struct {
 	dial   Dialer
 	raftCh chan net.Conn
 	fwdCh  chan net.Conn
-	done   chan struct{}
-	once   sync.Once
+	// appendCh carries Raft's AppendEntries streams (appendtransport.go).
+	appendCh chan net.Conn
+	done     chan struct{}
+	once     sync.Once
 }
 
 func newMux(ln net.Listener, dial Dialer) *mux {
-	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), done: make(chan struct{})}
+	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), appendCh: make(chan net.Conn), done: make(chan struct{})}
 	go m.acceptLoop()
 	return m
 }
@@ -83,6 +88,8 @@ func (m *mux) route(c net.Conn) {
 		ch = m.raftCh
 	case streamFwd:
 		ch = m.fwdCh
+	case streamAppend:
+		ch = m.appendCh
 	default:
 		c.Close()
 		return

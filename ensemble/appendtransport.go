@@ -1,0 +1,372 @@
+package ensemble
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// appendTransport is Raft's transport between members: hashicorp's
+// NetworkTransport for votes, snapshots and leadership transfer, and
+// append streams (streamAppend on the member port, appendcodec.go) for
+// AppendEntries, pipelined or not. Both feed one Consumer channel.
+type appendTransport struct {
+	*raft.NetworkTransport
+	mux     *mux
+	timeout time.Duration
+
+	consumeCh chan raft.RPC
+	heartbeat atomic.Pointer[func(raft.RPC)]
+
+	mu     sync.Mutex
+	pool   map[raft.ServerAddress][]*appendConn // idle connections for single calls
+	served map[net.Conn]struct{}                // accepted append streams
+	closed bool
+	done   chan struct{}
+}
+
+// appendPoolSize is how many idle connections are kept per member
+// (heartbeats and non-pipelined appends run concurrently).
+const appendPoolSize = 3
+
+// appendPipelineDepth is how many pipelined requests may await responses,
+// as in NetworkTransport.
+const appendPipelineDepth = 128
+
+var (
+	_ raft.Transport   = (*appendTransport)(nil)
+	_ raft.WithClose   = (*appendTransport)(nil)
+	_ raft.WithPreVote = (*appendTransport)(nil)
+)
+
+// newAppendTransport wraps nt, taking append streams from m.
+func newAppendTransport(nt *raft.NetworkTransport, m *mux, timeout time.Duration) *appendTransport {
+	t := &appendTransport{
+		NetworkTransport: nt,
+		mux:              m,
+		timeout:          timeout,
+		consumeCh:        make(chan raft.RPC),
+		pool:             make(map[raft.ServerAddress][]*appendConn),
+		served:           make(map[net.Conn]struct{}),
+		done:             make(chan struct{}),
+	}
+	go t.relay()
+	go t.accept()
+	return t
+}
+
+// Consumer implements raft.Transport.
+func (t *appendTransport) Consumer() <-chan raft.RPC { return t.consumeCh }
+
+// SetHeartbeatHandler implements raft.Transport: heartbeats skip the
+// consumer queue, as in NetworkTransport.
+func (t *appendTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
+	if cb == nil {
+		t.heartbeat.Store(nil)
+	} else {
+		t.heartbeat.Store(&cb)
+	}
+	t.NetworkTransport.SetHeartbeatHandler(cb)
+}
+
+// Close implements raft.WithClose.
+func (t *appendTransport) Close() error {
+	t.mu.Lock()
+	if !t.closed {
+		t.closed = true
+		close(t.done)
+		for _, conns := range t.pool {
+			for _, c := range conns {
+				c.c.Close()
+			}
+		}
+		t.pool = nil
+		for c := range t.served {
+			c.Close()
+		}
+	}
+	t.mu.Unlock()
+	return t.NetworkTransport.Close()
+}
+
+// relay passes the NetworkTransport's RPCs on to the consumer.
+func (t *appendTransport) relay() {
+	in := t.NetworkTransport.Consumer()
+	for {
+		select {
+		case rpc := <-in:
+			select {
+			case t.consumeCh <- rpc:
+			case <-t.done:
+				return
+			}
+		case <-t.done:
+			return
+		}
+	}
+}
+
+// accept serves the append streams the mux routes here.
+func (t *appendTransport) accept() {
+	for {
+		select {
+		case c := <-t.mux.appendCh:
+			t.mu.Lock()
+			if t.closed {
+				t.mu.Unlock()
+				c.Close()
+				continue
+			}
+			t.served[c] = struct{}{}
+			t.mu.Unlock()
+			go t.serve(c)
+		case <-t.done:
+			return
+		case <-t.mux.done:
+			return
+		}
+	}
+}
+
+// serve answers one append stream's requests in order.
+func (t *appendTransport) serve(c net.Conn) {
+	defer func() {
+		c.Close()
+		t.mu.Lock()
+		delete(t.served, c)
+		t.mu.Unlock()
+	}()
+	r := bufio.NewReaderSize(c, 64<<10)
+	dec := appendDecoder{r: r}
+	enc := appendEncoder{w: bufio.NewWriterSize(c, 4<<10)}
+	respCh := make(chan raft.RPCResponse, 1)
+	for {
+		req := new(raft.AppendEntriesRequest)
+		if err := dec.request(req); err != nil {
+			return
+		}
+		rpc := raft.RPC{Command: req, RespChan: respCh}
+		if fn := t.heartbeat.Load(); fn != nil && isHeartbeat(req) {
+			(*fn)(rpc)
+		} else {
+			select {
+			case t.consumeCh <- rpc:
+			case <-t.done:
+				return
+			}
+		}
+		select {
+		case resp := <-respCh:
+			ae, _ := resp.Response.(*raft.AppendEntriesResponse)
+			rpcErr := resp.Error
+			if ae == nil && rpcErr == nil {
+				rpcErr = errNotAppend
+			}
+			enc.response(ae, rpcErr)
+			if r.Buffered() == 0 {
+				if err := enc.w.Flush(); err != nil {
+					return
+				}
+			}
+		case <-t.done:
+			return
+		}
+	}
+}
+
+// isHeartbeat is NetworkTransport's test for a heartbeat.
+func isHeartbeat(req *raft.AppendEntriesRequest) bool {
+	leader := req.RPCHeader.Addr
+	if len(leader) == 0 {
+		leader = req.Leader
+	}
+	return req.Term != 0 && leader != nil && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
+		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
+}
+
+// appendConn is the client side of an append stream.
+type appendConn struct {
+	c   net.Conn
+	enc appendEncoder
+	dec appendDecoder
+}
+
+func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
+	c, err := t.mux.open(string(target), streamAppend, t.timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &appendConn{
+		c:   c,
+		enc: appendEncoder{w: bufio.NewWriterSize(c, 64<<10)},
+		dec: appendDecoder{r: bufio.NewReaderSize(c, 4<<10)},
+	}, nil
+}
+
+// AppendEntries implements raft.Transport for one request.
+func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	c, err := t.idle(target)
+	if err != nil {
+		return err
+	}
+	if t.timeout > 0 {
+		_ = c.c.SetDeadline(time.Now().Add(t.timeout))
+	}
+	if err := c.enc.request(args); err != nil {
+		c.c.Close()
+		return fmt.Errorf("ensemble: append to %s: %w", target, err)
+	}
+	remote, err := c.dec.response(resp)
+	if err != nil {
+		c.c.Close()
+		return fmt.Errorf("ensemble: append to %s: %w", target, err)
+	}
+	t.release(target, c)
+	return remote
+}
+
+// idle returns a pooled connection to target or dials one.
+func (t *appendTransport) idle(target raft.ServerAddress) (*appendConn, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, raft.ErrTransportShutdown
+	}
+	if conns := t.pool[target]; len(conns) > 0 {
+		c := conns[len(conns)-1]
+		t.pool[target] = conns[:len(conns)-1]
+		t.mu.Unlock()
+		return c, nil
+	}
+	t.mu.Unlock()
+	return t.dial(target)
+}
+
+// release returns a connection to the pool.
+func (t *appendTransport) release(target raft.ServerAddress, c *appendConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || len(t.pool[target]) >= appendPoolSize {
+		c.c.Close()
+		return
+	}
+	t.pool[target] = append(t.pool[target], c)
+}
+
+// AppendEntriesPipeline implements raft.Transport.
+func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	c, err := t.dial(target)
+	if err != nil {
+		return nil, err
+	}
+	p := &appendPipeline{
+		conn:       c,
+		timeout:    t.timeout,
+		doneCh:     make(chan raft.AppendFuture, appendPipelineDepth),
+		inprogress: make(chan *appendFuture, appendPipelineDepth),
+		shutdown:   make(chan struct{}),
+	}
+	go p.decodeResponses()
+	return p, nil
+}
+
+// appendPipeline sends requests without waiting for the responses, which
+// come back in order on the same stream.
+type appendPipeline struct {
+	conn       *appendConn
+	timeout    time.Duration
+	doneCh     chan raft.AppendFuture
+	inprogress chan *appendFuture
+	shutdown   chan struct{}
+	once       sync.Once
+}
+
+// AppendEntries implements raft.AppendPipeline.
+func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	f := &appendFuture{start: time.Now(), args: args, resp: resp, done: make(chan struct{})}
+	if p.timeout > 0 {
+		_ = p.conn.c.SetWriteDeadline(time.Now().Add(p.timeout))
+	}
+	if err := p.conn.enc.request(args); err != nil {
+		return nil, fmt.Errorf("ensemble: pipelined append: %w", err)
+	}
+	select {
+	case p.inprogress <- f:
+		return f, nil
+	case <-p.shutdown:
+		return nil, raft.ErrPipelineShutdown
+	}
+}
+
+func (p *appendPipeline) decodeResponses() {
+	for {
+		select {
+		case f := <-p.inprogress:
+			if p.timeout > 0 {
+				_ = p.conn.c.SetReadDeadline(time.Now().Add(p.timeout))
+			}
+			remote, err := p.conn.dec.response(f.resp)
+			if err == nil {
+				err = remote
+			}
+			f.respond(err)
+			select {
+			case p.doneCh <- f:
+			case <-p.shutdown:
+				return
+			}
+		case <-p.shutdown:
+			return
+		}
+	}
+}
+
+// Consumer implements raft.AppendPipeline.
+func (p *appendPipeline) Consumer() <-chan raft.AppendFuture { return p.doneCh }
+
+// Close implements raft.AppendPipeline.
+func (p *appendPipeline) Close() error {
+	p.once.Do(func() {
+		close(p.shutdown)
+		p.conn.c.Close()
+	})
+	return nil
+}
+
+// appendFuture is one pipelined request.
+type appendFuture struct {
+	start time.Time
+	args  *raft.AppendEntriesRequest
+	resp  *raft.AppendEntriesResponse
+	err   error
+	done  chan struct{}
+}
+
+func (f *appendFuture) respond(err error) {
+	f.err = err
+	close(f.done)
+}
+
+// Error implements raft.Future.
+func (f *appendFuture) Error() error {
+	<-f.done
+	return f.err
+}
+
+// Start implements raft.AppendFuture.
+func (f *appendFuture) Start() time.Time { return f.start }
+
+// Request implements raft.AppendFuture.
+func (f *appendFuture) Request() *raft.AppendEntriesRequest { return f.args }
+
+// Response implements raft.AppendFuture.
+func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
+
+// errNotAppend is answered when a response is not an AppendEntries one.
+var errNotAppend = errors.New("ensemble: append stream answered with another response type")

@@ -1,0 +1,193 @@
+package ensemble
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+func newTestAppendTransport(t *testing.T) (*appendTransport, raft.ServerAddress) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMux(ln, defaultDialer)
+	nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: 1, Timeout: 2 * time.Second})
+	tr := newAppendTransport(nt, m, 2*time.Second)
+	t.Cleanup(func() { tr.Close() })
+	return tr, raft.ServerAddress(ln.Addr().String())
+}
+
+func sampleAppendRequest(prev uint64, n int) *raft.AppendEntriesRequest {
+	req := &raft.AppendEntriesRequest{
+		RPCHeader:    raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("1"), Addr: []byte("127.0.0.1:1")},
+		Term:         7,
+		PrevLogEntry: prev, PrevLogTerm: 6, LeaderCommitIndex: prev,
+	}
+	for i := 0; i < n; i++ {
+		l := testEntry(prev+1+uint64(i), 7)
+		req.Entries = append(req.Entries, l)
+	}
+	return req
+}
+
+func TestAppendCodecRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	enc := appendEncoder{w: bufio.NewWriter(&buf)}
+	want := sampleAppendRequest(40, 30)
+	hb := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("x")}, Term: 3}
+	if err := enc.request(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.request(hb); err != nil {
+		t.Fatal(err)
+	}
+	wantResp := &raft.AppendEntriesResponse{RPCHeader: raft.RPCHeader{ProtocolVersion: 3, ID: []byte("2")}, Term: 7, LastLog: 70, Success: true, NoRetryBackoff: true}
+	enc.response(wantResp, nil)
+	enc.response(nil, errors.New("boom"))
+	if err := enc.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	dec := appendDecoder{r: bufio.NewReader(&buf)}
+	var got, gotHB raft.AppendEntriesRequest
+	if err := dec.request(&got); err != nil {
+		t.Fatal(err)
+	}
+	if err := dec.request(&gotHB); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != len(want.Entries) {
+		t.Fatalf("%d entries", len(got.Entries))
+	}
+	for i := range want.Entries {
+		if !sameEntry(got.Entries[i], want.Entries[i]) {
+			t.Fatalf("entry %d: %+v want %+v", i, *got.Entries[i], *want.Entries[i])
+		}
+	}
+	got.Entries, want.Entries = nil, nil
+	if !reflect.DeepEqual(&got, want) {
+		t.Fatalf("request %+v want %+v", got, *want)
+	}
+	if !isHeartbeat(&gotHB) || isHeartbeat(&got) {
+		t.Fatal("heartbeat not recognised after the round trip")
+	}
+	var resp raft.AppendEntriesResponse
+	if remote, err := dec.response(&resp); err != nil || remote != nil || !reflect.DeepEqual(&resp, wantResp) {
+		t.Fatalf("response %+v %v %v", resp, remote, err)
+	}
+	if remote, err := dec.response(&resp); err != nil || remote == nil || remote.Error() != "boom" {
+		t.Fatalf("error response: %v %v", remote, err)
+	}
+}
+
+// TestAppendTransportPipelineAndCalls sends pipelined and single appends
+// and a heartbeat between two transports.
+func TestAppendTransportPipelineAndCalls(t *testing.T) {
+	sender, _ := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t)
+	heartbeats := make(chan struct{}, 10)
+	receiver.SetHeartbeatHandler(func(rpc raft.RPC) {
+		heartbeats <- struct{}{}
+		rpc.Respond(&raft.AppendEntriesResponse{Term: 99, Success: true}, nil)
+	})
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			if req.PrevLogEntry == 666 {
+				rpc.Respond(nil, errors.New("refused"))
+				continue
+			}
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
+		}
+	}()
+
+	p, err := sender.AppendEntriesPipeline("2", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300 // more than the pipeline depth
+	go func() {
+		for i := 0; i < n; i++ {
+			if _, err := p.AppendEntries(sampleAppendRequest(uint64(i*10), 10), new(raft.AppendEntriesResponse)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		f := <-p.Consumer()
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+		if want := uint64(i*10 + 10); f.Response().LastLog != want || f.Request().PrevLogEntry != uint64(i*10) {
+			t.Fatalf("response %d out of order: last log %d", i, f.Response().LastLog)
+		}
+	}
+	p.Close()
+	if _, err := p.AppendEntries(sampleAppendRequest(1, 1), new(raft.AppendEntriesResponse)); err == nil {
+		t.Fatal("append on a closed pipeline succeeded")
+	}
+
+	var resp raft.AppendEntriesResponse
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(5, 3), &resp); err != nil || resp.LastLog != 8 {
+		t.Fatalf("single append: %v %+v", err, resp)
+	}
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(666, 1), &resp); err == nil || err.Error() != "refused" {
+		t.Fatalf("remote error: %v", err)
+	}
+	// The connection survives a remote error and is reused.
+	if err := sender.AppendEntries("2", addr, &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("a")}, Term: 4}, &resp); err != nil || resp.Term != 99 {
+		t.Fatalf("heartbeat: %v %+v", err, resp)
+	}
+	select {
+	case <-heartbeats:
+	default:
+		t.Fatal("heartbeat did not take the fast path")
+	}
+	if len(sender.pool[addr]) != 1 {
+		t.Fatalf("%d pooled connections, want 1", len(sender.pool[addr]))
+	}
+}
+
+// TestAppendTransportGarbageClosesStream checks a malformed stream is
+// dropped without disturbing the member.
+func TestAppendTransportGarbageClosesStream(t *testing.T) {
+	receiver, addr := newTestAppendTransport(t)
+	c, err := receiver.mux.open(string(addr), streamAppend, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Version 1, then an entry count far beyond the limit.
+	if _, err := c.Write([]byte{appendCodecVersion, 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("stream still open after garbage")
+	}
+}
+
+// FuzzAppendRequest feeds arbitrary bytes to the request decoder.
+func FuzzAppendRequest(f *testing.F) {
+	var buf bytes.Buffer
+	enc := appendEncoder{w: bufio.NewWriter(&buf)}
+	_ = enc.request(sampleAppendRequest(3, 4))
+	f.Add(buf.Bytes())
+	f.Add([]byte{appendCodecVersion, 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec := appendDecoder{r: bufio.NewReader(bytes.NewReader(data))}
+		var req raft.AppendEntriesRequest
+		_ = dec.request(&req)
+		var resp raft.AppendEntriesResponse
+		_, _ = dec.response(&resp)
+	})
+}
