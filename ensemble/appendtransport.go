@@ -24,11 +24,12 @@ type appendTransport struct {
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
 
-	mu     sync.Mutex
-	pool   map[raft.ServerAddress][]*appendConn // idle connections for single calls
-	served map[net.Conn]struct{}                // accepted append streams
-	closed bool
-	done   chan struct{}
+	mu        sync.Mutex
+	pool      map[raft.ServerAddress][]*appendConn // idle connections for single calls
+	served    map[net.Conn]struct{}                // accepted append streams
+	pipelines map[*appendPipeline]struct{}         // open pipelines (leader side)
+	closed    bool
+	done      chan struct{}
 }
 
 // appendPoolSize is how many idle connections are kept per member
@@ -54,6 +55,7 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, timeout time.Duration
 		consumeCh:        make(chan raft.RPC),
 		pool:             make(map[raft.ServerAddress][]*appendConn),
 		served:           make(map[net.Conn]struct{}),
+		pipelines:        make(map[*appendPipeline]struct{}),
 		done:             make(chan struct{}),
 	}
 	go t.relay()
@@ -266,41 +268,145 @@ func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Ser
 		return nil, err
 	}
 	p := &appendPipeline{
+		t:          t,
 		conn:       c,
 		timeout:    t.timeout,
 		doneCh:     make(chan raft.AppendFuture, appendPipelineDepth),
 		inprogress: make(chan *appendFuture, appendPipelineDepth),
 		shutdown:   make(chan struct{}),
+		notices:    make(chan struct{}, 1),
 	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		c.c.Close()
+		return nil, raft.ErrTransportShutdown
+	}
+	t.pipelines[p] = struct{}{}
+	t.mu.Unlock()
 	go p.decodeResponses()
+	go p.sendNotices()
 	return p, nil
+}
+
+// notifyCommit tells every follower with an open pipeline that entry
+// index (of term) is committed, unless that pipeline already carried a
+// commit index that high. It returns how many pipelines are open.
+func (t *appendTransport) notifyCommit(index, term uint64) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := range t.pipelines {
+		p.notify(index, term)
+	}
+	return len(t.pipelines)
 }
 
 // appendPipeline sends requests without waiting for the responses, which
 // come back in order on the same stream.
 type appendPipeline struct {
+	t          *appendTransport
 	conn       *appendConn
 	timeout    time.Duration
 	doneCh     chan raft.AppendFuture
 	inprogress chan *appendFuture
 	shutdown   chan struct{}
 	once       sync.Once
+
+	// sending orders writes to the stream with their futures' places in
+	// inprogress: Raft's requests and commit notices share the stream.
+	sending    sync.Mutex
+	last       *raft.AppendEntriesRequest // Raft's latest request: term and header for notices
+	commitSent uint64                     // highest LeaderCommitIndex written
+
+	notices     chan struct{} // cap 1: a notice is due
+	noticeMu    sync.Mutex
+	noticeIndex uint64
+	noticeTerm  uint64
 }
 
 // AppendEntries implements raft.AppendPipeline.
 func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
 	f := &appendFuture{start: time.Now(), args: args, resp: resp, done: make(chan struct{})}
-	if p.timeout > 0 {
-		_ = p.conn.c.SetWriteDeadline(time.Now().Add(p.timeout))
+	p.sending.Lock()
+	defer p.sending.Unlock()
+	if err := p.send(args); err != nil {
+		return nil, err
 	}
-	if err := p.conn.enc.request(args); err != nil {
-		return nil, fmt.Errorf("ensemble: pipelined append: %w", err)
-	}
+	p.last = args
 	select {
 	case p.inprogress <- f:
 		return f, nil
 	case <-p.shutdown:
 		return nil, raft.ErrPipelineShutdown
+	}
+}
+
+// send writes a request; the caller holds sending.
+func (p *appendPipeline) send(args *raft.AppendEntriesRequest) error {
+	if p.timeout > 0 {
+		_ = p.conn.c.SetWriteDeadline(time.Now().Add(p.timeout))
+	}
+	if err := p.conn.enc.request(args); err != nil {
+		return fmt.Errorf("ensemble: pipelined append: %w", err)
+	}
+	p.commitSent = max(p.commitSent, args.LeaderCommitIndex)
+	return nil
+}
+
+// notify asks for a commit notice for index unless one is on its way.
+func (p *appendPipeline) notify(index, term uint64) {
+	p.noticeMu.Lock()
+	if index > p.noticeIndex {
+		p.noticeIndex, p.noticeTerm = index, term
+	}
+	p.noticeMu.Unlock()
+	select {
+	case p.notices <- struct{}{}:
+	default:
+	}
+}
+
+// sendNotices writes commit notices. Raft tells a follower the commit
+// index only with its next AppendEntries (new entries, or an empty one
+// after CommitTimeout), so at light load a follower would apply — answer
+// its clients, fire its watches — a CommitTimeout late. A notice is an
+// AppendEntries from this leader's current term with no entries, whose
+// previous entry is the committed one and whose commit index is that
+// entry's: the follower's own consistency check on the previous entry
+// makes it as safe as any AppendEntries, and a follower that lacks the
+// entry just refuses it. Its response is read and dropped.
+func (p *appendPipeline) sendNotices() {
+	for {
+		select {
+		case <-p.notices:
+		case <-p.shutdown:
+			return
+		}
+		p.noticeMu.Lock()
+		index, term := p.noticeIndex, p.noticeTerm
+		p.noticeMu.Unlock()
+		p.sending.Lock()
+		last := p.last
+		if last == nil || index <= p.commitSent || len(p.inprogress) >= cap(p.inprogress)-1 {
+			p.sending.Unlock()
+			continue // Raft's own requests carry it, or soon will
+		}
+		req := &raft.AppendEntriesRequest{
+			RPCHeader: last.RPCHeader, Term: last.Term, Leader: last.Leader,
+			PrevLogEntry: index, PrevLogTerm: term, LeaderCommitIndex: index,
+		}
+		if p.send(req) != nil {
+			p.sending.Unlock()
+			return // the stream is broken: Raft's next request finds out
+		}
+		f := &appendFuture{args: req, resp: new(raft.AppendEntriesResponse), done: make(chan struct{}), notice: true}
+		select {
+		case p.inprogress <- f:
+		case <-p.shutdown:
+			p.sending.Unlock()
+			return
+		}
+		p.sending.Unlock()
 	}
 }
 
@@ -312,6 +418,13 @@ func (p *appendPipeline) decodeResponses() {
 				_ = p.conn.c.SetReadDeadline(time.Now().Add(p.timeout))
 			}
 			remote, err := p.conn.dec.response(f.resp)
+			if f.notice {
+				if err != nil {
+					p.Close() // Raft's requests behind it fail; it reopens
+					return
+				}
+				continue
+			}
 			if err == nil {
 				err = remote
 			}
@@ -335,6 +448,9 @@ func (p *appendPipeline) Close() error {
 	p.once.Do(func() {
 		close(p.shutdown)
 		p.conn.c.Close()
+		p.t.mu.Lock()
+		delete(p.t.pipelines, p)
+		p.t.mu.Unlock()
 	})
 	return nil
 }
@@ -346,6 +462,8 @@ type appendFuture struct {
 	resp  *raft.AppendEntriesResponse
 	err   error
 	done  chan struct{}
+	// notice marks a commit notice, whose response nobody awaits.
+	notice bool
 }
 
 func (f *appendFuture) respond(err error) {

@@ -34,8 +34,10 @@ type Node struct {
 	waiters *waiters
 	tracker *expiry
 	watches *watches.Registry
-	mux     *mux       // nil for a single member
-	fwd     *forwarder // nil for a single member
+	logs    *raft.LogCache
+	trans   *appendTransport // nil for a single member
+	mux     *mux             // nil for a single member
+	fwd     *forwarder       // nil for a single member
 	touched touchSet
 
 	fwdMu    sync.Mutex
@@ -177,6 +179,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
+	n.logs = logs
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, rc.Logger)
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
@@ -227,6 +230,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		Timeout: timeout,
 		Logger:  rc.Logger,
 	}), n.mux, timeout)
+	n.trans = trans
 	var conf raft.Configuration
 	for _, p := range n.cfg.Peers {
 		suffrage := raft.Voter

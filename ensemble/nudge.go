@@ -16,13 +16,18 @@ import (
 // latency (a lone setData through a follower: ~10 ms; ZooKeeper, which
 // sends COMMIT at once: ~1.3 ms).
 //
-// So when the leader has applied a batch with anything a client can see
-// and nothing newer is in its log, it appends a nudge: a barrier entry that
-// nobody waits for. Its AppendEntries carries the new commit index to every
-// follower right away. Under load the next batch carries it and nudges are
-// not needed (a newer entry is already in the log); an idle ensemble makes
-// none. A nudge takes a log index, so zxids may skip one, which ZooKeeper
-// clients never rely on (they only compare zxids).
+// So when the leader has applied a batch with anything a client can see,
+// it nudges: it sends every follower with an open pipeline a commit
+// notice, an empty AppendEntries carrying the new commit index
+// (appendtransport.go), unless that pipeline already carried it. No log
+// entry, no disk write; an idle ensemble sends none.
+//
+// Without any open pipeline (just after an election) the nudge is a
+// barrier entry that nobody waits for, whose AppendEntries carries the
+// commit index — skipped when a newer entry is already in the log, since
+// that entry's own apply asks again. A barrier nudge takes a log index,
+// so zxids may skip one, which ZooKeeper clients never rely on (they only
+// compare zxids).
 //
 // Lowering CommitTimeout instead would do the same at light load but cost
 // an empty RPC to each follower every 1-2 ms even when idle (measured: three
@@ -67,6 +72,22 @@ func (n *Node) nudge(last uint64) {
 	}
 }
 
+// noticeCommit sends a commit notice for index down every open pipeline
+// (appendtransport.go): an empty AppendEntries that costs no log entry and
+// no disk write. With no pipeline open (just elected, or replication
+// falling back to single calls) it reports false and a barrier entry does
+// the job instead.
+func (n *Node) noticeCommit(index uint64) bool {
+	if n.trans == nil || index == 0 {
+		return false
+	}
+	var l raft.Log
+	if err := n.logs.GetLog(index, &l); err != nil {
+		return false
+	}
+	return n.trans.notifyCommit(index, l.Term) > 0
+}
+
 // nudgeLoop appends the nudges. A nudge is skipped when a newer entry is
 // in the log: that entry's own apply asks again. The newer entry may be a
 // nudge, which asks for nothing, or may already have been applied, so a
@@ -84,6 +105,9 @@ func (n *Node) nudgeLoop() {
 		select {
 		case <-n.nudges:
 			if n.raft.State() != raft.Leader {
+				continue
+			}
+			if n.noticeCommit(n.nudgeAt.Load()) {
 				continue
 			}
 			if n.raft.LastIndex() > n.nudgeAt.Load() {

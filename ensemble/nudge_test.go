@@ -43,3 +43,34 @@ func TestCommitNudge(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitNoticeAddsNoEntry: once the leader's pipelines are open, a
+// follower learns a commit from a commit notice, not from a barrier entry:
+// the write through a follower completes and the log holds nothing after it.
+func TestCommitNoticeAddsNoEntry(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.CommitTimeout = time.Hour })
+	l, f := c.leader(), c.follower()
+	mustPropose(t, f, newSession(7, 30000)) // opens the pipelines
+	deadline := time.Now().Add(10 * time.Second)
+	for l.trans.notifyCommit(0, 0) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader's pipelines did not open")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // let any barrier nudge of the set-up land
+	for i := 0; i < 5; i++ {
+		done := make(chan *znode.Result, 1)
+		go func() { done <- mustPropose(t, f, createTxn(7, fmt.Sprintf("/c%d", i), 0, time.Now().UnixMilli())) }()
+		var res *znode.Result
+		select {
+		case res = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("write through a follower not applied there")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if last := l.raft.LastIndex(); last != uint64(res.Zxid) {
+			t.Fatalf("log ends at %d after the write at %d: a barrier nudge was appended", last, res.Zxid)
+		}
+	}
+}
