@@ -1,24 +1,40 @@
 package znode
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
 
+// aclRef names an interned ACL list: its slot in the aclCache. Nodes hold
+// an aclRef (4 bytes, packed with the node kind) instead of a slice header.
+type aclRef uint32
+
+// maxACLLists bounds the slots so an aclRef fits beside the node kind in a
+// node's meta word (see node.go). Every live list is held by at least one
+// node, so the bound is out of reach of any tree that fits in memory.
+const maxACLLists = 1 << (32 - kindBits)
+
 // aclCache interns ACL lists so nodes with equal lists share one slice. It
-// counts references so lists no node uses any more are dropped.
+// counts references so lists no node uses any more are dropped and their
+// slots reused.
 type aclCache struct {
-	lists map[string]*aclEntry
+	slots map[string]aclRef // aclKey(list) -> slot
+	lists []aclEntry        // by slot; a free slot has refs 0 and a nil list
+	free  []aclRef          // free slots, the last freed reused first
 }
 
+// aclEntry is one interned list.
 type aclEntry struct {
 	list []jute.ACL
+	key  string // aclKey(list), so release need not recompute it
 	refs int
 }
 
-func newACLCache() *aclCache { return &aclCache{lists: make(map[string]*aclEntry)} }
+func newACLCache() *aclCache { return &aclCache{slots: make(map[string]aclRef)} }
 
 // aclKey is a canonical string for an ACL list (order-sensitive, as in ZooKeeper).
 func aclKey(list []jute.ACL) string {
@@ -35,29 +51,63 @@ func aclKey(list []jute.ACL) string {
 	return b.String()
 }
 
-// acquire returns the interned copy of list and takes a reference on it.
-func (c *aclCache) acquire(list []jute.ACL) []jute.ACL {
+// acquire interns list and takes a reference on it. ok is false only when
+// the list is new and every one of the maxACLLists slots is in use.
+func (c *aclCache) acquire(list []jute.ACL) (ref aclRef, ok bool) {
 	k := aclKey(list)
-	e := c.lists[k]
-	if e == nil {
+	ref, found := c.slots[k]
+	if !found {
 		cp := make([]jute.ACL, len(list))
 		copy(cp, list)
-		e = &aclEntry{list: cp}
-		c.lists[k] = e
+		if ref, ok = c.add(k, cp); !ok {
+			return 0, false
+		}
 	}
-	e.refs++
-	return e.list
+	c.lists[ref].refs++
+	return ref, true
 }
 
-// release drops a reference taken by acquire.
-func (c *aclCache) release(list []jute.ACL) {
-	k := aclKey(list)
-	e := c.lists[k]
-	if e == nil {
-		return
+// add stores a list not yet interned, with no references, in a free slot.
+func (c *aclCache) add(key string, list []jute.ACL) (aclRef, bool) {
+	var ref aclRef
+	if n := len(c.free); n > 0 {
+		ref = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		if len(c.lists) >= maxACLLists {
+			return 0, false
+		}
+		ref = aclRef(len(c.lists))
+		c.lists = append(c.lists, aclEntry{})
 	}
+	c.lists[ref] = aclEntry{list: list, key: key}
+	c.slots[key] = ref
+	return ref, true
+}
+
+// release drops a reference taken by acquire; the last one frees the slot.
+func (c *aclCache) release(ref aclRef) {
+	e := &c.lists[ref]
 	e.refs--
 	if e.refs <= 0 {
-		delete(c.lists, k)
+		c.drop(ref)
 	}
+}
+
+// drop frees a slot.
+func (c *aclCache) drop(ref aclRef) {
+	delete(c.slots, c.lists[ref].key)
+	c.lists[ref] = aclEntry{}
+	c.free = append(c.free, ref)
+}
+
+// list returns the interned list in slot ref. It must not be modified.
+func (c *aclCache) list(ref aclRef) []jute.ACL { return c.lists[ref].list }
+
+// len is the number of interned lists.
+func (c *aclCache) len() int { return len(c.slots) }
+
+// clone copies the cache; the lists themselves are immutable and shared.
+func (c *aclCache) clone() *aclCache {
+	return &aclCache{slots: maps.Clone(c.slots), lists: slices.Clone(c.lists), free: slices.Clone(c.free)}
 }

@@ -13,15 +13,15 @@ import (
 // membership change itself is Raft's and happened before this entry. As in
 // ZooKeeper (a SetDataTxn with version -1) the node's version becomes -1.
 func (a *applier) reconfig() (jute.Record, error) {
-	n := a.t.nodes[ConfigPath]
+	n := a.t.lookup(ConfigPath)
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if err := a.checkPerm(n.acl, jute.PermWrite); err != nil {
+	if err := a.checkPerm(a.t.aclOf(n), jute.PermWrite); err != nil {
 		return nil, err
 	}
 	data := append(append([]byte(nil), a.txn.Req...), "version="+strconv.FormatInt(a.zxid, 16)...)
 	a.setNodeData(ConfigPath, n, data, -1, a.zxid, a.txn.Time)
-	a.fire(ConfigPath, jute.EventNodeDataChanged, n.acl)
+	a.fire(ConfigPath, jute.EventNodeDataChanged, a.t.aclOf(n))
 	return &jute.GetDataResponse{Data: n.data, Stat: n.stat()}, nil
 }

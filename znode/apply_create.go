@@ -74,7 +74,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	if parent == nil {
 		return nil, jute.ErrNoNode
 	}
-	if err := a.checkPerm(parent.acl, jute.PermCreate); err != nil {
+	if err := a.checkPerm(a.t.aclOf(parent), jute.PermCreate); err != nil {
 		return nil, err
 	}
 	path := req.Path
@@ -84,36 +84,43 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
-	if a.t.nodes[path] != nil {
+	_, name, _ := splitPath(path)
+	if path == RootPath || parent.child(name) != nil { // "/" splits into "" and ""
+
 		return nil, jute.ErrNodeExists
 	}
-	if parent.kind == kindEphemeral {
+	if parent.kind() == kindEphemeral {
 		return nil, jute.ErrNoChildrenForEphem
 	}
 	if err := a.t.checkQuota(path, 1, int64(len(req.Data))); err != nil {
 		return nil, err
 	}
+	ref, ok := a.t.acls.acquire(list)
+	if !ok {
+		return nil, jute.ErrSystemError
+	}
 
 	n := &node{
 		data:  req.Data,
-		acl:   list,
 		czxid: a.zxid, mzxid: a.zxid, pzxid: a.zxid,
 		ctime: a.txn.Time, mtime: a.txn.Time,
 	}
+	n.setACL(ref)
 	switch {
 	case op == jute.OpCreateContainer:
-		n.kind = kindContainer
+		n.setKind(kindContainer)
 	case op == jute.OpCreateTTL:
-		n.kind, n.ttl = kindTTL, ttl
+		n.setKind(kindTTL)
+		n.owner = ttl
 	case mode.ephemeral:
-		n.kind, n.owner = kindEphemeral, a.txn.Session
+		n.setKind(kindEphemeral)
+		n.owner = a.txn.Session
 	}
-	_, name, _ := splitPath(path)
 	a.setChildMeta(parent, parent.cversion+1, a.zxid)
 	st := n.stat() // before quota bookkeeping may rewrite a stats node's data
 	a.insert(path, parent, name, n)
-	a.fire(path, jute.EventNodeCreated, n.acl)
-	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, parent.acl)
+	a.fire(path, jute.EventNodeCreated, a.t.aclOf(n))
+	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
 	if op == jute.OpCreate {
 		return &jute.PathRequest{Path: path}, nil
 	}

@@ -26,17 +26,17 @@ func (a *applier) delete(req *jute.PathVersionRequest) error {
 	if parent == nil {
 		return jute.ErrNoNode
 	}
-	if err := a.checkPerm(parent.acl, jute.PermDelete); err != nil {
+	if err := a.checkPerm(a.t.aclOf(parent), jute.PermDelete); err != nil {
 		return err
 	}
-	n := a.t.nodes[req.Path]
+	n := parent.child(name)
 	if n == nil {
 		return jute.ErrNoNode
 	}
 	if _, err := checkVersion(n.version, req.Version); err != nil {
 		return err
 	}
-	if len(n.children) > 0 {
+	if n.numChildren() > 0 {
 		return jute.ErrNotEmpty
 	}
 	a.deleteNode(req.Path, parentPath, name, parent, n)
@@ -48,13 +48,13 @@ func (a *applier) delete(req *jute.PathVersionRequest) error {
 // NodeChildrenChanged. The parent's stored cversion is unchanged: clients
 // see the delete through cversion*2 - numChildren.
 func (a *applier) deleteNode(path, parentPath, name string, parent, n *node) {
-	acl := n.acl
+	acl := a.t.aclOf(n)
 	a.remove(path, parent, name, n)
 	if a.zxid > parent.pzxid {
 		a.setChildMeta(parent, parent.cversion, a.zxid)
 	}
 	a.fire(path, jute.EventNodeDeleted, acl)
-	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, parent.acl)
+	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
 }
 
 // deleteContainer applies the reaper's delete of a container or expired TTL
@@ -67,19 +67,19 @@ func (a *applier) deleteContainer(path string) error {
 	if err != nil {
 		return err
 	}
-	n := a.t.nodes[path]
+	parent := a.t.lookup(parentPath)
+	if parent == nil {
+		return jute.ErrNoNode
+	}
+	n := parent.child(name)
 	if n == nil {
 		return jute.ErrNoNode
 	}
-	if len(n.children) > 0 {
+	if n.numChildren() > 0 {
 		return jute.ErrNotEmpty
 	}
 	if !a.t.eligible(n, a.txn.Time) {
 		return jute.ErrBadVersion
-	}
-	parent := a.t.lookup(parentPath)
-	if parent == nil {
-		return jute.ErrNoNode
 	}
 	a.deleteNode(path, parentPath, name, parent, n)
 	return nil

@@ -24,10 +24,13 @@ func (a *applier) closeSession() {
 		return
 	}
 	for _, path := range s.sessionPaths() {
-		n := a.t.nodes[path]
 		parentPath, name, _ := splitPath(path)
 		parent := a.t.lookup(parentPath)
-		if n == nil || parent == nil {
+		if parent == nil {
+			continue
+		}
+		n := parent.child(name)
+		if n == nil {
 			continue
 		}
 		a.deleteNode(path, parentPath, name, parent, n)

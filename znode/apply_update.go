@@ -13,11 +13,11 @@ func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
 	if err := ValidatePath(req.Path); err != nil {
 		return nil, err
 	}
-	n := a.t.nodes[req.Path]
+	n := a.t.lookup(req.Path)
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if err := a.checkPerm(n.acl, jute.PermWrite); err != nil {
+	if err := a.checkPerm(a.t.aclOf(n), jute.PermWrite); err != nil {
 		return nil, err
 	}
 	if err := a.t.checkQuota(req.Path, 0, int64(len(req.Data)-len(n.data))); err != nil {
@@ -28,7 +28,7 @@ func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
 		return nil, err
 	}
 	a.setNodeData(req.Path, n, req.Data, version, a.zxid, a.txn.Time)
-	a.fire(req.Path, jute.EventNodeDataChanged, n.acl)
+	a.fire(req.Path, jute.EventNodeDataChanged, a.t.aclOf(n))
 	return &jute.StatResponse{Stat: n.stat()}, nil
 }
 
@@ -45,18 +45,20 @@ func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	if err != nil {
 		return nil, jute.ErrInvalidACL
 	}
-	n := a.t.nodes[req.Path]
+	n := a.t.lookup(req.Path)
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if err := a.checkPerm(n.acl, jute.PermAdmin); err != nil {
+	if err := a.checkPerm(a.t.aclOf(n), jute.PermAdmin); err != nil {
 		return nil, err
 	}
 	aversion, err := checkVersion(n.aversion, req.Version)
 	if err != nil {
 		return nil, err
 	}
-	a.setNodeACL(n, list, aversion)
+	if err := a.setNodeACL(n, list, aversion); err != nil {
+		return nil, err
+	}
 	return &jute.StatResponse{Stat: n.stat()}, nil
 }
 
@@ -68,11 +70,11 @@ func (a *applier) check(req *jute.PathVersionRequest) error {
 	if err := ValidatePath(req.Path); err != nil {
 		return err
 	}
-	n := a.t.nodes[req.Path]
+	n := a.t.lookup(req.Path)
 	if n == nil {
 		return jute.ErrNoNode
 	}
-	if err := a.checkPerm(n.acl, jute.PermRead); err != nil {
+	if err := a.checkPerm(a.t.aclOf(n), jute.PermRead); err != nil {
 		return err
 	}
 	_, err := checkVersion(n.version, req.Version)

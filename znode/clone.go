@@ -10,24 +10,15 @@ import "maps"
 func (t *Tree) Clone() *Tree {
 	c := &Tree{
 		opts:     t.opts,
-		nodes:    make(map[string]*node, len(t.nodes)),
+		root:     cloneNode(t.root),
+		count:    t.count,
 		sessions: make(map[int64]*session, len(t.sessions)),
-		acls:     &aclCache{lists: make(map[string]*aclEntry, len(t.acls.lists))},
+		acls:     t.acls.clone(),
 		lastZxid: t.lastZxid,
 		dataSize: t.dataSize,
 		nEphem:   t.nEphem,
 		reapable: maps.Clone(t.reapable),
 		quotas:   maps.Clone(t.quotas),
-	}
-	for k, e := range t.acls.lists {
-		c.acls.lists[k] = &aclEntry{list: e.list, refs: e.refs}
-	}
-	for p, n := range t.nodes {
-		cp := *n
-		if n.children != nil {
-			cp.children = maps.Clone(n.children)
-		}
-		c.nodes[p] = &cp
 	}
 	for id, s := range t.sessions {
 		cs := &session{info: s.info}
@@ -37,4 +28,14 @@ func (t *Tree) Clone() *Tree {
 		c.sessions[id] = cs
 	}
 	return c
+}
+
+// cloneNode copies n and, recursively, its children. The node's ACL
+// reference stays valid because the cache is cloned slot for slot.
+func cloneNode(n *node) *node {
+	cp := *n
+	if n.kids != nil {
+		cp.kids = n.kids.clone(cloneNode)
+	}
+	return &cp
 }

@@ -76,3 +76,11 @@ func (h *harness) stat(path string) jute.Stat {
 	}
 	return st
 }
+
+// allNodes returns every node of tr by path.
+func allNodes(tr *Tree) map[string]*node {
+	out := map[string]*node{}
+	var scratch []childEntry
+	walkSorted(RootPath, tr.root, &scratch, func(p string, n *node) { out[p] = n })
+	return out
+}

@@ -1,11 +1,16 @@
 package znode
 
-import "github.com/zkraft/zkraft/jute"
+import (
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
 
 // The mutation primitives below are the only code that changes the tree
 // during Apply. Each records its inverse so a failed multi can roll back.
 
-// insert adds n at path under parent (whose child name is name).
+// insert adds n at path under parent (whose child name is name). n holds a
+// reference on its ACL (acquired by the caller), which the tree now owns.
 func (a *applier) insert(path string, parent *node, name string, n *node) {
 	a.t.link(path, parent, name, n)
 	if a.multi {
@@ -17,29 +22,36 @@ func (a *applier) insert(path string, parent *node, name string, n *node) {
 
 // remove deletes the node at path from the tree.
 func (a *applier) remove(path string, parent *node, name string, n *node) {
+	list := a.t.aclOf(n)
 	a.t.unlink(path, parent, name, n)
 	if a.multi {
-		a.onUndo(func() { a.t.link(path, parent, name, n) })
+		a.onUndo(func() {
+			// Rolling back newest first, the lists in use are those of the
+			// moment after the remove, so the cache has room for this one.
+			ref, _ := a.t.acls.acquire(list)
+			n.setACL(ref)
+			a.t.link(path, parent, name, n)
+		})
 	}
 	parentPath, _, _ := splitPath(path)
 	a.quotaDeleted(path, parentPath, name, n)
 }
 
-// link puts n into the tree: path index, parent's child set, interned ACL,
-// counters, ephemeral and reaper indexes.
+// link puts n, which already holds a reference on its ACL, into the tree:
+// parent's child set (under a copy of name, so the set does not keep the
+// request's whole path alive), counters, ephemeral and reaper indexes.
 func (t *Tree) link(path string, parent *node, name string, n *node) {
-	n.acl = t.acls.acquire(n.acl)
-	t.nodes[path] = n
-	parent.addChild(name)
+	parent.addChild(strings.Clone(name), n)
+	t.count++
 	t.dataSize += int64(len(path) + len(n.data))
 	t.indexNode(path, n)
 }
 
-// unlink is the inverse of link.
+// unlink is the inverse of link; it also releases n's ACL reference.
 func (t *Tree) unlink(path string, parent *node, name string, n *node) {
-	delete(t.nodes, path)
 	parent.removeChild(name)
-	t.acls.release(n.acl)
+	t.count--
+	t.acls.release(n.acl())
 	t.dataSize -= int64(len(path) + len(n.data))
 	t.unindexNode(path, n)
 }
@@ -47,7 +59,7 @@ func (t *Tree) unlink(path string, parent *node, name string, n *node) {
 // indexNode registers an ephemeral with its session and a container or TTL
 // node with the reaper index.
 func (t *Tree) indexNode(path string, n *node) {
-	switch n.kind {
+	switch n.kind() {
 	case kindEphemeral:
 		t.nEphem++
 		if s := t.sessions[n.owner]; s != nil {
@@ -63,7 +75,7 @@ func (t *Tree) indexNode(path string, n *node) {
 
 // unindexNode is the inverse of indexNode.
 func (t *Tree) unindexNode(path string, n *node) {
-	switch n.kind {
+	switch n.kind() {
 	case kindEphemeral:
 		t.nEphem--
 		if s := t.sessions[n.owner]; s != nil {
@@ -99,10 +111,15 @@ func (a *applier) setNodeData(path string, n *node, data []byte, version int32, 
 }
 
 // setNodeACL replaces a node's ACL and aversion (setACL is not allowed in
-// a multi, so no undo is needed).
-func (a *applier) setNodeACL(n *node, list []jute.ACL, aversion int32) {
-	old := n.acl
-	n.acl = a.t.acls.acquire(list)
-	a.t.acls.release(old)
+// a multi, so no undo is needed). The cache may refuse a new list (see
+// aclCache.acquire); then nothing changes and the error is SystemError.
+func (a *applier) setNodeACL(n *node, list []jute.ACL, aversion int32) error {
+	ref, ok := a.t.acls.acquire(list)
+	if !ok {
+		return jute.ErrSystemError
+	}
+	a.t.acls.release(n.acl())
+	n.setACL(ref)
 	n.aversion = aversion
+	return nil
 }

@@ -9,34 +9,75 @@ const (
 	kindPersistent nodeKind = iota
 	kindEphemeral           // owner is the session id
 	kindContainer
-	kindTTL // ttl holds the time-to-live in ms
+	kindTTL // owner holds the time-to-live in ms
+)
+
+// kindBits is how many low bits of node.meta hold the kind; the rest hold
+// the aclRef.
+const (
+	kindBits = 2
+	kindMask = 1<<kindBits - 1
 )
 
 // node is one znode. Its data slice is never modified in place (setData
-// replaces it), so readers may keep it after releasing the tree lock. acl is
-// an interned slice shared by every node with an equal list.
+// replaces it), so readers may keep it after releasing the tree lock. Its
+// ACL is a reference into the tree's aclCache, shared by every node with an
+// equal list.
+//
+// The struct is kept at 96 bytes (a Go size class; one more byte and it
+// would take 112): the node's name lives only in its parent's childSet, the
+// kind and the ACL share one word, and one field serves as ephemeral owner
+// or TTL (no node is both). TestNodeSize guards the size.
 type node struct {
-	data     []byte
-	acl      []jute.ACL
-	children map[string]struct{} // child names (last path segment); nil when empty
-	czxid    int64
-	mzxid    int64
-	pzxid    int64
-	ctime    int64
-	mtime    int64
-	version  int32
+	data  []byte
+	kids  *childSet // nil when the node has no children
+	czxid int64
+	mzxid int64
+	pzxid int64
+	ctime int64
+	mtime int64
+	// owner is the session id of a kindEphemeral node and the TTL in ms of
+	// a kindTTL node; 0 for the other kinds.
+	owner   int64
+	version int32
 	// cversion is stored as ZooKeeper stores it: the number of child
 	// creations. Clients see cversion*2 - numChildren (creates + deletes).
 	cversion int32
 	aversion int32
-	kind     nodeKind
-	owner    int64 // session id of an ephemeral node
-	ttl      int64 // TTL of a kindTTL node, ms
+	meta     uint32 // aclRef<<kindBits | kind
+}
+
+// kind returns what the node is.
+func (n *node) kind() nodeKind { return nodeKind(n.meta & kindMask) }
+
+// setKind sets the node's kind.
+func (n *node) setKind(k nodeKind) { n.meta = n.meta&^kindMask | uint32(k) }
+
+// acl returns the node's interned ACL reference.
+func (n *node) acl() aclRef { return aclRef(n.meta >> kindBits) }
+
+// setACL sets the node's interned ACL reference (ref < maxACLLists).
+func (n *node) setACL(ref aclRef) { n.meta = uint32(ref)<<kindBits | n.meta&kindMask }
+
+// numChildren is the number of children.
+func (n *node) numChildren() int {
+	if n.kids == nil {
+		return 0
+	}
+	return n.kids.len()
+}
+
+// child returns the child called name, or nil.
+func (n *node) child(name string) *node {
+	if n.kids == nil {
+		return nil
+	}
+	return n.kids.get(name)
 }
 
 // stat returns the node's Stat as clients see it.
 func (n *node) stat() jute.Stat {
-	nc := int32(len(n.children))
+	nc := int32(n.numChildren())
 	st := jute.Stat{
 		Czxid:       n.czxid,
 		Mzxid:       n.mzxid,
@@ -49,24 +90,23 @@ func (n *node) stat() jute.Stat {
 		NumChildren: nc,
 		Pzxid:       n.pzxid,
 	}
-	if n.kind == kindEphemeral {
+	if n.kind() == kindEphemeral {
 		st.EphemeralOwner = n.owner
 	}
 	return st
 }
 
-// addChild records a child name.
-func (n *node) addChild(name string) {
-	if n.children == nil {
-		n.children = make(map[string]struct{})
+// addChild records child c under name, which must not be taken.
+func (n *node) addChild(name string, c *node) {
+	if n.kids == nil {
+		n.kids = &childSet{}
 	}
-	n.children[name] = struct{}{}
+	n.kids.add(name, c)
 }
 
-// removeChild forgets a child name.
+// removeChild forgets the child called name.
 func (n *node) removeChild(name string) {
-	delete(n.children, name)
-	if len(n.children) == 0 {
-		n.children = nil
+	if n.kids != nil && n.kids.remove(name) == 0 {
+		n.kids = nil
 	}
 }

@@ -106,15 +106,17 @@ func (a *applier) setQuota(p string, on bool) {
 // of the subtree at p (p itself included).
 func (a *applier) recountQuota(p string) {
 	statPath := QuotaPath + p + "/" + QuotaStatNode
-	sn := a.t.nodes[statPath]
+	sn := a.t.lookup(statPath)
 	if sn == nil {
 		return
 	}
 	var count, bytes int64
-	a.t.walk(p, func(_ string, n *node) {
-		count++
-		bytes += int64(len(n.data))
-	})
+	if n := a.t.lookup(p); n != nil {
+		walkNodes(n, func(n *node) {
+			count++
+			bytes += int64(len(n.data))
+		})
+	}
 	st := statsTrack{}
 	st.set("count", count)
 	st.set("bytes", bytes)
@@ -124,7 +126,7 @@ func (a *applier) recountQuota(p string) {
 // updateQuotaStat adds to the count and bytes of lp's stats node.
 func (a *applier) updateQuotaStat(lp string, count, bytes int64) {
 	statPath := QuotaPath + lp + "/" + QuotaStatNode
-	sn := a.t.nodes[statPath]
+	sn := a.t.lookup(statPath)
 	if sn == nil {
 		return
 	}
@@ -157,7 +159,7 @@ func (t *Tree) checkQuota(path string, count int, bytes int64) error {
 	if lp == "" {
 		return nil
 	}
-	ln := t.nodes[QuotaPath+lp+"/"+QuotaLimitNode]
+	ln := t.lookup(QuotaPath + lp + "/" + QuotaLimitNode)
 	if ln == nil {
 		return nil
 	}
@@ -167,7 +169,7 @@ func (t *Tree) checkQuota(path string, count int, bytes int64) error {
 	if !checkCount && !checkBytes {
 		return nil
 	}
-	sn := t.nodes[QuotaPath+lp+"/"+QuotaStatNode]
+	sn := t.lookup(QuotaPath + lp + "/" + QuotaStatNode)
 	if sn == nil {
 		return nil
 	}
@@ -184,19 +186,11 @@ func (t *Tree) checkQuota(path string, count int, bytes int64) error {
 // hardExceeded reports a value over a hard limit (-1 = no hard limit).
 func hardExceeded(v, hard int64) bool { return hard > -1 && v > hard }
 
-// walk visits the subtree at path depth-first.
-func (t *Tree) walk(path string, f func(string, *node)) {
-	n := t.nodes[path]
-	if n == nil {
-		return
-	}
-	f(path, n)
-	prefix := path + "/"
-	if path == RootPath {
-		prefix = RootPath
-	}
-	for c := range n.children {
-		t.walk(prefix+c, f)
+// walkNodes visits n and every node below it, in no particular order.
+func walkNodes(n *node, f func(*node)) {
+	f(n)
+	if n.kids != nil {
+		n.kids.each(func(_ string, c *node) { walkNodes(c, f) })
 	}
 }
 

@@ -108,10 +108,11 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	var size int64
 	eph := 0
 	refs := map[string]int{}
-	for p, n := range tr.nodes {
+	all := allNodes(tr)
+	for p, n := range all {
 		size += int64(len(p) + len(n.data))
-		refs[aclKey(n.acl)]++
-		if n.kind == kindEphemeral {
+		refs[aclKey(tr.aclOf(n))]++
+		if n.kind() == kindEphemeral {
 			eph++
 			if s := tr.sessions[n.owner]; s == nil {
 				t.Fatalf("ephemeral %s of dead session", p)
@@ -120,34 +121,28 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			}
 		}
 		_, indexed := tr.reapable[p]
-		if indexed != (n.kind == kindContainer || n.kind == kindTTL) {
+		if indexed != (n.kind() == kindContainer || n.kind() == kindTTL) {
 			t.Fatalf("reaper index wrong for %s", p)
 		}
 		if p != RootPath {
 			parent, name, _ := splitPath(p)
-			if _, ok := tr.lookup(parent).children[name]; !ok {
+			if tr.lookup(parent).child(name) != n {
 				t.Fatalf("%s missing from its parent", p)
 			}
 		}
-		for c := range n.children {
-			cp := p + "/" + c
-			if p == RootPath {
-				cp = "/" + c
-			}
-			if tr.nodes[cp] == nil {
-				t.Fatalf("dangling child %s", cp)
-			}
+		if n.kids != nil {
+			checkChildSet(t, n.kids)
 		}
 	}
-	if size != tr.dataSize || eph != tr.nEphem {
-		t.Fatalf("counters: size %d/%d ephemerals %d/%d", size, tr.dataSize, eph, tr.nEphem)
+	if size != tr.dataSize || eph != tr.nEphem || len(all) != tr.count {
+		t.Fatalf("counters: size %d/%d ephemerals %d/%d nodes %d/%d", size, tr.dataSize, eph, tr.nEphem, len(all), tr.count)
 	}
-	for k, e := range tr.acls.lists {
-		if refs[k] != e.refs {
+	for k, r := range tr.acls.slots {
+		if e := tr.acls.lists[r]; refs[k] != e.refs || e.key != k {
 			t.Fatalf("acl refs %d want %d", e.refs, refs[k])
 		}
 	}
-	if len(refs) != len(tr.acls.lists) {
-		t.Fatalf("acl cache has %d lists, nodes use %d", len(tr.acls.lists), len(refs))
+	if len(refs) != tr.acls.len() {
+		t.Fatalf("acl cache has %d lists, nodes use %d", tr.acls.len(), len(refs))
 	}
 }

@@ -1,9 +1,6 @@
 package znode
 
 import (
-	"slices"
-	"strings"
-
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/jute"
 )
@@ -22,7 +19,7 @@ func (t *Tree) Exists(path string, ids []jute.Id) (jute.Stat, error) {
 	if n == nil {
 		return jute.Stat{}, jute.ErrNoNode
 	}
-	if !acl.Check(n.acl, jute.PermRead, ids) {
+	if !acl.Check(t.aclOf(n), jute.PermRead, ids) {
 		return jute.Stat{}, jute.ErrNoAuth
 	}
 	return n.stat(), nil
@@ -45,11 +42,10 @@ func (t *Tree) GetChildren(path string, ids []jute.Id) ([]string, jute.Stat, err
 	if err != nil {
 		return nil, jute.Stat{}, err
 	}
-	out := make([]string, 0, len(n.children))
-	for c := range n.children {
-		out = append(out, c)
+	out := make([]string, 0, n.numChildren())
+	if n.kids != nil {
+		out = n.kids.names(out)
 	}
-	slices.Sort(out)
 	return out, n.stat(), nil
 }
 
@@ -61,8 +57,8 @@ func (t *Tree) GetACL(path string, ids []jute.Id) ([]jute.ACL, jute.Stat, error)
 	if err != nil {
 		return nil, jute.Stat{}, err
 	}
-	list := n.acl
-	if !acl.Check(n.acl, jute.PermAdmin, ids) {
+	list := t.aclOf(n)
+	if !acl.Check(list, jute.PermAdmin, ids) {
 		list = acl.MaskDigests(list)
 	}
 	return list, n.stat(), nil
@@ -71,20 +67,21 @@ func (t *Tree) GetACL(path string, ids []jute.Id) ([]jute.ACL, jute.Stat, error)
 // GetAllChildrenNumber returns the number of descendants of path. For "/"
 // it is every node but the root (ZooKeeper's nodes.size()-2). Requires READ.
 func (t *Tree) GetAllChildrenNumber(path string, ids []jute.Id) (int32, error) {
-	if _, err := t.readable(path, jute.PermRead, ids); err != nil {
+	n, err := t.readable(path, jute.PermRead, ids)
+	if err != nil {
 		return 0, err
 	}
-	if path == RootPath {
-		return int32(len(t.nodes) - 1), nil
+	switch path {
+	case RootPath:
+		return int32(t.count - 1), nil
+	case "":
+		// ZooKeeper counts the paths starting with path+"/": for "" that
+		// is every node, the root included.
+		return int32(t.count), nil
 	}
-	prefix := path + "/"
-	var n int32
-	for p := range t.nodes {
-		if strings.HasPrefix(p, prefix) {
-			n++
-		}
-	}
-	return n, nil
+	var count int32
+	walkNodes(n, func(*node) { count++ })
+	return count - 1, nil
 }
 
 // NodeACL returns a node's ACL without any check (for watch filtering). The
@@ -94,7 +91,7 @@ func (t *Tree) NodeACL(path string) ([]jute.ACL, bool) {
 	if n == nil {
 		return nil, false
 	}
-	return n.acl, true
+	return t.aclOf(n), true
 }
 
 // readable looks a node up and checks perm on it.
@@ -103,7 +100,7 @@ func (t *Tree) readable(path string, perm int32, ids []jute.Id) (*node, error) {
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if !acl.Check(n.acl, perm, ids) {
+	if !acl.Check(t.aclOf(n), perm, ids) {
 		return nil, jute.ErrNoAuth
 	}
 	return n, nil

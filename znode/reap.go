@@ -6,14 +6,14 @@ import "slices"
 // without children that has had at least one child, or a TTL node without
 // children whose TTL has passed since its last modification.
 func (t *Tree) eligible(n *node, now int64) bool {
-	if len(n.children) > 0 {
+	if n.numChildren() > 0 {
 		return false
 	}
-	switch n.kind {
+	switch n.kind() {
 	case kindContainer:
 		return n.cversion > 0
 	case kindTTL:
-		return t.opts.ExtendedTypes && now-n.mtime > n.ttl
+		return t.opts.ExtendedTypes && now-n.mtime > n.owner // owner is the TTL
 	}
 	return false
 }
@@ -24,7 +24,7 @@ func (t *Tree) eligible(n *node, now int64) bool {
 func (t *Tree) ReapCandidates(now int64) []string {
 	var out []string
 	for p := range t.reapable {
-		if t.eligible(t.nodes[p], now) {
+		if t.eligible(t.lookup(p), now) {
 			out = append(out, p)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -47,21 +48,15 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	sw.raw(binary.BigEndian.AppendUint32(nil, snapVersion))
 
 	// Every node's ACL is one of the interned lists: number them in key
-	// order (deterministic) and find each node's by slice identity.
-	keys := make([]string, 0, len(t.acls.lists))
-	for k := range t.acls.lists {
-		keys = append(keys, k)
+	// order (deterministic, whatever the slots) and map slots to numbers.
+	refs := make([]aclRef, 0, t.acls.len())
+	for _, r := range t.acls.slots {
+		refs = append(refs, r)
 	}
-	slices.Sort(keys)
-	aclIndex := make(map[*jute.ACL]int32, len(keys))
-	emptyIdx := int32(-1)
-	for i, k := range keys {
-		l := t.acls.lists[k].list
-		if len(l) == 0 {
-			emptyIdx = int32(i)
-			continue
-		}
-		aclIndex[&l[0]] = int32(i)
+	slices.SortFunc(refs, func(a, b aclRef) int { return strings.Compare(t.acls.lists[a].key, t.acls.lists[b].key) })
+	number := make([]int32, len(t.acls.lists))
+	for i, r := range refs {
+		number[r] = int32(i)
 	}
 	sessions := t.Sessions()
 	quotas := make([]string, 0, len(t.quotas))
@@ -72,22 +67,18 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 
 	sw.frame(func(jw *jute.Writer) {
 		jw.Long(t.lastZxid)
-		jw.Int(int32(len(keys)))
-		jw.Long(int64(len(t.nodes)))
+		jw.Int(int32(len(refs)))
+		jw.Long(int64(t.count))
 		jw.Int(int32(len(sessions)))
 		jw.Int(int32(len(quotas)))
 	})
-	for _, k := range keys {
-		l := t.acls.lists[k].list
+	for _, r := range refs {
+		l := t.acls.list(r)
 		sw.frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
 	}
-	var names []string
-	t.walkSorted(RootPath, &names, func(p string, n *node) {
-		idx := emptyIdx
-		if len(n.acl) > 0 {
-			idx = aclIndex[&n.acl[0]]
-		}
-		sw.frame(func(jw *jute.Writer) { encodeNode(jw, p, n, idx) })
+	var scratch []childEntry
+	walkSorted(RootPath, t.root, &scratch, func(p string, n *node) {
+		sw.frame(func(jw *jute.Writer) { encodeNode(jw, p, n, number[n.acl()]) })
 	})
 	for _, s := range sessions {
 		sw.frame(func(jw *jute.Writer) {
@@ -112,28 +103,27 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	return nil
 }
 
-// walkSorted visits the subtree at path depth-first with children in
-// sorted order, so parents precede children and the order is
-// deterministic. names is scratch space shared across the recursion.
-func (t *Tree) walkSorted(path string, names *[]string, f func(string, *node)) {
-	n := t.nodes[path]
+// walkSorted visits n, at path, and its subtree depth-first with children
+// in sorted order, so parents precede children and the order is
+// deterministic. scratch is space shared across the recursion.
+func walkSorted(path string, n *node, scratch *[]childEntry, f func(string, *node)) {
 	f(path, n)
-	if len(n.children) == 0 {
+	if n.kids == nil {
 		return
 	}
-	start := len(*names)
-	for c := range n.children {
-		*names = append(*names, c)
-	}
-	slices.Sort((*names)[start:])
+	start := len(*scratch)
+	*scratch = n.kids.sorted(*scratch)
+	end := len(*scratch)
 	prefix := path + "/"
 	if path == RootPath {
 		prefix = RootPath
 	}
-	for i := start; i < start+len(n.children); i++ {
-		t.walkSorted(prefix+(*names)[i], names, f)
+	for i := start; i < end; i++ {
+		e := (*scratch)[i]
+		walkSorted(prefix+e.name, e.n, scratch, f)
 	}
-	*names = (*names)[:start]
+	clear((*scratch)[start:end])
+	*scratch = (*scratch)[:start]
 }
 
 func encodeNode(jw *jute.Writer, path string, n *node, aclIdx int32) {
@@ -148,9 +138,16 @@ func encodeNode(jw *jute.Writer, path string, n *node, aclIdx int32) {
 	jw.Int(n.version)
 	jw.Int(n.cversion)
 	jw.Int(n.aversion)
-	jw.Int(int32(n.kind))
-	jw.Long(n.owner)
-	jw.Long(n.ttl)
+	var owner, ttl int64
+	switch n.kind() {
+	case kindEphemeral:
+		owner = n.owner
+	case kindTTL:
+		ttl = n.owner
+	}
+	jw.Int(int32(n.kind()))
+	jw.Long(owner)
+	jw.Long(ttl)
 }
 
 // snapWriter writes length-prefixed frames, remembering the first error.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -114,7 +115,6 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 	if nACL < 0 || nNodes < 1 || nSess < 0 || nQuota < 0 {
 		return nil, badSnap("bad counts")
 	}
-	lists := make([]*aclEntry, 0, min(int(nACL), 1024))
 	for i := int32(0); i < nACL; i++ {
 		r, err := s.frame()
 		if err != nil {
@@ -128,15 +128,17 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 			l = []jute.ACL{}
 		}
 		k := aclKey(l)
-		if t.acls.lists[k] != nil {
+		if _, dup := t.acls.slots[k]; dup {
 			return nil, badSnap("duplicate acl list")
 		}
-		e := &aclEntry{list: l}
-		t.acls.lists[k] = e
-		lists = append(lists, e)
+		// Into slot i: the cache is fresh, so slots are handed out in order.
+		if _, ok := t.acls.add(k, l); !ok {
+			return nil, badSnap("too many acl lists")
+		}
 	}
+	var indexed []pathNode // ephemeral, container and TTL nodes
 	for i := int64(0); i < nNodes; i++ {
-		if err := s.readNode(t, lists, i == 0); err != nil {
+		if err := s.readNode(t, &indexed, i == 0); err != nil {
 			return nil, err
 		}
 	}
@@ -168,21 +170,27 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		}
 		t.quotas[p] = struct{}{}
 	}
-	for k, e := range t.acls.lists {
-		if e.refs == 0 {
-			delete(t.acls.lists, k)
+	for i := range t.acls.lists {
+		if t.acls.lists[i].refs == 0 {
+			t.acls.drop(aclRef(i))
 		}
 	}
-	// Rebuild the ephemeral, reaper and quota indexes.
-	t.nEphem = 0
-	for p, n := range t.nodes {
-		t.indexNode(p, n)
+	// Rebuild the ephemeral and reaper indexes.
+	for _, pn := range indexed {
+		t.indexNode(pn.path, pn.n)
 	}
 	return t, nil
 }
 
-// readNode reads one node frame and links it under its parent.
-func (s *snapReader) readNode(t *Tree, lists []*aclEntry, first bool) error {
+// pathNode is a node and its path.
+type pathNode struct {
+	path string
+	n    *node
+}
+
+// readNode reads one node frame and links it under its parent. Nodes the
+// session or reaper index will need are appended to indexed.
+func (s *snapReader) readNode(t *Tree, indexed *[]pathNode, first bool) error {
 	r, err := s.frame()
 	if err != nil {
 		return err
@@ -194,40 +202,55 @@ func (s *snapReader) readNode(t *Tree, lists []*aclEntry, first bool) error {
 	n.ctime, n.mtime = r.Long(), r.Long()
 	n.version, n.cversion, n.aversion = r.Int(), r.Int(), r.Int()
 	kind := r.Int()
-	n.owner, n.ttl = r.Long(), r.Long()
+	owner, ttl := r.Long(), r.Long()
 	if err := done(r, "node"); err != nil {
 		return err
 	}
-	if idx < 0 || int(idx) >= len(lists) {
+	if idx < 0 || int(idx) >= len(t.acls.lists) {
 		return badSnap("node %q: acl index %d", path, idx)
 	}
 	if kind < int32(kindPersistent) || kind > int32(kindTTL) {
 		return badSnap("node %q: kind %d", path, kind)
 	}
-	n.kind = nodeKind(kind)
+	n.setKind(nodeKind(kind))
+	// One field holds the owner of an ephemeral or the TTL of a TTL node;
+	// WriteSnapshot writes 0 for the other.
+	switch k := nodeKind(kind); {
+	case k == kindEphemeral && ttl == 0:
+		n.owner = owner
+	case k == kindTTL && owner == 0:
+		n.owner = ttl
+	case owner != 0 || ttl != 0:
+		return badSnap("node %q: kind %d with owner %d and ttl %d", path, kind, owner, ttl)
+	}
 	if first != (path == RootPath) {
 		return badSnap("root must come first, got %q", path)
 	}
-	if t.nodes[path] != nil {
+	n.setACL(aclRef(idx))
+	t.acls.lists[idx].refs++
+	t.count++
+	t.dataSize += int64(len(path) + len(n.data))
+	if first {
+		t.root = n
+		return nil
+	}
+	if ValidatePath(path) != nil {
+		return badSnap("invalid path %q", path)
+	}
+	parentPath, name, _ := splitPath(path)
+	parent := t.lookup(parentPath)
+	if parent == nil {
+		return badSnap("node %q before its parent", path)
+	}
+	if parent.child(name) != nil {
 		return badSnap("duplicate node %q", path)
 	}
-	if !first {
-		if ValidatePath(path) != nil {
-			return badSnap("invalid path %q", path)
-		}
-		parentPath, name, _ := splitPath(path)
-		parent := t.lookup(parentPath)
-		if parent == nil {
-			return badSnap("node %q before its parent", path)
-		}
-		if parent.kind == kindEphemeral {
-			return badSnap("node %q under an ephemeral", path)
-		}
-		parent.addChild(name)
+	if parent.kind() == kindEphemeral {
+		return badSnap("node %q under an ephemeral", path)
 	}
-	n.acl = lists[idx].list
-	lists[idx].refs++
-	t.nodes[path] = n
-	t.dataSize += int64(len(path) + len(n.data))
+	parent.addChild(strings.Clone(name), n)
+	if n.kind() != kindPersistent {
+		*indexed = append(*indexed, pathNode{path, n})
+	}
 	return nil
 }

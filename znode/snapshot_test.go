@@ -33,9 +33,9 @@ func snapshotTree(t *testing.T) *harness {
 // treeDump captures everything observable plus internal fields.
 func treeDump(t *testing.T, tr *Tree) map[string]any {
 	out := map[string]any{"zxid": tr.LastZxid(), "stats": tr.Stats(), "sessions": tr.Sessions()}
-	for p, n := range tr.nodes {
+	for p, n := range allNodes(tr) {
 		st, _ := tr.Exists(p, nil)
-		out["node "+p] = []any{st, n.data == nil, string(n.data), n.acl, n.cversion, n.kind, n.owner, n.ttl}
+		out["node "+p] = []any{st, n.data == nil, string(n.data), tr.aclOf(n), n.cversion, n.kind(), n.owner}
 	}
 	for _, s := range tr.Sessions() {
 		out["eph"+string(rune(s.ID))] = tr.GetEphemerals(s.ID, "")

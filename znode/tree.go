@@ -1,6 +1,10 @@
 package znode
 
-import "github.com/zkraft/zkraft/jute"
+import (
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
 
 // Options selects optional ZooKeeper behaviour. Every member of an ensemble
 // must use the same Options.
@@ -16,8 +20,11 @@ type Options struct {
 // Tree is the data tree plus the session table. It is not safe for
 // concurrent use.
 type Tree struct {
-	opts     Options
-	nodes    map[string]*node // by full path; the root is "/"
+	opts Options
+	// root is "/"; every other node hangs off its parent's childSet under
+	// its name, so a path is found segment by segment (see lookup).
+	root     *node
+	count    int // number of nodes, the root included
 	sessions map[int64]*session
 	acls     *aclCache
 	lastZxid int64
@@ -37,8 +44,8 @@ type Tree struct {
 func NewTree(opts Options) *Tree {
 	t := newEmptyTree(opts)
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
-	root := &node{acl: t.acls.acquire(open), data: []byte{}}
-	t.nodes[RootPath] = root
+	t.root = t.systemNode(open, 0)
+	t.count = 1
 	t.dataSize += int64(len(RootPath))
 	for _, p := range []string{ProcPath, QuotaPath, ConfigPath} {
 		parent, name, _ := splitPath(p)
@@ -46,17 +53,25 @@ func NewTree(opts Options) *Tree {
 		if p == ConfigPath {
 			list, aversion = []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}}, -1
 		}
-		t.nodes[p] = &node{acl: t.acls.acquire(list), aversion: aversion, data: []byte{}}
-		t.lookup(parent).addChild(name)
+		t.lookup(parent).addChild(name, t.systemNode(list, aversion))
+		t.count++
 		t.dataSize += int64(len(p))
 	}
 	return t
 }
 
+// systemNode returns one of the nodes every tree starts with: zxid 0,
+// empty (not null) data.
+func (t *Tree) systemNode(list []jute.ACL, aversion int32) *node {
+	n := &node{aversion: aversion, data: []byte{}}
+	ref, _ := t.acls.acquire(list) // an empty cache has room
+	n.setACL(ref)
+	return n
+}
+
 func newEmptyTree(opts Options) *Tree {
 	return &Tree{
 		opts:     opts,
-		nodes:    make(map[string]*node),
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
 		reapable: make(map[string]struct{}),
@@ -64,13 +79,36 @@ func newEmptyTree(opts Options) *Tree {
 	}
 }
 
-// lookup finds a node by path; "" is an alias of the root, as in ZooKeeper.
+// lookup finds a node by path, walking from the root one segment at a
+// time; "" is an alias of the root, as in ZooKeeper. Paths are not
+// validated: a malformed one (no leading slash, an empty segment, a
+// trailing slash) names no node, since no stored name is empty or holds a
+// slash.
 func (t *Tree) lookup(path string) *node {
-	if path == "" {
-		path = RootPath
+	if len(path) <= 1 {
+		if path == "" || path == RootPath {
+			return t.root
+		}
+		return nil
 	}
-	return t.nodes[path]
+	if path[0] != '/' {
+		return nil
+	}
+	n := t.root
+	for rest := path[1:]; ; {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return n.child(rest)
+		}
+		if n = n.child(rest[:i]); n == nil {
+			return nil
+		}
+		rest = rest[i+1:]
+	}
 }
+
+// aclOf returns n's ACL list. It must not be modified.
+func (t *Tree) aclOf(n *node) []jute.ACL { return t.acls.list(n.acl()) }
 
 // LastZxid is the zxid of the last applied transaction.
 func (t *Tree) LastZxid() int64 { return t.lastZxid }
@@ -93,8 +131,8 @@ type Stats struct {
 // Stats returns the tree's counters.
 func (t *Tree) Stats() Stats {
 	return Stats{
-		Nodes:      len(t.nodes),
-		ZnodeCount: len(t.nodes) + 1,
+		Nodes:      t.count,
+		ZnodeCount: t.count + 1,
 		Ephemerals: t.nEphem,
 		DataSize:   t.dataSize,
 		Sessions:   len(t.sessions),

@@ -181,15 +181,15 @@ func TestACLInterning(t *testing.T) {
 	h.write(jute.OpSetACL, &jute.SetACLRequest{Path: "/b", ACL: world(1), Version: -1})
 	a, _ = h.tree.NodeACL("/a")
 	b, _ = h.tree.NodeACL("/b")
-	if &a[0] != &b[0] || len(h.tree.acls.lists) != 2 {
-		t.Fatalf("interning after setACL: %d lists", len(h.tree.acls.lists))
+	if &a[0] != &b[0] || h.tree.acls.len() != 2 {
+		t.Fatalf("interning after setACL: %d lists", h.tree.acls.len())
 	}
 }
 
 func TestVersionWraps(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.mustCreate("/v", nil, 0)
-	h.tree.nodes["/v"].version = 2147483647
+	h.tree.lookup("/v").version = 2147483647
 	r := h.write(jute.OpSetData, &jute.SetDataRequest{Path: "/v", Version: 2147483647})
 	if r.Err != jute.OK || r.Resp.(*jute.StatResponse).Stat.Version != -2147483648 {
 		t.Fatalf("%+v", r)

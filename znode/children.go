@@ -1,0 +1,142 @@
+package znode
+
+import (
+	"slices"
+	"strings"
+)
+
+// smallChildren is the most children a childSet keeps in its sorted slice;
+// the next one moves them into a childTable. A table turns back into a
+// slice when it falls to smallChildren/2, so churn around the threshold
+// does not convert on every operation.
+const smallChildren = 8
+
+// childSet is a node's children, by name. Most parents have a few children:
+// those sit in a slice sorted by name (24 bytes a child, found by a short
+// scan, listed without sorting). A large set is a childTable, so lookup,
+// insertion and deletion stay O(1) however many children a parent has.
+// Names are the children's last path segments; nothing else in the tree
+// stores them.
+type childSet struct {
+	list  []childEntry // sorted by name; nil while the table is in use
+	table childTable   // in use when table.groups is not nil
+}
+
+// childEntry is one child.
+type childEntry struct {
+	name string
+	n    *node
+}
+
+// cmpEntry orders entries by name.
+func cmpEntry(a, b childEntry) int { return strings.Compare(a.name, b.name) }
+
+// big reports whether the set is a table.
+func (c *childSet) big() bool { return c.table.groups != nil }
+
+// len is the number of children.
+func (c *childSet) len() int {
+	if c.big() {
+		return c.table.n
+	}
+	return len(c.list)
+}
+
+// get returns the child called name, or nil.
+func (c *childSet) get(name string) *node {
+	if c.big() {
+		return c.table.get(name)
+	}
+	for i := range c.list {
+		if c.list[i].name == name {
+			return c.list[i].n
+		}
+	}
+	return nil
+}
+
+// add inserts a child; name must not be in the set.
+func (c *childSet) add(name string, n *node) {
+	if c.big() {
+		c.table.add(name, n)
+		return
+	}
+	if len(c.list) < smallChildren {
+		i, _ := slices.BinarySearchFunc(c.list, childEntry{name: name}, cmpEntry)
+		c.list = slices.Insert(c.list, i, childEntry{name, n})
+		return
+	}
+	c.table = newChildTable(len(c.list) + 1)
+	for _, e := range c.list {
+		c.table.place(e.name, e.n)
+	}
+	c.table.place(name, n)
+	c.list = nil
+}
+
+// remove deletes the child called name, if present, and returns how many
+// children are left.
+func (c *childSet) remove(name string) int {
+	if c.big() {
+		c.table.remove(name)
+		if c.table.n > smallChildren/2 {
+			return c.table.n
+		}
+		c.list = c.sorted(make([]childEntry, 0, smallChildren))
+		c.table = childTable{}
+		return len(c.list)
+	}
+	if i, ok := slices.BinarySearchFunc(c.list, childEntry{name: name}, cmpEntry); ok {
+		c.list = slices.Delete(c.list, i, i+1)
+	}
+	return len(c.list)
+}
+
+// sorted appends the children to dst in name order and returns it.
+func (c *childSet) sorted(dst []childEntry) []childEntry {
+	if !c.big() {
+		return append(dst, c.list...)
+	}
+	start := len(dst)
+	c.table.each(func(name string, n *node) { dst = append(dst, childEntry{name, n}) })
+	slices.SortFunc(dst[start:], cmpEntry)
+	return dst
+}
+
+// names appends the child names to dst in sorted order and returns it.
+func (c *childSet) names(dst []string) []string {
+	if !c.big() {
+		for _, e := range c.list {
+			dst = append(dst, e.name)
+		}
+		return dst
+	}
+	start := len(dst)
+	c.table.each(func(name string, _ *node) { dst = append(dst, name) })
+	slices.Sort(dst[start:])
+	return dst
+}
+
+// each calls f for every child, in no particular order: f must not depend
+// on the order (nothing that reaches a client or a snapshot may).
+func (c *childSet) each(f func(name string, n *node)) {
+	if c.big() {
+		c.table.each(f)
+		return
+	}
+	for _, e := range c.list {
+		f(e.name, e.n)
+	}
+}
+
+// clone copies the set, replacing each child by copyNode(child).
+func (c *childSet) clone(copyNode func(*node) *node) *childSet {
+	if c.big() {
+		return &childSet{table: c.table.clone(copyNode)}
+	}
+	list := make([]childEntry, len(c.list))
+	for i, e := range c.list {
+		list[i] = childEntry{e.name, copyNode(e.n)}
+	}
+	return &childSet{list: list}
+}
