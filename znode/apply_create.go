@@ -79,7 +79,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	}
 	path := req.Path
 	if mode.sequential {
-		path += fmt.Sprintf("%010d", parent.cversion)
+		path += fmt.Sprintf("%010d", parent.cversion())
 	}
 	if err := ValidatePath(path); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 
 	n := &node{
 		data:  req.Data,
-		czxid: a.zxid, mzxid: a.zxid, pzxid: a.zxid,
+		czxid: a.zxid, mzxid: a.zxid, // pzxid = czxid while ext is nil
 		ctime: a.txn.Time, mtime: a.txn.Time,
 	}
 	n.setACL(ref)
@@ -116,7 +116,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 		n.setKind(kindEphemeral)
 		n.owner = a.txn.Session
 	}
-	a.setChildMeta(parent, parent.cversion+1, a.zxid)
+	a.setChildMeta(parent, parent.cversion()+1, a.zxid)
 	st := n.stat() // before quota bookkeeping may rewrite a stats node's data
 	a.insert(path, parent, name, n)
 	a.fire(path, jute.EventNodeCreated, a.t.aclOf(n))

@@ -50,8 +50,8 @@ func (a *applier) delete(req *jute.PathVersionRequest) error {
 func (a *applier) deleteNode(path, parentPath, name string, parent, n *node) {
 	acl := a.t.aclOf(n)
 	a.remove(path, parent, name, n)
-	if a.zxid > parent.pzxid {
-		a.setChildMeta(parent, parent.cversion, a.zxid)
+	if a.zxid > parent.pzxid() {
+		a.setChildMeta(parent, parent.cversion(), a.zxid)
 	}
 	a.fire(path, jute.EventNodeDeleted, acl)
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))

@@ -52,7 +52,7 @@ func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	if err := a.checkPerm(a.t.aclOf(n), jute.PermAdmin); err != nil {
 		return nil, err
 	}
-	aversion, err := checkVersion(n.aversion, req.Version)
+	aversion, err := checkVersion(n.aversion(), req.Version)
 	if err != nil {
 		return nil, err
 	}

@@ -13,13 +13,14 @@ const smallChildren = 8
 
 // childSet is a node's children, by name. Most parents have a few children:
 // those sit in a slice sorted by name (24 bytes a child, found by a short
-// scan, listed without sorting). A large set is a childTable, so lookup,
-// insertion and deletion stay O(1) however many children a parent has.
-// Names are the children's last path segments; nothing else in the tree
-// stores them.
+// scan, listed without sorting). A larger set is a childTable, and above
+// maxTableEntries children childShards, so lookup, insertion and deletion
+// stay O(1) however many children a parent has. Names are the children's
+// last path segments; nothing else in the tree stores them.
 type childSet struct {
-	list  []childEntry // sorted by name; nil while the table is in use
-	table childTable   // in use when table.groups is not nil
+	list   []childEntry // sorted by name; unused while table or shards is
+	table  childTable   // in use when table.ctrl is not nil
+	shards *childShards // in use when not nil
 }
 
 // childEntry is one child.
@@ -31,21 +32,27 @@ type childEntry struct {
 // cmpEntry orders entries by name.
 func cmpEntry(a, b childEntry) int { return strings.Compare(a.name, b.name) }
 
-// big reports whether the set is a table.
-func (c *childSet) big() bool { return c.table.groups != nil }
+// big reports whether the set is a table or shards.
+func (c *childSet) big() bool { return c.table.ctrl != nil || c.shards != nil }
 
 // len is the number of children.
 func (c *childSet) len() int {
-	if c.big() {
-		return c.table.n
+	switch {
+	case c.shards != nil:
+		return c.shards.n
+	case c.table.ctrl != nil:
+		return int(c.table.n)
 	}
 	return len(c.list)
 }
 
 // get returns the child called name, or nil.
 func (c *childSet) get(name string) *node {
-	if c.big() {
-		return c.table.get(name)
+	switch {
+	case c.shards != nil:
+		return c.shards.get(name, hashName(name))
+	case c.table.ctrl != nil:
+		return c.table.get(name, hashName(name))
 	}
 	for i := range c.list {
 		if c.list[i].name == name {
@@ -57,8 +64,17 @@ func (c *childSet) get(name string) *node {
 
 // add inserts a child; name must not be in the set.
 func (c *childSet) add(name string, n *node) {
-	if c.big() {
-		c.table.add(name, n)
+	switch {
+	case c.shards != nil:
+		c.shards.add(name, n, hashName(name))
+		return
+	case c.table.ctrl != nil && c.table.n < maxTableEntries:
+		c.table.add(name, n, hashName(name))
+		return
+	case c.table.ctrl != nil:
+		c.shards = newChildShards(&c.table)
+		c.table = childTable{}
+		c.shards.add(name, n, hashName(name))
 		return
 	}
 	if len(c.list) < smallChildren {
@@ -68,19 +84,28 @@ func (c *childSet) add(name string, n *node) {
 	}
 	c.table = newChildTable(len(c.list) + 1)
 	for _, e := range c.list {
-		c.table.place(e.name, e.n)
+		c.table.place(e.name, e.n, hashName(e.name))
 	}
-	c.table.place(name, n)
+	c.table.place(name, n, hashName(name))
 	c.list = nil
 }
 
 // remove deletes the child called name, if present, and returns how many
 // children are left.
 func (c *childSet) remove(name string) int {
-	if c.big() {
-		c.table.remove(name)
+	switch {
+	case c.shards != nil:
+		c.shards.remove(name, hashName(name))
+		if c.shards.n >= maxTableEntries/4 {
+			return c.shards.n
+		}
+		c.table = c.shards.merge()
+		c.shards = nil
+		return int(c.table.n)
+	case c.table.ctrl != nil:
+		c.table.remove(name, hashName(name))
 		if c.table.n > smallChildren/2 {
-			return c.table.n
+			return int(c.table.n)
 		}
 		c.list = c.sorted(make([]childEntry, 0, smallChildren))
 		c.table = childTable{}
@@ -98,7 +123,7 @@ func (c *childSet) sorted(dst []childEntry) []childEntry {
 		return append(dst, c.list...)
 	}
 	start := len(dst)
-	c.table.each(func(name string, n *node) { dst = append(dst, childEntry{name, n}) })
+	c.each(func(name string, n *node) { dst = append(dst, childEntry{name, n}) })
 	slices.SortFunc(dst[start:], cmpEntry)
 	return dst
 }
@@ -112,7 +137,7 @@ func (c *childSet) names(dst []string) []string {
 		return dst
 	}
 	start := len(dst)
-	c.table.each(func(name string, _ *node) { dst = append(dst, name) })
+	c.each(func(name string, _ *node) { dst = append(dst, name) })
 	slices.Sort(dst[start:])
 	return dst
 }
@@ -120,7 +145,11 @@ func (c *childSet) names(dst []string) []string {
 // each calls f for every child, in no particular order: f must not depend
 // on the order (nothing that reaches a client or a snapshot may).
 func (c *childSet) each(f func(name string, n *node)) {
-	if c.big() {
+	switch {
+	case c.shards != nil:
+		c.shards.each(f)
+		return
+	case c.table.ctrl != nil:
 		c.table.each(f)
 		return
 	}
@@ -130,13 +159,19 @@ func (c *childSet) each(f func(name string, n *node)) {
 }
 
 // clone copies the set, replacing each child by copyNode(child).
-func (c *childSet) clone(copyNode func(*node) *node) *childSet {
-	if c.big() {
-		return &childSet{table: c.table.clone(copyNode)}
+func (c *childSet) clone(copyNode func(*node) *node) childSet {
+	switch {
+	case c.shards != nil:
+		return childSet{shards: c.shards.clone(copyNode)}
+	case c.table.ctrl != nil:
+		return childSet{table: c.table.clone(copyNode)}
+	}
+	if c.list == nil {
+		return childSet{}
 	}
 	list := make([]childEntry, len(c.list))
 	for i, e := range c.list {
 		list[i] = childEntry{e.name, copyNode(e.n)}
 	}
-	return &childSet{list: list}
+	return childSet{list: list}
 }

@@ -8,10 +8,10 @@ import (
 	"unsafe"
 )
 
-// TestNodeSize guards the node struct's size class: 96 bytes, not 112.
+// TestNodeSize guards the node struct's size class: 80 bytes, not 96.
 func TestNodeSize(t *testing.T) {
-	if s := unsafe.Sizeof(node{}); s > 96 {
-		t.Fatalf("node is %d bytes, want at most 96", s)
+	if s := unsafe.Sizeof(node{}); s > 80 {
+		t.Fatalf("node is %d bytes, want at most 80", s)
 	}
 }
 
@@ -39,16 +39,37 @@ func TestNodeMeta(t *testing.T) {
 func checkChildSet(t *testing.T, c *childSet) {
 	t.Helper()
 	switch {
-	case c.big() && c.list != nil:
-		t.Fatal("child set holds both a map and a slice")
-	case c.big() && c.table.n <= smallChildren/2:
-		t.Fatalf("map of %d children not shrunk", c.table.n)
+	case c.big() && c.list != nil, c.shards != nil && c.table.ctrl != nil:
+		t.Fatal("child set holds two representations")
+	case c.table.ctrl != nil && (c.table.n <= smallChildren/2 || c.table.n > maxTableEntries):
+		t.Fatalf("table of %d children", c.table.n)
+	case c.shards != nil && c.shards.n < maxTableEntries/4:
+		t.Fatalf("shards of %d children not merged", c.shards.n)
 	case !c.big() && len(c.list) > smallChildren:
-		t.Fatalf("slice of %d children not grown into a map", len(c.list))
+		t.Fatalf("slice of %d children not grown into a table", len(c.list))
 	case !c.big() && !slices.IsSortedFunc(c.list, cmpEntry):
 		t.Fatal("small child set not sorted")
 	case c.len() == 0:
 		t.Fatal("empty child set kept")
+	}
+	if c.table.ctrl != nil {
+		checkChildTable(t, &c.table)
+	}
+	if c.shards != nil {
+		sum := 0
+		for i := range c.shards.tables {
+			tb := &c.shards.tables[i]
+			checkChildTable(t, tb)
+			sum += int(tb.n)
+			tb.each(func(name string, _ *node) {
+				if shardOf(hashName(name)) != i {
+					t.Fatalf("%q in shard %d", name, i)
+				}
+			})
+		}
+		if sum != c.shards.n {
+			t.Fatalf("shards hold %d, count %d", sum, c.shards.n)
+		}
 	}
 	names := c.names(nil)
 	if len(names) != c.len() || !slices.IsSorted(names) {
@@ -94,6 +115,86 @@ func TestChildSetModel(t *testing.T) {
 			t.Fatal("found an absent child")
 		}
 	}
+}
+
+// TestChildSetShards grows a set past one table into shards, churns it,
+// and shrinks it back into a table and a slice.
+func TestChildSetShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := &childSet{}
+	model := map[string]*node{}
+	var names []string
+	add := func() {
+		name := fmt.Sprintf("s%d", rng.Uint64())
+		if _, dup := model[name]; dup {
+			return
+		}
+		n := &node{}
+		c.add(name, n)
+		model[name] = n
+		names = append(names, name)
+	}
+	del := func() {
+		i := rng.IntN(len(names))
+		name := names[i]
+		names[i] = names[len(names)-1]
+		names = names[:len(names)-1]
+		c.remove(name)
+		delete(model, name)
+	}
+	check := func(what string) {
+		t.Helper()
+		if c.len() != len(model) {
+			t.Fatalf("%s: len %d want %d", what, c.len(), len(model))
+		}
+		checkChildSet(t, c)
+		for k, v := range model {
+			if c.get(k) != v {
+				t.Fatalf("%s: get %s", what, k)
+			}
+		}
+		if c.get("absent") != nil {
+			t.Fatalf("%s: found an absent child", what)
+		}
+	}
+	for len(model) < maxTableEntries {
+		add()
+	}
+	if c.table.ctrl == nil || c.shards != nil {
+		t.Fatal("a full table is not a table")
+	}
+	add()
+	if c.shards == nil {
+		t.Fatal("no shards past maxTableEntries")
+	}
+	check("sharded")
+	for len(model) < 3*maxTableEntries {
+		add()
+	}
+	for i := 0; i < 20000; i++ {
+		if rng.IntN(2) == 0 {
+			add()
+		} else {
+			del()
+		}
+	}
+	check("churned")
+	for len(model) >= maxTableEntries/4 {
+		del()
+	}
+	if c.shards != nil || c.table.ctrl == nil {
+		t.Fatal("shards not merged")
+	}
+	check("merged")
+	for len(model) > smallChildren/2 {
+		del()
+	}
+	if c.big() {
+		t.Fatal("table not turned back into a slice")
+	}
+	check("small")
+	cp := c.clone(func(n *node) *node { return n })
+	checkChildSet(t, &cp)
 }
 
 // TestChildSetPromoteAndShrink walks a set through slice -> map -> slice.

@@ -13,29 +13,31 @@ import (
 func checkChildTable(t *testing.T, tb *childTable) {
 	t.Helper()
 	live, dead := 0, 0
-	for gi := range tb.groups {
-		g := &tb.groups[gi]
+	if len(tb.entries) != len(tb.ctrl)*groupSlots {
+		t.Fatalf("%d entries for %d groups", len(tb.entries), len(tb.ctrl))
+	}
+	for gi, ctrl := range tb.ctrl {
 		for i := 0; i < groupSlots; i++ {
-			switch c := uint8(g.ctrl >> (8 * i)); {
+			e := tb.entries[gi*groupSlots+i]
+			switch c := ctrlByte(ctrl, i); {
 			case c == ctrlEmpty:
-				if g.entries[i] != (childEntry{}) {
-					t.Fatalf("empty slot %d/%d holds %q", gi, i, g.entries[i].name)
+				if e != (childEntry{}) {
+					t.Fatalf("empty slot %d/%d holds %q", gi, i, e.name)
 				}
 			case c == ctrlDeleted:
 				dead++
-				if g.entries[i] != (childEntry{}) {
-					t.Fatalf("deleted slot %d/%d holds %q", gi, i, g.entries[i].name)
+				if e != (childEntry{}) {
+					t.Fatalf("deleted slot %d/%d holds %q", gi, i, e.name)
 				}
 			case c < 0x80:
 				live++
-				e := g.entries[i]
 				if e.n == nil {
 					t.Fatalf("live slot %d/%d without a node", gi, i)
 				}
-				if tag, _ := tb.probe(e.name); tag != c {
+				if tag, _ := tb.probe(hashName(e.name)); tag != c {
 					t.Fatalf("%q: tag %#x want %#x", e.name, c, tag)
 				}
-				if tb.get(e.name) != e.n {
+				if tb.get(e.name, hashName(e.name)) != e.n {
 					t.Fatalf("%q not found", e.name)
 				}
 			default:
@@ -43,46 +45,45 @@ func checkChildTable(t *testing.T, tb *childTable) {
 			}
 		}
 	}
-	if live != tb.n || dead != tb.dead {
+	if live != int(tb.n) || dead != int(tb.dead) {
 		t.Fatalf("counts %d/%d, control bytes say %d/%d", tb.n, tb.dead, live, dead)
 	}
-	if slots := len(tb.groups) * groupSlots; (live+dead)*maxLoadDen > slots*maxLoadNum {
+	if slots := len(tb.entries); (live+dead)*maxLoadDen > slots*maxLoadNum {
 		t.Fatalf("%d live + %d deleted in %d slots", live, dead, slots)
 	}
 }
 
 func TestControlMatches(t *testing.T) {
-	var g childGroup
-	g.ctrl = ctrlAllFree
-	g.setCtrl(0, 0x12)
-	g.setCtrl(3, ctrlDeleted)
-	g.setCtrl(5, 0x12)
-	g.setCtrl(7, 0x7f)
+	ctrl := uint64(ctrlAllFree)
+	ctrl = withCtrl(ctrl, 0, 0x12)
+	ctrl = withCtrl(ctrl, 3, ctrlDeleted)
+	ctrl = withCtrl(ctrl, 5, 0x12)
+	ctrl = withCtrl(ctrl, 7, 0x7f)
 	slots := func(m uint64) (out []int) {
 		for ; m != 0; m &= m - 1 {
 			out = append(out, slotOf(m))
 		}
 		return out
 	}
-	if got := fmt.Sprint(slots(matchEmpty(g.ctrl))); got != "[1 2 4 6]" {
+	if got := fmt.Sprint(slots(matchEmpty(ctrl))); got != "[1 2 4 6]" {
 		t.Fatalf("empty %s", got)
 	}
-	if got := fmt.Sprint(slots(matchFree(g.ctrl))); got != "[1 2 3 4 6]" {
+	if got := fmt.Sprint(slots(matchFree(ctrl))); got != "[1 2 3 4 6]" {
 		t.Fatalf("free %s", got)
 	}
-	if got := fmt.Sprint(slots(matchFull(g.ctrl))); got != "[0 5 7]" {
+	if got := fmt.Sprint(slots(matchFull(ctrl))); got != "[0 5 7]" {
 		t.Fatalf("full %s", got)
 	}
 	// matchTag may over-report, never under-report.
 	for tag := uint8(0); tag < 0x80; tag++ {
-		m := matchTag(g.ctrl, tag)
+		m := matchTag(ctrl, tag)
 		for i := 0; i < groupSlots; i++ {
-			if uint8(g.ctrl>>(8*i)) == tag && m&(0x80<<(8*i)) == 0 {
+			if ctrlByte(ctrl, i) == tag && m&(0x80<<(8*i)) == 0 {
 				t.Fatalf("tag %#x missed in slot %d", tag, i)
 			}
 		}
 	}
-	if bits.OnesCount64(matchTag(g.ctrl, 0x12)) < 2 {
+	if bits.OnesCount64(matchTag(ctrl, 0x12)) < 2 {
 		t.Fatal("tag 0x12 under-reported")
 	}
 }
@@ -97,7 +98,7 @@ func TestChildTableModel(t *testing.T) {
 	var names []string // the model's keys, for picking victims
 	add := func(name string) {
 		n := &node{}
-		tb.add(name, n)
+		tb.add(name, n, hashName(name))
 		model[name] = n
 		names = append(names, name)
 	}
@@ -106,7 +107,7 @@ func TestChildTableModel(t *testing.T) {
 		name := names[i]
 		names[i] = names[len(names)-1]
 		names = names[:len(names)-1]
-		tb.remove(name)
+		tb.remove(name, hashName(name))
 		delete(model, name)
 	}
 	next := 0
@@ -118,33 +119,33 @@ func TestChildTableModel(t *testing.T) {
 			} else {
 				del()
 			}
-			if tb.n != len(model) {
+			if int(tb.n) != len(model) {
 				t.Fatalf("n %d want %d", tb.n, len(model))
 			}
 		}
 		checkChildTable(t, &tb)
 		for k, v := range model {
-			if tb.get(k) != v {
+			if tb.get(k, hashName(k)) != v {
 				t.Fatalf("get %s", k)
 			}
 		}
 		for i := 0; i < 100; i++ {
-			if tb.get(fmt.Sprintf("x%d", i)) != nil {
+			if x := fmt.Sprintf("x%d", i); tb.get(x, hashName(x)) != nil {
 				t.Fatal("found an absent name")
 			}
 		}
 	}
 	phase(5000, 100) // grow
-	grown := len(tb.groups)
+	grown := len(tb.ctrl)
 	for i := 0; i < 20; i++ {
 		phase(1000, 50) // churn at a steady size
 	}
-	if len(tb.groups) > grown*2 {
-		t.Fatalf("churn grew the table from %d to %d groups", grown, len(tb.groups))
+	if len(tb.ctrl) > grown*2 {
+		t.Fatalf("churn grew the table from %d to %d groups", grown, len(tb.ctrl))
 	}
 	phase(4900, 0) // shrink
-	if len(tb.groups)*groupSlots > len(model)*minLoadDen*2+groupSlots {
-		t.Fatalf("%d entries left in %d groups", len(model), len(tb.groups))
+	if len(tb.entries) > len(model)*minLoadDen*2+groupSlots {
+		t.Fatalf("%d entries left in %d slots", len(model), len(tb.entries))
 	}
 	// Empty it completely and start again.
 	for len(names) > 0 {
@@ -159,10 +160,12 @@ func TestChildTableModel(t *testing.T) {
 func TestChildTableClone(t *testing.T) {
 	tb := newChildTable(0)
 	for i := 0; i < 500; i++ {
-		tb.add(fmt.Sprintf("k%d", i), &node{version: int32(i)})
+		k := fmt.Sprintf("k%d", i)
+		tb.add(k, &node{version: int32(i)}, hashName(k))
 	}
 	for i := 0; i < 500; i += 3 {
-		tb.remove(fmt.Sprintf("k%d", i))
+		k := fmt.Sprintf("k%d", i)
+		tb.remove(k, hashName(k))
 	}
 	cp := tb.clone(func(n *node) *node { x := *n; return &x })
 	checkChildTable(t, &cp)
@@ -170,14 +173,14 @@ func TestChildTableClone(t *testing.T) {
 		t.Fatalf("clone has %d entries, original %d", cp.n, tb.n)
 	}
 	tb.each(func(name string, n *node) {
-		c := cp.get(name)
+		c := cp.get(name, hashName(name))
 		if c == nil || c == n || c.version != n.version {
 			t.Fatalf("clone entry %s", name)
 		}
 	})
-	cp.remove("k1")
-	cp.add("new", &node{})
-	if tb.get("k1") == nil || tb.get("new") != nil {
+	cp.remove("k1", hashName("k1"))
+	cp.add("new", &node{}, hashName("new"))
+	if tb.get("k1", hashName("k1")) == nil || tb.get("new", hashName("new")) != nil {
 		t.Fatal("clone not independent")
 	}
 }

@@ -34,8 +34,10 @@ func (t *Tree) Clone() *Tree {
 // reference stays valid because the cache is cloned slot for slot.
 func cloneNode(n *node) *node {
 	cp := *n
-	if n.kids != nil {
-		cp.kids = n.kids.clone(cloneNode)
+	if n.ext != nil {
+		ext := *n.ext
+		ext.kids = n.ext.kids.clone(cloneNode)
+		cp.ext = &ext
 	}
 	return &cp
 }

@@ -133,7 +133,7 @@ func TestCreateResponsesAndEvents(t *testing.T) {
 func TestSequentialWrap(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.mustCreate("/s", nil, 0)
-	h.tree.lookup("/s").cversion = 2147483647
+	h.tree.lookup("/s").extend().cversion = 2147483647
 	if p := h.mustCreate("/s/n", nil, 2); p != "/s/n2147483647" {
 		t.Fatalf("got %s", p)
 	}

@@ -88,11 +88,12 @@ func (t *Tree) unindexNode(path string, n *node) {
 
 // setChildMeta sets a parent's stored cversion and pzxid.
 func (a *applier) setChildMeta(p *node, cversion int32, pzxid int64) {
+	e := p.extend()
 	if a.multi {
-		oc, op := p.cversion, p.pzxid
-		a.onUndo(func() { p.cversion, p.pzxid = oc, op })
+		oc, op := e.cversion, e.pzxid
+		a.onUndo(func() { e.cversion, e.pzxid = oc, op })
 	}
-	p.cversion, p.pzxid = cversion, pzxid
+	e.cversion, e.pzxid = cversion, pzxid
 }
 
 // setNodeData replaces a node's data and data metadata.
@@ -120,6 +121,6 @@ func (a *applier) setNodeACL(n *node, list []jute.ACL, aversion int32) error {
 	}
 	a.t.acls.release(n.acl())
 	n.setACL(ref)
-	n.aversion = aversion
+	n.extend().aversion = aversion
 	return nil
 }

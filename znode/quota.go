@@ -189,8 +189,8 @@ func hardExceeded(v, hard int64) bool { return hard > -1 && v > hard }
 // walkNodes visits n and every node below it, in no particular order.
 func walkNodes(n *node, f func(*node)) {
 	f(n)
-	if n.kids != nil {
-		n.kids.each(func(_ string, c *node) { walkNodes(c, f) })
+	if kids := n.children(); kids != nil {
+		kids.each(func(_ string, c *node) { walkNodes(c, f) })
 	}
 }
 

@@ -130,8 +130,8 @@ func checkInvariants(t *testing.T, tr *Tree) {
 				t.Fatalf("%s missing from its parent", p)
 			}
 		}
-		if n.kids != nil {
-			checkChildSet(t, n.kids)
+		if kids := n.children(); kids != nil {
+			checkChildSet(t, kids)
 		}
 	}
 	if size != tr.dataSize || eph != tr.nEphem || len(all) != tr.count {

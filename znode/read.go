@@ -43,8 +43,8 @@ func (t *Tree) GetChildren(path string, ids []jute.Id) ([]string, jute.Stat, err
 		return nil, jute.Stat{}, err
 	}
 	out := make([]string, 0, n.numChildren())
-	if n.kids != nil {
-		out = n.kids.names(out)
+	if kids := n.children(); kids != nil {
+		out = kids.names(out)
 	}
 	return out, n.stat(), nil
 }

@@ -11,7 +11,7 @@ func (t *Tree) eligible(n *node, now int64) bool {
 	}
 	switch n.kind() {
 	case kindContainer:
-		return n.cversion > 0
+		return n.cversion() > 0
 	case kindTTL:
 		return t.opts.ExtendedTypes && now-n.mtime > n.owner // owner is the TTL
 	}

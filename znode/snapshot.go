@@ -108,11 +108,12 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 // deterministic. scratch is space shared across the recursion.
 func walkSorted(path string, n *node, scratch *[]childEntry, f func(string, *node)) {
 	f(path, n)
-	if n.kids == nil {
+	kids := n.children()
+	if kids == nil {
 		return
 	}
 	start := len(*scratch)
-	*scratch = n.kids.sorted(*scratch)
+	*scratch = kids.sorted(*scratch)
 	end := len(*scratch)
 	prefix := path + "/"
 	if path == RootPath {
@@ -132,12 +133,12 @@ func encodeNode(jw *jute.Writer, path string, n *node, aclIdx int32) {
 	jw.Int(aclIdx)
 	jw.Long(n.czxid)
 	jw.Long(n.mzxid)
-	jw.Long(n.pzxid)
+	jw.Long(n.pzxid())
 	jw.Long(n.ctime)
 	jw.Long(n.mtime)
 	jw.Int(n.version)
-	jw.Int(n.cversion)
-	jw.Int(n.aversion)
+	jw.Int(n.cversion())
+	jw.Int(n.aversion())
 	var owner, ttl int64
 	switch n.kind() {
 	case kindEphemeral:

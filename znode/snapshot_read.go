@@ -198,9 +198,11 @@ func (s *snapReader) readNode(t *Tree, indexed *[]pathNode, first bool) error {
 	path := r.String()
 	n := &node{data: r.Buffer()}
 	idx := r.Int()
-	n.czxid, n.mzxid, n.pzxid = r.Long(), r.Long(), r.Long()
+	var pzxid int64
+	var cversion, aversion int32
+	n.czxid, n.mzxid, pzxid = r.Long(), r.Long(), r.Long()
 	n.ctime, n.mtime = r.Long(), r.Long()
-	n.version, n.cversion, n.aversion = r.Int(), r.Int(), r.Int()
+	n.version, cversion, aversion = r.Int(), r.Int(), r.Int()
 	kind := r.Int()
 	owner, ttl := r.Long(), r.Long()
 	if err := done(r, "node"); err != nil {
@@ -213,6 +215,10 @@ func (s *snapReader) readNode(t *Tree, indexed *[]pathNode, first bool) error {
 		return badSnap("node %q: kind %d", path, kind)
 	}
 	n.setKind(nodeKind(kind))
+	if pzxid != n.czxid || cversion != 0 || aversion != 0 {
+		e := n.extend()
+		e.pzxid, e.cversion, e.aversion = pzxid, cversion, aversion
+	}
 	// One field holds the owner of an ephemeral or the TTL of a TTL node;
 	// WriteSnapshot writes 0 for the other.
 	switch k := nodeKind(kind); {

@@ -35,7 +35,7 @@ func treeDump(t *testing.T, tr *Tree) map[string]any {
 	out := map[string]any{"zxid": tr.LastZxid(), "stats": tr.Stats(), "sessions": tr.Sessions()}
 	for p, n := range allNodes(tr) {
 		st, _ := tr.Exists(p, nil)
-		out["node "+p] = []any{st, n.data == nil, string(n.data), tr.aclOf(n), n.cversion, n.kind(), n.owner}
+		out["node "+p] = []any{st, n.data == nil, string(n.data), tr.aclOf(n), n.cversion(), n.kind(), n.owner}
 	}
 	for _, s := range tr.Sessions() {
 		out["eph"+string(rune(s.ID))] = tr.GetEphemerals(s.ID, "")

@@ -63,9 +63,12 @@ func NewTree(opts Options) *Tree {
 // systemNode returns one of the nodes every tree starts with: zxid 0,
 // empty (not null) data.
 func (t *Tree) systemNode(list []jute.ACL, aversion int32) *node {
-	n := &node{aversion: aversion, data: []byte{}}
+	n := &node{data: []byte{}}
 	ref, _ := t.acls.acquire(list) // an empty cache has room
 	n.setACL(ref)
+	if aversion != 0 {
+		n.extend().aversion = aversion
+	}
 	return n
 }
 
