@@ -128,10 +128,21 @@ func lookupFixture(b *testing.B) (*Tree, []string) {
 	return fixtureTree, fixturePaths
 }
 
-// BenchmarkLookup1M reads random leaves of the nested 1M tree: Exists,
-// GetData, and GetChildren of a 1000-child directory.
+// BenchmarkLookup1M reads the nested 1M tree: Exists and GetData of random
+// leaves (cold: nearly every read misses the CPU caches), GetData of the
+// 1000 leaves of one directory (hot), Exists of absent paths and
+// GetChildren of a 1000-child directory.
 func BenchmarkLookup1M(b *testing.B) {
 	tr, paths := lookupFixture(b)
+	s := benchShapes[1]
+	hot := make([]string, s.perParent)
+	for j := range hot {
+		hot[j] = s.leaf(s.dirs(), s.perParent*s.parents/2+j)
+	}
+	missing := make([]string, 1<<16)
+	for j := range missing {
+		missing[j] = paths[j] + "x"
+	}
 	b.Run("Exists", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -148,6 +159,14 @@ func BenchmarkLookup1M(b *testing.B) {
 			}
 		}
 	})
+	b.Run("GetDataHot", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, _, err := tr.GetData(hot[i%len(hot)], nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("GetChildren1000", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -159,7 +178,7 @@ func BenchmarkLookup1M(b *testing.B) {
 	b.Run("Missing", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := tr.Exists(paths[i%len(paths)]+"x", nil); err != jute.ErrNoNode {
+			if _, err := tr.Exists(missing[i%len(missing)], nil); err != jute.ErrNoNode {
 				b.Fatal(err)
 			}
 		}

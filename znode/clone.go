@@ -17,8 +17,12 @@ func (t *Tree) Clone() *Tree {
 		lastZxid: t.lastZxid,
 		dataSize: t.dataSize,
 		nEphem:   t.nEphem,
+		parents:  make(map[string]*nodeExt, len(t.parents)),
 		reapable: maps.Clone(t.reapable),
 		quotas:   maps.Clone(t.quotas),
+	}
+	for p := range t.parents {
+		c.parents[p] = c.walk(p).ext
 	}
 	for id, s := range t.sessions {
 		cs := &session{info: s.info}

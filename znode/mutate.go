@@ -42,6 +42,7 @@ func (a *applier) remove(path string, parent *node, name string, n *node) {
 // request's whole path alive), counters, ephemeral and reaper indexes.
 func (t *Tree) link(path string, parent *node, name string, n *node) {
 	parent.addChild(strings.Clone(name), n)
+	t.childAdded(parentOf(path), parent)
 	t.count++
 	t.dataSize += int64(len(path) + len(n.data))
 	t.indexNode(path, n)
@@ -50,6 +51,7 @@ func (t *Tree) link(path string, parent *node, name string, n *node) {
 // unlink is the inverse of link; it also releases n's ACL reference.
 func (t *Tree) unlink(path string, parent *node, name string, n *node) {
 	parent.removeChild(name)
+	t.childRemoved(parentOf(path), parent)
 	t.count--
 	t.acls.release(n.acl())
 	t.dataSize -= int64(len(path) + len(n.data))

@@ -66,6 +66,12 @@ func splitPath(path string) (parent, name string, ok bool) {
 	return path[:i], path[i+1:], true
 }
 
+// parentOf returns the parent path of path as splitPath does.
+func parentOf(path string) string {
+	parent, _, _ := splitPath(path)
+	return parent
+}
+
 // eventPath maps ZooKeeper's internal parent name "" to "/".
 func eventPath(p string) string {
 	if p == "" {

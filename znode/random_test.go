@@ -142,6 +142,16 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			t.Fatalf("acl refs %d want %d", e.refs, refs[k])
 		}
 	}
+	for p, e := range tr.parents {
+		if n := all[p]; n == nil || n.ext != e || tr.walk(p) != n || n.numChildren() <= smallChildren/2 {
+			t.Fatalf("parents index: %s", p)
+		}
+	}
+	for p, n := range all {
+		if _, ok := tr.parents[p]; !ok && n.numChildren() > smallChildren && p != RootPath {
+			t.Fatalf("%s with %d children not in the parents index", p, n.numChildren())
+		}
+	}
 	if len(refs) != tr.acls.len() {
 		t.Fatalf("acl cache has %d lists, nodes use %d", tr.acls.len(), len(refs))
 	}

@@ -255,6 +255,7 @@ func (s *snapReader) readNode(t *Tree, indexed *[]pathNode, first bool) error {
 		return badSnap("node %q under an ephemeral", path)
 	}
 	parent.addChild(strings.Clone(name), n)
+	t.childAdded(parentPath, parent)
 	if n.kind() != kindPersistent {
 		*indexed = append(*indexed, pathNode{path, n})
 	}

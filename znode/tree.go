@@ -23,8 +23,10 @@ type Tree struct {
 	opts Options
 	// root is "/"; every other node hangs off its parent's childSet under
 	// its name, so a path is found segment by segment (see lookup).
-	root     *node
-	count    int // number of nodes, the root included
+	root  *node
+	count int // number of nodes, the root included
+	// parents indexes large directories by path (see parents.go).
+	parents  map[string]*nodeExt
 	sessions map[int64]*session
 	acls     *aclCache
 	lastZxid int64
@@ -75,6 +77,7 @@ func (t *Tree) systemNode(list []jute.ACL, aversion int32) *node {
 func newEmptyTree(opts Options) *Tree {
 	return &Tree{
 		opts:     opts,
+		parents:  make(map[string]*nodeExt),
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
 		reapable: make(map[string]struct{}),
@@ -82,12 +85,20 @@ func newEmptyTree(opts Options) *Tree {
 	}
 }
 
-// lookup finds a node by path, walking from the root one segment at a
-// time; "" is an alias of the root, as in ZooKeeper. Paths are not
-// validated: a malformed one (no leading slash, an empty segment, a
-// trailing slash) names no node, since no stored name is empty or holds a
-// slash.
+// lookup finds a node by path: under its parent when the parents index
+// holds that, else walking from the root. "" is an alias of the root, as
+// in ZooKeeper. Paths are not validated: a malformed one (no leading slash,
+// an empty segment, a trailing slash) names no node, since no stored name
+// is empty or holds a slash.
 func (t *Tree) lookup(path string) *node {
+	if e, name := t.indexedParent(path); e != nil {
+		return e.kids.get(name)
+	}
+	return t.walk(path)
+}
+
+// walk finds a node by path one segment at a time from the root.
+func (t *Tree) walk(path string) *node {
 	if len(path) <= 1 {
 		if path == "" || path == RootPath {
 			return t.root
