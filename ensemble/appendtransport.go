@@ -30,6 +30,7 @@ type appendTransport struct {
 	pipelines map[*appendPipeline]struct{}         // open pipelines (leader side)
 	closed    bool
 	done      chan struct{}
+	serving   sync.WaitGroup // serve goroutines; Close waits for them
 }
 
 // appendPoolSize is how many idle connections are kept per member
@@ -94,6 +95,10 @@ func (t *appendTransport) Close() error {
 		}
 	}
 	t.mu.Unlock()
+	// A heartbeat is handled on its stream's goroutine and writes Raft's
+	// stable store; the store is closed once Raft's shutdown (which calls
+	// this) returns, so no handler may still be running then.
+	t.serving.Wait()
 	return t.NetworkTransport.Close()
 }
 
@@ -126,6 +131,7 @@ func (t *appendTransport) accept() {
 				continue
 			}
 			t.served[c] = struct{}{}
+			t.serving.Add(1)
 			t.mu.Unlock()
 			go t.serve(c)
 		case <-t.done:
@@ -143,6 +149,7 @@ func (t *appendTransport) serve(c net.Conn) {
 		t.mu.Lock()
 		delete(t.served, c)
 		t.mu.Unlock()
+		t.serving.Done()
 	}()
 	r := bufio.NewReaderSize(c, 64<<10)
 	dec := appendDecoder{r: r}
@@ -155,6 +162,11 @@ func (t *appendTransport) serve(c net.Conn) {
 		}
 		rpc := raft.RPC{Command: req, RespChan: respCh}
 		if fn := t.heartbeat.Load(); fn != nil && isHeartbeat(req) {
+			select {
+			case <-t.done:
+				return // closing: Raft has stopped, its stores may be closing too
+			default:
+			}
 			(*fn)(rpc)
 		} else {
 			select {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,6 +155,47 @@ func TestAppendTransportPipelineAndCalls(t *testing.T) {
 	}
 	if len(sender.pool[addr]) != 1 {
 		t.Fatalf("%d pooled connections, want 1", len(sender.pool[addr]))
+	}
+}
+
+// TestAppendTransportCloseWaitsForHeartbeats checks Close returns only
+// after a heartbeat handler running on a stream's goroutine has finished:
+// Raft's stores are closed right after its shutdown closes the transport,
+// and a heartbeat writing the term into a closed store panicked (CI).
+func TestAppendTransportCloseWaitsForHeartbeats(t *testing.T) {
+	sender, _ := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	receiver.SetHeartbeatHandler(func(rpc raft.RPC) {
+		close(entered)
+		<-release
+		finished.Store(true)
+		rpc.Respond(&raft.AppendEntriesResponse{Success: true}, nil)
+	})
+	go func() {
+		var resp raft.AppendEntriesResponse
+		_ = sender.AppendEntries("2", addr, &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("a")}, Term: 4}, &resp)
+	}()
+	<-entered
+	closed := make(chan struct{})
+	go func() {
+		receiver.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a heartbeat handler was running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return after the handler finished")
+	}
+	if !finished.Load() {
+		t.Fatal("handler did not finish")
 	}
 }
 
