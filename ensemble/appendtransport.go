@@ -67,15 +67,17 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, timeout time.Duration
 // Consumer implements raft.Transport.
 func (t *appendTransport) Consumer() <-chan raft.RPC { return t.consumeCh }
 
-// SetHeartbeatHandler implements raft.Transport: heartbeats skip the
-// consumer queue, as in NetworkTransport.
+// SetHeartbeatHandler implements raft.Transport: heartbeats on append
+// streams skip the consumer queue, as in NetworkTransport. The embedded
+// NetworkTransport does not get the handler (members send it no
+// AppendEntries, and its Close would not wait for a running handler), so
+// anything arriving there goes through the consumer queue.
 func (t *appendTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 	if cb == nil {
 		t.heartbeat.Store(nil)
 	} else {
 		t.heartbeat.Store(&cb)
 	}
-	t.NetworkTransport.SetHeartbeatHandler(cb)
 }
 
 // Close implements raft.WithClose.
