@@ -43,6 +43,12 @@ var errAppendCodec = errors.New("ensemble: malformed append stream")
 type appendEncoder struct {
 	w       *bufio.Writer
 	scratch [binary.MaxVarintLen64]byte
+
+	// commitLimit, if set, caps the commit index a request carries (the
+	// leader's durable index, asynclog.go); commitSent is what the last
+	// request carried.
+	commitLimit func() uint64
+	commitSent  uint64
 }
 
 func (e *appendEncoder) uvarint(v uint64) {
@@ -74,7 +80,12 @@ func (e *appendEncoder) request(req *raft.AppendEntriesRequest) error {
 	e.bytes(req.Leader)
 	e.uvarint(req.PrevLogEntry)
 	e.uvarint(req.PrevLogTerm)
-	e.uvarint(req.LeaderCommitIndex)
+	commit := req.LeaderCommitIndex
+	if e.commitLimit != nil {
+		commit = min(commit, e.commitLimit())
+	}
+	e.commitSent = commit
+	e.uvarint(commit)
 	e.uvarint(uint64(len(req.Entries)))
 	for _, l := range req.Entries {
 		e.uvarint(l.Index)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,12 @@ type appendTransport struct {
 
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
+
+	// logs, if set, is this member's log store: a follower answers an
+	// append only once its entries are on disk, and a leader sends no
+	// commit index beyond its own durable one (asynclog.go). Set before
+	// Raft starts.
+	logs *asyncLogStore
 
 	mu        sync.Mutex
 	pool      map[raft.ServerAddress][]*appendConn // idle connections for single calls
@@ -144,18 +151,38 @@ func (t *appendTransport) accept() {
 	}
 }
 
-// serve answers one append stream's requests in order.
+// commitLimit is the highest commit index this member may tell others:
+// its durable log index.
+func (t *appendTransport) commitLimit() uint64 {
+	if t.logs == nil {
+		return math.MaxUint64
+	}
+	return t.logs.durableIndex()
+}
+
+// appendAnswer is a response waiting for its turn on an append stream.
+type appendAnswer struct {
+	resp *raft.AppendEntriesResponse
+	err  error
+	seq  uint64 // the log store's writes to wait for first (0: none)
+}
+
+// serve hands one append stream's requests to Raft in order; answer
+// writes the responses, in the same order, once they may be sent.
 func (t *appendTransport) serve(c net.Conn) {
+	answers := make(chan appendAnswer, appendPipelineDepth)
 	defer func() {
+		close(answers)
 		c.Close()
 		t.mu.Lock()
 		delete(t.served, c)
 		t.mu.Unlock()
 		t.serving.Done()
 	}()
+	t.serving.Add(1)
+	go t.answer(c, answers)
 	r := bufio.NewReaderSize(c, 64<<10)
 	dec := appendDecoder{r: r}
-	enc := appendEncoder{w: bufio.NewWriterSize(c, 4<<10)}
 	respCh := make(chan raft.RPCResponse, 1)
 	for {
 		req := new(raft.AppendEntriesRequest)
@@ -177,21 +204,53 @@ func (t *appendTransport) serve(c net.Conn) {
 				return
 			}
 		}
+		var a appendAnswer
 		select {
 		case resp := <-respCh:
-			ae, _ := resp.Response.(*raft.AppendEntriesResponse)
-			rpcErr := resp.Error
-			if ae == nil && rpcErr == nil {
-				rpcErr = errNotAppend
-			}
-			enc.response(ae, rpcErr)
-			if r.Buffered() == 0 {
-				if err := enc.w.Flush(); err != nil {
-					return
-				}
+			a.resp, _ = resp.Response.(*raft.AppendEntriesResponse)
+			a.err = resp.Error
+			if a.resp == nil && a.err == nil {
+				a.err = errNotAppend
 			}
 		case <-t.done:
 			return
+		}
+		if t.logs != nil && len(req.Entries) > 0 && a.resp != nil && a.resp.Success {
+			// Raft queued the entries (asynclog.go) before answering; the
+			// leader may count them only once they are on disk.
+			a.seq = t.logs.acceptedSeq()
+		}
+		select {
+		case answers <- a:
+		case <-t.done:
+			return
+		}
+	}
+}
+
+// answer writes a stream's responses, each once the log writes it waits
+// for are done, flushing when no more are ready.
+func (t *appendTransport) answer(c net.Conn, in <-chan appendAnswer) {
+	defer t.serving.Done()
+	enc := appendEncoder{w: bufio.NewWriterSize(c, 4<<10)}
+	broken := false
+	for a := range in {
+		if broken {
+			continue // serve sees the closed stream and stops
+		}
+		if a.seq != 0 {
+			if err := t.logs.waitStored(a.seq, t.done); err != nil {
+				broken = true
+				c.Close()
+				continue
+			}
+		}
+		enc.response(a.resp, a.err)
+		if len(in) == 0 {
+			if err := enc.w.Flush(); err != nil {
+				broken = true
+				c.Close()
+			}
 		}
 	}
 }
@@ -220,7 +279,7 @@ func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	}
 	return &appendConn{
 		c:   c,
-		enc: appendEncoder{w: bufio.NewWriterSize(c, 64<<10)},
+		enc: appendEncoder{w: bufio.NewWriterSize(c, 64<<10), commitLimit: t.commitLimit},
 		dec: appendDecoder{r: bufio.NewReaderSize(c, 4<<10)},
 	}, nil
 }
@@ -363,7 +422,7 @@ func (p *appendPipeline) send(args *raft.AppendEntriesRequest) error {
 	if err := p.conn.enc.request(args); err != nil {
 		return fmt.Errorf("ensemble: pipelined append: %w", err)
 	}
-	p.commitSent = max(p.commitSent, args.LeaderCommitIndex)
+	p.commitSent = max(p.commitSent, p.conn.enc.commitSent)
 	return nil
 }
 

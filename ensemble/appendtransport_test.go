@@ -233,3 +233,78 @@ func FuzzAppendRequest(f *testing.F) {
 		_, _ = dec.response(&resp)
 	})
 }
+
+// TestAppendTransportAnswersWhenDurable checks a follower's success for
+// new entries leaves only once they are on its disk (asynclog.go).
+func TestAppendTransportAnswersWhenDurable(t *testing.T) {
+	sender, _ := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t)
+	logs, gate := newGatedAsyncStore(t)
+	receiver.logs = logs
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			if err := logs.StoreLogs(req.Entries); err != nil {
+				rpc.Respond(nil, err)
+				continue
+			}
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
+		}
+	}()
+	p, err := sender.AppendEntriesPipeline("2", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.AppendEntries(sampleAppendRequest(0, 3), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case f := <-p.Consumer():
+		t.Fatalf("answered before the entries were on disk: %v", f.Error())
+	case <-time.After(200 * time.Millisecond):
+	}
+	gate.gate <- struct{}{}
+	select {
+	case f := <-p.Consumer():
+		if f.Error() != nil || f.Response().LastLog != 3 {
+			t.Fatalf("answer %v %+v", f.Error(), f.Response())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after the write")
+	}
+}
+
+// TestAppendTransportCapsCommitIndex checks a leader tells no commit index
+// beyond its own durable log.
+func TestAppendTransportCapsCommitIndex(t *testing.T) {
+	sender, _ := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t)
+	logs, gate := newGatedAsyncStore(t)
+	sender.logs = logs
+	if err := logs.StoreLogs([]*raft.Log{testEntry(1, 1), testEntry(2, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	gate.gate <- struct{}{}
+	if err := logs.waitDurable(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.StoreLogs([]*raft.Log{testEntry(3, 1)}); err != nil { // queued, not on disk
+		t.Fatal(err)
+	}
+	got := make(chan uint64, 1)
+	go func() {
+		for rpc := range receiver.Consumer() {
+			got <- rpc.Command.(*raft.AppendEntriesRequest).LeaderCommitIndex
+			rpc.Respond(&raft.AppendEntriesResponse{Success: true}, nil)
+		}
+	}()
+	req := sampleAppendRequest(3, 1)
+	req.LeaderCommitIndex = 3
+	if err := sender.AppendEntries("2", addr, req, new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c != 2 {
+		t.Fatalf("commit index %d sent, want the durable 2", c)
+	}
+}

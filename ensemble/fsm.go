@@ -46,6 +46,10 @@ type fsm struct {
 	// nudges (see nudge.go).
 	applied func(last uint64, work bool)
 
+	// durable, if set, waits until a log index is on this member's disk:
+	// an entry is applied only then (asynclog.go).
+	durable func(index uint64)
+
 	// mu guards tree: the write lock is held while applying, the read lock
 	// by every local read.
 	mu   sync.RWMutex
@@ -68,6 +72,9 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
 	work := false
+	if f.durable != nil && len(logs) > 0 {
+		f.durable(logs[len(logs)-1].Index)
+	}
 	f.mu.Lock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {

@@ -124,3 +124,26 @@ type memSink struct{ bytes.Buffer }
 func (m *memSink) ID() string    { return "mem" }
 func (m *memSink) Cancel() error { return nil }
 func (m *memSink) Close() error  { return nil }
+
+// TestFSMAppliesOnlyDurableEntries checks a batch waits for its last entry
+// to be on this member's disk before anything in it is applied or
+// answered (asynclog.go).
+func TestFSMAppliesOnlyDurableEntries(t *testing.T) {
+	f := testFSM(t)
+	rec := &recorder{}
+	f.waiters.put(42, rec)
+	var waitedFor uint64
+	f.durable = func(index uint64) {
+		waitedFor = index
+		if rec.res != nil || f.lastZxid.Load() != 0 {
+			t.Error("applied before the durable wait")
+		}
+	}
+	f.ApplyBatch([]*raft.Log{
+		makeLog(t, 3, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1000, Timeout: 4000, Passwd: make([]byte, 16)}),
+		makeLog(t, 4, 42, createTxn(1, "/a", 0, 1)),
+	})
+	if waitedFor != 4 || rec.res == nil {
+		t.Fatalf("waited for %d, result %+v", waitedFor, rec.res)
+	}
+}

@@ -36,6 +36,7 @@ type Node struct {
 	watches *watches.Registry
 	logs    *raft.LogCache
 	trans   *appendTransport // nil for a single member
+	async   *asyncLogStore   // Raft's log writes, off Raft's critical path
 	mux     *mux             // nil for a single member
 	fwd     *forwarder       // nil for a single member
 	touched touchSet
@@ -175,7 +176,13 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
-	logs, err := raft.NewLogCache(1024, packed)
+	async, err := newAsyncLogStore(packed, n.logFailed)
+	if err != nil {
+		return err
+	}
+	n.async = async
+	n.fsm.durable = func(idx uint64) { _ = async.waitDurable(idx, nil) }
+	logs, err := raft.NewLogCache(1024, async)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
@@ -230,6 +237,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		Timeout: timeout,
 		Logger:  rc.Logger,
 	}), n.mux, timeout)
+	trans.logs = n.async
 	n.trans = trans
 	var conf raft.Configuration
 	for _, p := range n.cfg.Peers {
@@ -313,3 +321,12 @@ func (n *Node) sessionsSnapshot() []znode.SessionInfo {
 
 // SetHooks installs session lifecycle hooks (see Hooks).
 func (n *Node) SetHooks(h Hooks) { n.fsm.hooks.Store(&h) }
+
+// logFailed stops the process when the Raft log cannot be written: the
+// entries Raft believes stored are not, and nothing can be told so
+// (ZooKeeper exits likewise when its transaction log fails).
+func (n *Node) logFailed(err error) {
+	n.log.Error("cannot write the Raft log; stopping", zap.Error(err))
+	_ = n.log.Sync()
+	os.Exit(1)
+}

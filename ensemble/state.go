@@ -132,6 +132,9 @@ func (n *Node) Close() error {
 			n.mux.close()
 		}
 		n.wg.Wait()
+		if n.async != nil {
+			n.async.Close() // writes what Raft queued before bolt closes
+		}
 		if n.store != nil {
 			if cerr := n.store.Close(); err == nil {
 				err = cerr
