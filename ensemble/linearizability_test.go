@@ -3,6 +3,7 @@ package ensemble
 import (
 	"math"
 	"math/rand"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -13,12 +14,20 @@ import (
 	"github.com/zkraft/zkraft/znode"
 )
 
-// The register under test is one znode: its data is the value and its
+// Each register under test is one znode: its data is the value and its
 // Stat.Version the version. Writes are setData (version -1), compare-and-
 // swaps are setData with an expected version, reads are barrier + local
 // read. Clients sit on different members while partitions come and go.
+// There are several independent registers (as in Jepsen's independent
+// keys), so the checker searches each one's history alone: with a single
+// register, two dozen writes of unknown outcome could keep it searching
+// past its time limit.
+
+// registers is how many independent registers the clients share.
+const registers = 4
 
 type regInput struct {
+	key     int  // which register
 	op      byte // 'r' read, 'w' write, 'c' cas
 	value   string
 	version int32 // cas: expected version
@@ -37,6 +46,14 @@ type regState struct {
 }
 
 var registerModel = porcupine.NondeterministicModel{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := make([][]porcupine.Operation, registers)
+		for _, op := range history {
+			k := op.Input.(regInput).key
+			byKey[k] = append(byKey[k], op)
+		}
+		return byKey
+	},
 	Init: func() []interface{} { return []interface{}{regState{value: "0"}} },
 	Step: func(state, input, output interface{}) []interface{} {
 		s, in, out := state.(regState), input.(regInput), output.(regOutput)
@@ -74,20 +91,22 @@ var registerModel = porcupine.NondeterministicModel{
 
 // readWaiter answers a read from inside the FSM once its barrier applies.
 type readWaiter struct {
+	path string
 	out  regOutput
 	done chan struct{}
 }
 
 func (r *readWaiter) Applied(_ *znode.Result, t *znode.Tree) {
-	data, st, err := t.GetData("/reg", nil)
+	data, st, err := t.GetData(r.path, nil)
 	r.out = regOutput{value: string(data), version: st.Version, unknown: err != nil}
 	close(r.done)
 }
 func (r *readWaiter) Failed(error) { r.out.unknown = true; close(r.done) }
 
 func doRegisterOp(n *Node, in regInput) regOutput {
+	path := "/reg" + strconv.Itoa(in.key)
 	if in.op == 'r' {
-		w := &readWaiter{done: make(chan struct{})}
+		w := &readWaiter{path: path, done: make(chan struct{})}
 		n.Barrier(w)
 		<-w.done
 		return w.out
@@ -97,7 +116,7 @@ func doRegisterOp(n *Node, in regInput) regOutput {
 		version = in.version
 	}
 	res, err := n.ProposeWait(&znode.Txn{Type: jute.OpSetData, Session: 1, Time: 1,
-		Req: jute.Marshal(&jute.SetDataRequest{Path: "/reg", Data: []byte(in.value), Version: version})})
+		Req: jute.Marshal(&jute.SetDataRequest{Path: path, Data: []byte(in.value), Version: version})})
 	switch {
 	case err != nil:
 		return regOutput{unknown: true}
@@ -113,8 +132,10 @@ func TestLinearizableRegisterUnderPartitions(t *testing.T) {
 	c := newCluster(t, 3, nil)
 	l := c.leader()
 	mustPropose(t, l, newSession(1, 600000))
-	mustPropose(t, l, &znode.Txn{Type: jute.OpCreate, Session: 1, Time: 1,
-		Req: jute.Marshal(&jute.CreateRequest{Path: "/reg", Data: []byte("0"), ACL: open})})
+	for k := 0; k < registers; k++ {
+		mustPropose(t, l, &znode.Txn{Type: jute.OpCreate, Session: 1, Time: 1,
+			Req: jute.Marshal(&jute.CreateRequest{Path: "/reg" + strconv.Itoa(k), Data: []byte("0"), ACL: open})})
+	}
 
 	var (
 		mu      sync.Mutex
@@ -134,7 +155,7 @@ func TestLinearizableRegisterUnderPartitions(t *testing.T) {
 			rng := rand.New(rand.NewSource(int64(client)))
 			n := members[client%len(members)]
 			for i := 0; time.Since(start) < runFor; i++ {
-				in := regInput{op: "rwc"[rng.Intn(3)], value: string(rune('a'+client)) + string(rune('0'+i%10)), version: int32(rng.Intn(8))}
+				in := regInput{key: rng.Intn(registers), op: "rwc"[rng.Intn(3)], value: string(rune('a'+client)) + string(rune('0'+i%10)), version: int32(rng.Intn(8))}
 				call := time.Since(start).Nanoseconds()
 				out := doRegisterOp(n, in)
 				ret := time.Since(start).Nanoseconds()
