@@ -308,3 +308,43 @@ func TestAppendTransportCapsCommitIndex(t *testing.T) {
 		t.Fatalf("commit index %d sent, want the durable 2", c)
 	}
 }
+
+// TestCommitNoticeOnlyForEntriesSent checks a commit notice goes only down
+// a pipeline that already carried the committed entry: a follower still
+// lacking it (the commit came from the others) would refuse the notice.
+func TestCommitNoticeOnlyForEntriesSent(t *testing.T) {
+	sender, _ := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t)
+	got := make(chan *raft.AppendEntriesRequest, 10)
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			got <- req
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
+		}
+	}()
+	p, err := sender.AppendEntriesPipeline("2", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.AppendEntries(sampleAppendRequest(0, 10), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	sender.notifyCommit(12, 7) // committed up to 12; this stream carried up to 10
+	select {
+	case r := <-got:
+		if r.PrevLogEntry != 10 || r.PrevLogTerm != 7 || r.LeaderCommitIndex != 10 || len(r.Entries) != 0 {
+			t.Fatalf("notice after entry %d (term %d) with commit %d, want entry 10 of term 7", r.PrevLogEntry, r.PrevLogTerm, r.LeaderCommitIndex)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notice for the entries the stream carried")
+	}
+	sender.notifyCommit(12, 7)
+	select {
+	case r := <-got:
+		t.Fatalf("a second notice for entry %d", r.PrevLogEntry)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
