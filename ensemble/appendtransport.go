@@ -390,8 +390,6 @@ type appendPipeline struct {
 	sending    sync.Mutex
 	last       *raft.AppendEntriesRequest // Raft's latest request: term and header for notices
 	commitSent uint64                     // highest LeaderCommitIndex written
-	entrySent  uint64                     // highest entry index Raft sent on this stream
-	entryTerm  uint64                     // and its term
 
 	notices     chan struct{} // cap 1: a notice is due
 	noticeMu    sync.Mutex
@@ -408,9 +406,6 @@ func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *ra
 		return nil, err
 	}
 	p.last = args
-	if n := len(args.Entries); n > 0 && args.Entries[n-1].Index > p.entrySent {
-		p.entrySent, p.entryTerm = args.Entries[n-1].Index, args.Entries[n-1].Term
-	}
 	select {
 	case p.inprogress <- f:
 		return f, nil
@@ -465,13 +460,7 @@ func (p *appendPipeline) sendNotices() {
 		p.noticeMu.Unlock()
 		p.sending.Lock()
 		last := p.last
-		if index > p.entrySent {
-			// This follower has not been sent the committed entry yet
-			// (the commit came from the others) and would refuse the
-			// notice; tell it what is committed of what it was sent.
-			index, term = p.entrySent, p.entryTerm
-		}
-		if last == nil || index == 0 || index <= p.commitSent || len(p.inprogress) >= cap(p.inprogress)-1 {
+		if last == nil || index <= p.commitSent || len(p.inprogress) >= cap(p.inprogress)-1 {
 			p.sending.Unlock()
 			continue // Raft's own requests carry it, or soon will
 		}
