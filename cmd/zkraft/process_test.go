@@ -182,6 +182,52 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...interface{}) {}
 
+// createLoad has n clients, spread over addrs, create sequential znodes
+// under /load until stop returns; stop waits for them and returns every
+// acknowledged path.
+func createLoad(t *testing.T, addrs []string, n int) (conns []*zk.Conn, stop func() []string) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		acked []string
+		wg    sync.WaitGroup
+		done  = make(chan struct{})
+	)
+	for i := 0; i < n; i++ {
+		order := append(addrs[i%len(addrs):], addrs[:i%len(addrs)]...) // spread first choices
+		c, _, err := zk.Connect(order, 6*time.Second, zk.WithLogger(quietLogger{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		conns = append(conns, c)
+		wg.Add(1)
+		go func(c *zk.Conn, i int) {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p, err := c.Create(fmt.Sprintf("/load/c%d-", i), []byte("v"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+				if err == nil {
+					mu.Lock()
+					acked = append(acked, p)
+					mu.Unlock()
+				}
+			}
+		}(c, i)
+	}
+	return conns, func() []string {
+		close(done)
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return acked
+	}
+}
+
 // TestEnsembleSurvivesLeaderKill runs three zkraft processes from zoo.cfg
 // files, spreads go-zookeeper clients over them, kills -9 the leader under
 // load, and checks that every acknowledged sequential create survives with
@@ -205,39 +251,7 @@ func TestEnsembleSurvivesLeaderKill(t *testing.T) {
 	}
 
 	const clients = 4
-	var (
-		mu    sync.Mutex
-		acked []string
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-		conns []*zk.Conn
-	)
-	for i := 0; i < clients; i++ {
-		order := append(addrs[i%3:], addrs[:i%3]...) // spread first choices
-		c, _, err := zk.Connect(order, 6*time.Second, zk.WithLogger(quietLogger{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns = append(conns, c)
-		wg.Add(1)
-		go func(c *zk.Conn, i int) {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				p, err := c.Create(fmt.Sprintf("/load/c%d-", i), []byte("v"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
-				if err == nil {
-					mu.Lock()
-					acked = append(acked, p)
-					mu.Unlock()
-				}
-			}
-		}(c, i)
-	}
+	conns, stopLoad := createLoad(t, addrs, clients)
 	sessions := make([]int64, clients)
 	time.Sleep(1500 * time.Millisecond)
 	for i, c := range conns {
@@ -249,11 +263,8 @@ func TestEnsembleSurvivesLeaderKill(t *testing.T) {
 	newLeader := leaderOf(t, members, leader)
 	t.Logf("member %d killed; member %d leads after %v", leader.id, newLeader.id, time.Since(killedAt))
 	time.Sleep(3 * time.Second)
-	close(stop)
-	wg.Wait()
+	acked := stopLoad()
 
-	mu.Lock()
-	defer mu.Unlock()
 	seen := map[string]bool{}
 	for _, p := range acked {
 		if seen[p] {
@@ -320,43 +331,12 @@ func TestEnsembleKeepsAcknowledgedWritesWhenAllDie(t *testing.T) {
 	}
 	admin.Close()
 
-	var (
-		mu    sync.Mutex
-		acked []string
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-	)
-	for i := 0; i < 8; i++ {
-		order := append(addrs[i%3:], addrs[:i%3]...)
-		c, _, err := zk.Connect(order, 6*time.Second, zk.WithLogger(quietLogger{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		wg.Add(1)
-		go func(c *zk.Conn, i int) {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				p, err := c.Create(fmt.Sprintf("/load/c%d-", i), []byte("v"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
-				if err == nil {
-					mu.Lock()
-					acked = append(acked, p)
-					mu.Unlock()
-				}
-			}
-		}(c, i)
-	}
+	_, stopLoad := createLoad(t, addrs, 8)
 	time.Sleep(1500 * time.Millisecond)
 	for _, m := range members {
 		m.kill()
 	}
-	close(stop)
-	wg.Wait()
+	acked := stopLoad()
 	time.Sleep(300 * time.Millisecond)
 	for _, m := range members {
 		m.start(t)
@@ -379,8 +359,6 @@ func TestEnsembleKeepsAcknowledgedWritesWhenAllDie(t *testing.T) {
 	for _, c := range children {
 		present["/load/"+c] = true
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if len(acked) < 100 {
 		t.Fatalf("only %d acknowledged creates before the kill; the test proved little", len(acked))
 	}
