@@ -20,7 +20,6 @@ import (
 type conn struct {
 	srv    *Server
 	nc     net.Conn
-	log    *zap.Logger
 	out    *outbound
 	remote string // client IP
 
@@ -51,8 +50,14 @@ func newConn(srv *Server, nc net.Conn) *conn {
 	c.remote = remoteIP(nc.RemoteAddr())
 	ids := []jute.Id{{Scheme: "ip", ID: c.remote}}
 	c.ids.Store(&ids)
-	c.log = srv.log.With(zap.String("remote", nc.RemoteAddr().String()))
 	return c
+}
+
+// logger is the server's logger with the client's address. It is built
+// when something is logged (rarely), not kept: a logger with fields costs
+// about 1.5 KiB, and a server holds thousands of connections.
+func (c *conn) logger() *zap.Logger {
+	return c.srv.log.With(zap.Stringer("remote", c.nc.RemoteAddr()))
 }
 
 func remoteIP(a net.Addr) string {
@@ -95,12 +100,23 @@ func (c *conn) addID(id jute.Id) {
 	c.ids.Store(&ids)
 }
 
+// Per-connection buffer sizes. A server holds thousands of mostly idle
+// connections, so each keeps small buffers: requests are tens of bytes (a
+// pipelined burst of them fits in readBufferSize; a larger frame is read
+// straight into its own buffer), and a buffer grown by one large request
+// or reply is dropped once it has been used instead of being kept for the
+// connection's lifetime.
+const (
+	readBufferSize   = 4 << 10
+	retainBufferSize = 64 << 10
+)
+
 // serve runs the connection: the writer in its own goroutine, the reader
 // here. It returns when the connection is finished.
 func (c *conn) serve() {
 	go c.out.writeLoop(c.nc, c.srv.closed)
 	defer c.teardown()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	if !c.handshake(br) {
 		return
 	}
@@ -114,11 +130,14 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.log.Debug("closing connection", zap.Error(err))
+				c.logger().Debug("closing connection", zap.Error(err))
 			}
 			return
 		}
 		buf = frame[:0]
+		if cap(buf) > retainBufferSize {
+			buf = nil // a large request's buffer goes after this one
+		}
 		c.srv.stats.packetsReceived.Add(1)
 		c.stats.received.Add(1)
 		c.srv.node.TouchSession(c.sessionID)

@@ -29,19 +29,19 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
 	if err != nil {
-		c.log.Debug("bad handshake frame", zap.Error(err))
+		c.logger().Debug("bad handshake frame", zap.Error(err))
 		return false
 	}
 	c.srv.stats.packetsReceived.Add(1)
 	var req jute.ConnectRequest
 	if err := jute.Unmarshal(frame, &req); err != nil {
-		c.log.Debug("bad ConnectRequest", zap.Error(err))
+		c.logger().Debug("bad ConnectRequest", zap.Error(err))
 		return false
 	}
 	if last := c.srv.node.LastZxid(); req.LastZxidSeen > last {
 		// The client has seen a newer state than this member has: it must
 		// go elsewhere. ZooKeeper closes without answering.
-		c.log.Info("refusing client ahead of this server",
+		c.logger().Info("refusing client ahead of this server",
 			zap.Int64("clientZxid", req.LastZxidSeen), zap.Int64("serverZxid", last))
 		return false
 	}
@@ -58,7 +58,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 	passwd := make([]byte, passwdLen)
 	if _, err := rand.Read(passwd); err != nil {
-		c.log.Error("no randomness for a session password", zap.Error(err))
+		c.logger().Error("no randomness for a session password", zap.Error(err))
 		return false
 	}
 	for attempt := 0; attempt < 8; attempt++ {
@@ -68,7 +68,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 			Timeout: timeout, Passwd: passwd,
 		})
 		if err != nil {
-			c.log.Warn("createSession not committed", zap.Error(err))
+			c.logger().Warn("createSession not committed", zap.Error(err))
 			return false
 		}
 		if res.Err != jute.OK {
@@ -77,7 +77,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 		c.sessionID, c.timeout = id, timeout
 		c.srv.bind(c)
 		c.connected(req, passwd)
-		c.log.Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
+		c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
 		return true
 	}
 	return false

@@ -133,7 +133,7 @@ func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}) {
 			return
 		}
 		o.mu.Lock()
-		if cap(buf) <= 1<<20 {
+		if cap(buf) <= retainBufferSize {
 			o.spare = buf[:0]
 		}
 		o.mu.Unlock()

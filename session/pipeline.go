@@ -74,7 +74,7 @@ func (p *pendingWrite) Failed(err error) {
 	c := p.c
 	c.popPending(p)
 	c.srv.stats.outstanding.Add(-1)
-	c.log.Warn("write not committed; closing connection", zap.Error(err))
+	c.logger().Warn("write not committed; closing connection", zap.Error(err))
 	c.out.kill()
 	c.nc.Close()
 }

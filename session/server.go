@@ -74,7 +74,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		c := newConn(s, nc)
 		if !s.admit(c) {
-			c.log.Warn("too many connections from client", zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns))
+			c.logger().Warn("too many connections from client", zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns))
 			nc.Close()
 			continue
 		}
