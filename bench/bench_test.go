@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +148,38 @@ func TestWorkloadsAgainstZkraft(t *testing.T) {
 			}
 		})
 	}
+	t.Run("idle-sessions", func(t *testing.T) {
+		cfg := Config{
+			Servers: []string{addr}, Workload: "idle-sessions", Sessions: 40, Inflight: 1, ValueSize: 1,
+			Keys: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Watchers: 1, Nodes: 1, Ephemerals: 1,
+			SessionTimeout: 10 * time.Second, Root: "/zkraft-bench-test", Seed: 1,
+		}
+		type outcome struct {
+			res *Result
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := Run(context.Background(), cfg, nil, io.Discard)
+			done <- outcome{res, err}
+		}()
+		// While it runs, the server holds every session (and the admin one).
+		held := 0
+		for deadline := time.Now().Add(10 * time.Second); held < 41 && time.Now().Before(deadline); {
+			held = aliveConnections(t, addr)
+			time.Sleep(20 * time.Millisecond)
+		}
+		o := <-done
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if held < 41 {
+			t.Errorf("the server held at most %d connections, want 41", held)
+		}
+		if len(o.res.Ops) != 0 || len(o.res.Notes) != 0 || len(o.res.Problems) != 0 {
+			t.Errorf("an idle run reports ops %v, notes %v, problems %v", o.res.Ops, o.res.Notes, o.res.Problems)
+		}
+	})
 	t.Run("command", func(t *testing.T) {
 		var out bytes.Buffer
 		app := &cli.App{Name: "zkraft", Writer: &out, Commands: []*cli.Command{Command()}}
@@ -200,4 +233,28 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%s: invalid config accepted", name)
 		}
 	}
+}
+
+// aliveConnections asks the server (srvr, the one four-letter word allowed
+// by default) how many client connections it has.
+func aliveConnections(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("srvr")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(c)
+	for _, line := range strings.Split(string(out), "\n") {
+		var n int
+		if _, err := fmt.Sscanf(line, "Connections: %d", &n); err == nil {
+			return n - 1 // not this one
+		}
+	}
+	t.Fatalf("no connection count in srvr output:\n%s", out)
+	return 0
 }

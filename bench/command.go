@@ -19,7 +19,8 @@ func Command() *cli.Command {
 		Usage: "load-test a ZooKeeper-compatible server (zkraft or Apache ZooKeeper)",
 		Description: "Workloads: read (getData), write (setData), mixed (--read-ratio), create-delete,\n" +
 			"ephemeral-churn (session open, ephemeral creates, close), watch-fanout (--watchers\n" +
-			"sessions watch one znode; time until all are notified), populate (create --nodes znodes).\n" +
+			"sessions watch one znode; time until all are notified), populate (create --nodes znodes),\n" +
+			"idle-sessions (hold --sessions sessions that only ping, to measure a server's cost per client).\n" +
 			"Setup is not measured; the " + "--root subtree is deleted afterwards unless --keep.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]; sessions are spread round robin"},

@@ -28,7 +28,7 @@ type Config struct {
 }
 
 // workloadNames lists the accepted --workload values.
-var workloadNames = []string{"read", "write", "create-delete", "mixed", "ephemeral-churn", "watch-fanout", "populate"}
+var workloadNames = []string{"read", "write", "create-delete", "mixed", "ephemeral-churn", "watch-fanout", "populate", "idle-sessions"}
 
 // Validate checks the configuration and fills derived defaults.
 func (c *Config) Validate() error {

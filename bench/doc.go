@@ -5,6 +5,7 @@
 //	zkraft bench --server a:2181,b:2181,c:2181 --workload mixed --read-ratio 0.8 --json
 //	zkraft bench --workload watch-fanout --watchers 500
 //	zkraft bench --workload populate --nodes 1000000 --keep
+//	zkraft bench --workload idle-sessions --sessions 10000 --duration 1m
 //
 // Workloads and what one op is:
 //
@@ -24,6 +25,10 @@
 //     Duplicate or unexpected notifications are reported as problems.
 //   - populate: create --nodes znodes (1000 per directory); the measurement
 //     ends when all exist, and the count is checked with getAllChildrenNumber.
+//   - idle-sessions: connect --sessions sessions and hold them, sending only
+//     pings, for the warm-up and --duration; there is no op. It is the load
+//     under which a server's memory and CPU per connected client are read
+//     from outside (scripts/benchcompare does).
 //
 // The client is deliberately small so that it is not the bottleneck: one TCP
 // connection per session, requests pipelined up to --inflight and written by

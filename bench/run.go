@@ -149,7 +149,8 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 		progress.start(r)
 		defer progress.finish()
 	}
-	tl := startTimeline(r)
+	_, silent := w.(*idleWorkload)
+	tl := startTimeline(r, silent)
 
 	sleep := func(d time.Duration) bool { // false: finished early or cancelled
 		t := time.NewTimer(d)

@@ -12,9 +12,10 @@ const timelineTick = 100 * time.Millisecond
 // timeline samples the recorders during the measurement: successful ops per
 // second, and the longest time no reply at all arrived (a stalled server).
 type timeline struct {
-	r    *run
-	stop chan struct{}
-	done chan struct{}
+	r      *run
+	silent bool // the workload sends no measured requests: no stalls to report
+	stop   chan struct{}
+	done   chan struct{}
 
 	// written by loop, read after done is closed
 	perSecond []uint64
@@ -22,8 +23,8 @@ type timeline struct {
 	stallAt   time.Duration // when it began, from the start of the measurement
 }
 
-func startTimeline(r *run) *timeline {
-	t := &timeline{r: r, stop: make(chan struct{}), done: make(chan struct{})}
+func startTimeline(r *run, silent bool) *timeline {
+	t := &timeline{r: r, silent: silent, stop: make(chan struct{}), done: make(chan struct{})}
 	go t.loop()
 	return t
 }
@@ -34,7 +35,7 @@ func (t *timeline) finish(res *Result) {
 	<-t.done
 	res.PerSecond = t.perSecond
 	res.LongestStallMs = ms(float64(t.stall))
-	if t.stall >= time.Second {
+	if t.stall >= time.Second && !t.silent {
 		res.Notes = append(res.Notes, fmt.Sprintf("no reply at all for %.1fs, from %.1fs into the measurement",
 			t.stall.Seconds(), t.stallAt.Seconds()))
 	}

@@ -12,7 +12,7 @@ func TestTimelineFindsStall(t *testing.T) {
 	r := &run{cfg: &Config{}, win: newWindow()}
 	rec := r.newRecorder()
 	r.win.start.Store(nowNanos())
-	tl := startTimeline(r)
+	tl := startTimeline(r, false)
 	busy := func(d time.Duration) {
 		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 			now := nowNanos()

@@ -25,6 +25,8 @@ func newWorkload(cfg *Config) (workload, error) {
 		return &fanoutWorkload{}, nil
 	case "populate":
 		return &populateWorkload{}, nil
+	case "idle-sessions":
+		return &idleWorkload{}, nil
 	}
 	return nil, fmt.Errorf("bench: unknown workload %q", cfg.Workload)
 }
