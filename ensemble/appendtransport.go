@@ -189,6 +189,9 @@ func (t *appendTransport) serve(c net.Conn) {
 		if err := dec.request(req); err != nil {
 			return
 		}
+		if t.logs != nil && req.LeaderCommitIndex > 0 {
+			t.logs.noteLeaderCommit(req.LeaderCommitIndex)
+		}
 		rpc := raft.RPC{Command: req, RespChan: respCh}
 		if fn := t.heartbeat.Load(); fn != nil && isHeartbeat(req) {
 			select {

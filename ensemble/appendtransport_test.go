@@ -256,13 +256,23 @@ func TestAppendTransportAnswersWhenDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.AppendEntries(sampleAppendRequest(0, 3), new(raft.AppendEntriesResponse)); err != nil {
+	req := sampleAppendRequest(0, 3)
+	req.LeaderCommitIndex = 2 // as if the leader had it from an earlier exchange
+	if _, err := p.AppendEntries(req, new(raft.AppendEntriesResponse)); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case f := <-p.Consumer():
 		t.Fatalf("answered before the entries were on disk: %v", f.Error())
 	case <-time.After(200 * time.Millisecond):
+	}
+	// The leader's commit index was noted on arrival: the FSM may apply
+	// entry 2 before this member's own write.
+	stop := make(chan struct{})
+	timer := time.AfterFunc(5*time.Second, func() { close(stop) })
+	defer timer.Stop()
+	if err := logs.waitApplicable(2, stop); err != nil {
+		t.Fatalf("the leader's commit index was not noted: %v", err)
 	}
 	gate.gate <- struct{}{}
 	select {

@@ -25,9 +25,13 @@ import (
 // durably. Three rules restore the meaning of "committed" as "on disk on a
 // majority" everywhere a client or another member can observe it:
 //
-//   - the FSM applies an entry only once it is on this member's disk
-//     (fsm.durable), so a leader answers and fires watches only for entries
-//     on its disk and on a follower's;
+//   - the FSM applies an entry only once it is on this member's disk or a
+//     leader has sent this member a commit index that covers it
+//     (fsm.durable, waitApplicable): a leader's commit index only covers
+//     entries on a majority's disks (the next two rules), and Raft's own
+//     commit index counts a leader's entries before they are on its disk,
+//     so a leader answers and fires watches only for entries on its disk
+//     and on a follower's, and a follower need not wait for its own disk;
 //   - a follower answers an AppendEntries only once everything Raft queued
 //     before answering is on disk (appendTransport.serve), so the leader
 //     counts a follower's entries only when they are durable;
@@ -54,6 +58,7 @@ type asyncLogStore struct {
 	durable  uint64      // entries up to here are on disk
 	accepted uint64      // StoreLogs calls accepted (a sequence number)
 	stored   uint64      // accepted calls now on disk
+	told     uint64      // highest commit index a leader sent this member
 	changed  chan struct{}
 	err      error
 	closing  bool
@@ -258,6 +263,28 @@ func (s *asyncLogStore) durableIndex() uint64 {
 // disk, stop is closed (errLogClosed) or a write fails.
 func (s *asyncLogStore) waitStored(seq uint64, stop <-chan struct{}) error {
 	return s.wait(func() bool { return s.stored >= seq }, stop)
+}
+
+// noteLeaderCommit records a commit index received from a leader
+// (appendTransport.serve). Any leader's, of any term: what it covers is
+// committed, hence the same entries everywhere and on a majority's disks.
+func (s *asyncLogStore) noteLeaderCommit(idx uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if idx <= s.told {
+		return
+	}
+	s.told = idx
+	if s.err == nil {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// waitApplicable waits until the committed entry idx may be applied: it
+// is on this member's disk, or a leader's commit index covers it.
+func (s *asyncLogStore) waitApplicable(idx uint64, stop <-chan struct{}) error {
+	return s.wait(func() bool { return s.durable >= idx || s.told >= idx }, stop)
 }
 
 // waitDurable waits until entry idx is on disk. Only committed entries,

@@ -218,3 +218,53 @@ func TestAsyncLogStoreAgainstModel(t *testing.T) {
 	s.Close()
 	b.Close()
 }
+
+// TestAsyncLogStoreApplicableOnLeaderCommit checks that a committed entry
+// may be applied before this member's own write once a leader's commit
+// index covers it (that index counts only entries on a majority's disks),
+// and that without one the wait follows this member's disk.
+func TestAsyncLogStoreApplicableOnLeaderCommit(t *testing.T) {
+	s, g := newGatedAsyncStore(t)
+	if err := s.StoreLogs([]*raft.Log{testEntry(1, 1), testEntry(2, 1), testEntry(3, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- s.waitApplicable(2, nil) }()
+	select {
+	case <-waited:
+		t.Fatal("applicable before the write or a leader's commit index")
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.noteLeaderCommit(1) // does not cover 2
+	select {
+	case <-waited:
+		t.Fatal("applicable on a commit index below it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.noteLeaderCommit(2)
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a leader's commit index did not release the wait")
+	}
+	if s.durableIndex() != 0 {
+		t.Fatalf("durable %d: nothing was written yet", s.durableIndex())
+	}
+	s.noteLeaderCommit(1) // an older index changes nothing
+	if err := s.waitApplicable(2, nil); err != nil {
+		t.Fatal(err)
+	}
+	go func() { waited <- s.waitApplicable(3, nil) }()
+	select {
+	case <-waited:
+		t.Fatal("entry 3 applicable before its write")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.gate <- struct{}{}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+}

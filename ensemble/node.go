@@ -181,7 +181,7 @@ func (n *Node) startRaft() error {
 		return err
 	}
 	n.async = async
-	n.fsm.durable = func(idx uint64) { _ = async.waitDurable(idx, nil) }
+	n.fsm.durable = func(idx uint64) { _ = async.waitApplicable(idx, nil) }
 	logs, err := raft.NewLogCache(1024, async)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
