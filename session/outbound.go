@@ -36,6 +36,16 @@ func (o *outbound) signal() {
 // reply queues a reply header and optional body. It reports false if the
 // connection is closing or over its limit (then it is marked dead).
 func (o *outbound) reply(xid int32, zxid int64, code jute.ErrCode, body jute.Record) bool {
+	if body == nil {
+		return o.replyWith(xid, zxid, code, nil)
+	}
+	return o.replyWith(xid, zxid, code, body.Encode)
+}
+
+// replyWith is reply with the body written by encode (called only for OK
+// and never kept), so a hot path can pass a concrete record's Encode
+// without the record escaping to the heap.
+func (o *outbound) replyWith(xid int32, zxid int64, code jute.ErrCode, encode func(*jute.Writer)) bool {
 	o.mu.Lock()
 	if o.dead || o.closing {
 		o.mu.Unlock()
@@ -44,8 +54,8 @@ func (o *outbound) reply(xid int32, zxid int64, code jute.ErrCode, body jute.Rec
 	at := jute.BeginFrame(&o.w)
 	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
 	h.Encode(&o.w)
-	if code == jute.OK && body != nil {
-		body.Encode(&o.w)
+	if code == jute.OK && encode != nil {
+		encode(&o.w)
 	}
 	jute.EndFrame(&o.w, at)
 	ok := o.checkLimitLocked()

@@ -11,7 +11,9 @@ import (
 // change can slip between the read and the registration.
 func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 	zxid := t.LastZxid()
-	r := jute.NewReader(body)
+	var rd jute.Reader // on the stack: every decode below is a static call
+	rd.Reset(body)
+	r := &rd
 	reply := func(code jute.ErrCode, resp jute.Record) {
 		c.out.reply(h.Xid, zxid, code, resp)
 		c.countSent()
@@ -23,7 +25,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(jute.OK, nil)
 	case jute.OpExists:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		stat, err := t.Exists(req.Path, ids)
@@ -36,20 +38,22 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 				reg.AddExist(req.Path, c)
 			}
 		}
-		reply(code, &jute.StatResponse{Stat: stat})
+		resp := jute.StatResponse{Stat: stat}
+		c.replyWith(h, zxid, code, resp.Encode)
 	case jute.OpGetData:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		data, stat, err := t.GetData(req.Path, ids)
 		if err == nil && req.Watch {
 			reg.AddData(req.Path, c)
 		}
-		reply(errCode(err), &jute.GetDataResponse{Data: data, Stat: stat})
+		resp := jute.GetDataResponse{Data: data, Stat: stat}
+		c.replyWith(h, zxid, errCode(err), resp.Encode)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		var req jute.PathWatchRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		children, stat, err := t.GetChildren(req.Path, ids)
@@ -57,33 +61,35 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 			reg.AddChild(req.Path, c)
 		}
 		if h.Type == jute.OpGetChildren {
-			reply(errCode(err), &jute.StringsResponse{Strings: children})
+			resp := jute.StringsResponse{Strings: children}
+			c.replyWith(h, zxid, errCode(err), resp.Encode)
 		} else {
-			reply(errCode(err), &jute.GetChildren2Response{Children: children, Stat: stat})
+			resp := jute.GetChildren2Response{Children: children, Stat: stat}
+			c.replyWith(h, zxid, errCode(err), resp.Encode)
 		}
 	case jute.OpGetACL:
 		var req jute.PathRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		acl, stat, err := t.GetACL(req.Path, ids)
 		reply(errCode(err), &jute.GetACLResponse{ACL: acl, Stat: stat})
 	case jute.OpSync:
 		var req jute.PathRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		reply(jute.OK, &req)
 	case jute.OpGetEphemerals:
 		var req jute.PathRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		all := len(t.GetEphemerals(c.sessionID, "/"))
 		reply(jute.OK, &jute.StringsResponse{Strings: javaClonedSetOrder(t.GetEphemerals(c.sessionID, req.Path), all)})
 	case jute.OpGetAllChildrenNumber:
 		var req jute.PathRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		n, err := t.GetAllChildrenNumber(req.Path, ids)
@@ -92,37 +98,47 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		reply(jute.OK, whoAmI(ids))
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		req := jute.SetWatches{V2: h.Type == jute.OpSetWatches2}
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		c.setWatches(t, &req)
 		reply(jute.OK, nil)
 	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
 		var req jute.PathTypeRequest
-		if !c.decode(r, &req, h, zxid) {
+		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
 		code, resp := c.watchOp(h.Type, &req)
 		reply(code, resp)
 	case jute.OpMultiRead:
 		var req jute.MultiRequest
-		if !c.decode(r, &req, h, zxid) {
+		// Its own reader: MultiRequest.Decode hands its reader to each op's
+		// Decode through an interface, which would move rd to the heap.
+		if !c.decoded(req.Decode(jute.NewReader(body)), h, zxid) {
 			return
 		}
 		reply(jute.OK, c.multiRead(t, &req, ids))
 	}
 }
 
-// decode fills rec from r (trailing bytes are ignored, as ZooKeeper does).
-// A body that does not decode is answered with MarshallingError (-5) and
-// the connection stays open, as ZooKeeper answers it.
-func (c *conn) decode(r *jute.Reader, rec jute.Record, h jute.RequestHeader, zxid int64) bool {
-	if rec.Decode(r) != nil {
+// decoded reports whether a request body decoded (trailing bytes are
+// ignored, as ZooKeeper does). A body that does not decode is answered
+// with MarshallingError (-5) and the connection stays open, as ZooKeeper
+// answers it.
+func (c *conn) decoded(err error, h jute.RequestHeader, zxid int64) bool {
+	if err != nil {
 		c.out.reply(h.Xid, zxid, jute.ErrMarshallingError, nil)
 		c.countSent()
 		return false
 	}
 	return true
+}
+
+// replyWith answers h with a body written by encode (see
+// outbound.replyWith): the hot reads reply without a heap allocation.
+func (c *conn) replyWith(h jute.RequestHeader, zxid int64, code jute.ErrCode, encode func(*jute.Writer)) {
+	c.out.replyWith(h.Xid, zxid, code, encode)
+	c.countSent()
 }
 
 // errCode maps a tree error to its wire code.
