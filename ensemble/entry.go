@@ -36,6 +36,15 @@ type entry struct {
 	Code    jute.ErrCode // kindBarrier
 }
 
+// encodedSize bounds what encode writes (one allocation per entry).
+func (e *entry) encodedSize() int {
+	n := 1 + 8 + 8 + 1
+	if e.Kind == kindTxn && e.Txn != nil {
+		n += e.Txn.EncodedSize()
+	}
+	return n
+}
+
 func (e *entry) encode(w *jute.Writer) {
 	w.Raw([]byte{byte(e.Kind)})
 	w.Long(int64(e.Origin))

@@ -56,7 +56,7 @@ func (n *Node) propose(e entry, w Waiter) {
 		e.Origin = n.runID | uint64(n.seq.Add(1))
 		n.waiters.put(e.Origin, w)
 	}
-	var enc jute.Writer
+	enc := jute.Writer{Buf: make([]byte, 0, e.encodedSize())}
 	e.encode(&enc)
 	if n.fwd == nil || n.IsLeader() {
 		n.applyLocal(enc.Buf, e.Origin)

@@ -55,6 +55,16 @@ func (t *Txn) Encode(w *jute.Writer) {
 	w.Buffer(t.Req)
 }
 
+// EncodedSize is the number of bytes Encode writes, so a caller can size
+// its buffer once.
+func (t *Txn) EncodedSize() int {
+	n := 1 + 4 + 8 + 8 + 4 + 4 + 4 + len(t.Passwd) + 4 + len(t.Req)
+	for i := range t.Ids {
+		n += 8 + len(t.Ids[i].Scheme) + len(t.Ids[i].ID)
+	}
+	return n
+}
+
 // DecodeTxn decodes a transaction encoded by Encode. Every byte must be
 // consumed; errors wrap jute.ErrMalformed.
 func DecodeTxn(b []byte) (*Txn, error) {
