@@ -65,11 +65,7 @@ func TestAsyncLogStoreReadsBeforeDurable(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- s.waitDurable(2, nil) }()
-	select {
-	case <-waited:
-		t.Fatal("waitDurable returned before the write")
-	case <-time.After(50 * time.Millisecond):
-	}
+	stillWaiting(t, waited, "waitDurable returned before the write")
 	g.gate <- struct{}{}
 	if err := <-waited; err != nil {
 		t.Fatal(err)
@@ -230,17 +226,9 @@ func TestAsyncLogStoreApplicableOnLeaderCommit(t *testing.T) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- s.waitApplicable(2, nil) }()
-	select {
-	case <-waited:
-		t.Fatal("applicable before the write or a leader's commit index")
-	case <-time.After(50 * time.Millisecond):
-	}
+	stillWaiting(t, waited, "applicable before the write or a leader's commit index")
 	s.noteLeaderCommit(1) // does not cover 2
-	select {
-	case <-waited:
-		t.Fatal("applicable on a commit index below it")
-	case <-time.After(50 * time.Millisecond):
-	}
+	stillWaiting(t, waited, "applicable on a commit index below it")
 	s.noteLeaderCommit(2)
 	select {
 	case err := <-waited:
@@ -258,13 +246,20 @@ func TestAsyncLogStoreApplicableOnLeaderCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { waited <- s.waitApplicable(3, nil) }()
-	select {
-	case <-waited:
-		t.Fatal("entry 3 applicable before its write")
-	case <-time.After(50 * time.Millisecond):
-	}
+	stillWaiting(t, waited, "entry 3 applicable before its write")
 	g.gate <- struct{}{}
 	if err := <-waited; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// stillWaiting fails with msg if the wait reporting to ch has returned
+// within 50 ms.
+func stillWaiting(t *testing.T, ch <-chan error, msg string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatal(msg)
+	case <-time.After(50 * time.Millisecond):
 	}
 }

@@ -237,14 +237,8 @@ func TestEnsembleSurvivesLeaderKill(t *testing.T) {
 		t.Skip("starts three server processes")
 	}
 	members := startEnsemble(t, 3)
-	var addrs []string
-	for _, m := range members {
-		addrs = append(addrs, m.clientAddr)
-	}
-	admin, _, err := zk.Connect(addrs, 6*time.Second, zk.WithLogger(quietLogger{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	addrs := clientAddrs(members)
+	admin := connectAdmin(t, addrs)
 	defer admin.Close()
 	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
@@ -301,14 +295,8 @@ func TestEnsembleKeepsAcknowledgedWritesWhenAllDie(t *testing.T) {
 		t.Skip("starts three server processes twice")
 	}
 	members := startEnsemble(t, 3)
-	var addrs []string
-	for _, m := range members {
-		addrs = append(addrs, m.clientAddr)
-	}
-	admin, _, err := zk.Connect(addrs, 6*time.Second, zk.WithLogger(quietLogger{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	addrs := clientAddrs(members)
+	admin := connectAdmin(t, addrs)
 	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -326,10 +314,7 @@ func TestEnsembleKeepsAcknowledgedWritesWhenAllDie(t *testing.T) {
 	}
 	leaderOf(t, members, nil)
 
-	admin, _, err = zk.Connect(addrs, 6*time.Second, zk.WithLogger(quietLogger{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin = connectAdmin(t, addrs)
 	defer admin.Close()
 	if len(acked) < 100 {
 		t.Fatalf("only %d acknowledged creates before the kill; the test proved little", len(acked))
@@ -398,4 +383,24 @@ func TestMembersCommand(t *testing.T) {
 	if out := run("list", "--server", members[1].clientAddr); out != out2 {
 		t.Fatalf("members disagree:\n%s\nvs\n%s", out, out2)
 	}
+}
+
+// clientAddrs lists the members' client addresses.
+func clientAddrs(members []*member) []string {
+	addrs := make([]string, 0, len(members))
+	for _, m := range members {
+		addrs = append(addrs, m.clientAddr)
+	}
+	return addrs
+}
+
+// connectAdmin opens a go-zookeeper session over addrs for the test's own
+// setup and checks.
+func connectAdmin(t *testing.T, addrs []string) *zk.Conn {
+	t.Helper()
+	c, _, err := zk.Connect(addrs, 6*time.Second, zk.WithLogger(quietLogger{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
