@@ -282,15 +282,10 @@ func (s *asyncLogStore) noteLeaderCommit(idx uint64) {
 }
 
 // waitApplicable waits until the committed entry idx may be applied: it
-// is on this member's disk, or a leader's commit index covers it.
+// is on this member's disk, or a leader's commit index covers it. Only
+// committed entries, which are never truncated, are waited for this way.
 func (s *asyncLogStore) waitApplicable(idx uint64, stop <-chan struct{}) error {
 	return s.wait(func() bool { return s.durable >= idx || s.told >= idx }, stop)
-}
-
-// waitDurable waits until entry idx is on disk. Only committed entries,
-// which are never truncated, are waited for this way.
-func (s *asyncLogStore) waitDurable(idx uint64, stop <-chan struct{}) error {
-	return s.wait(func() bool { return s.durable >= idx }, stop)
 }
 
 func (s *asyncLogStore) wait(ok func() bool, stop <-chan struct{}) error {

@@ -263,3 +263,9 @@ func stillWaiting(t *testing.T, ch <-chan error, msg string) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// waitDurable waits until entry idx is on disk (what the tests check the
+// writer against; members wait with waitApplicable).
+func (s *asyncLogStore) waitDurable(idx uint64, stop <-chan struct{}) error {
+	return s.wait(func() bool { return s.durable >= idx }, stop)
+}
