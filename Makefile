@@ -35,11 +35,18 @@ difftest:
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
-# Short fuzzing pass over the decoders (FUZZTIME=5m for longer runs).
+# Short fuzzing pass over every fuzz target, one after another: the Jute,
+# log-pack, AppendEntries and snapshot decoders, the request dispatcher,
+# ACL IP parsing, the watch registry against a model and the bench client's
+# reply reader (FUZZTIME=5m for longer runs).
 FUZZTIME ?= 30s
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/
 fuzz:
-	@for t in $$($(GO) test -list 'Fuzz.*' ./jute/ | grep ^Fuzz); do \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./jute/ || exit 1; \
+	@for p in $(FUZZPKGS); do \
+		for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
+			echo "== $$p $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+		done; \
 	done
 
 # The side-by-side benchmark against Apache ZooKeeper (docs/performance.md).
