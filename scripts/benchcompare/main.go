@@ -116,6 +116,7 @@ func main() {
 	dur := flag.Duration("duration", 10*time.Second, "measured time per workload")
 	nodes := flag.Int("nodes", 1000000, "znodes of 100 bytes for the memory and restart measurements")
 	out := flag.String("out", "", "also write the Markdown table here")
+	settle := flag.Duration("settle", 5*time.Second, "idle time before each measured run, so background work left by the previous run (GC, snapshots) does not land in it")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "benchcompare")
@@ -162,6 +163,7 @@ func main() {
 		}
 		res := map[string]result{}
 		for _, e := range both {
+			time.Sleep(*settle)
 			r, err := runBench(*bin, e, w.name, *dur)
 			if err != nil {
 				fail(err)
