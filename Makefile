@@ -19,7 +19,7 @@ vet:
 
 # Every test: unit, raw-frame, end-to-end with real clients.
 test: vet
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(PKGS)
 
 # Fault tests (partitions, leader kills, linearizability) repeated COUNT times.
 COUNT ?= 5

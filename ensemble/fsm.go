@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -156,6 +157,10 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 }
 
 // Restore implements raft.FSM: the tree is replaced by the snapshot's.
+// Proposals still awaited on this member are failed: the entries the
+// snapshot covers are never applied here, so nothing else would complete
+// them (a follower catching up by snapshot; ZooKeeper likewise drops its
+// clients' connections while it syncs with a leader).
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	t, err := znode.ReadSnapshot(bufio.NewReaderSize(rc, 1<<16), f.opts)
@@ -167,8 +172,13 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.lastZxid.Store(t.LastZxid())
 	f.mu.Unlock()
 	f.tracker.reset(t.Sessions())
+	f.waiters.failAll(errRestored)
 	return nil
 }
+
+// errRestored fails the proposals awaited when a snapshot replaced the
+// state: whether they were committed is unknown to this member.
+var errRestored = errors.New("ensemble: state replaced by a leader's snapshot")
 
 // treeSnapshot is a point-in-time copy of the tree awaiting persistence.
 type treeSnapshot struct{ tree *znode.Tree }

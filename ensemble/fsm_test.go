@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"testing"
 
@@ -115,6 +116,35 @@ func TestFSMSnapshotRestoreIsExact(t *testing.T) {
 	}
 	if g.lastZxid.Load() != 5 {
 		t.Fatalf("lastZxid after restore %d", g.lastZxid.Load())
+	}
+}
+
+// TestFSMRestoreFailsAwaitedProposals checks that a snapshot replacing the
+// state fails the proposals this member still awaits: the entries it
+// covers are never applied here, so without this their requests (a
+// follower's forwarded writes) would never be answered.
+func TestFSMRestoreFailsAwaitedProposals(t *testing.T) {
+	f := testFSM(t)
+	f.ApplyBatch([]*raft.Log{makeLog(t, 1, 0, createTxn(0, "/a", 0, 1))})
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := testFSM(t)
+	awaited := &recorder{}
+	g.waiters.put(7, awaited)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(awaited.failed, errRestored) || awaited.res != nil {
+		t.Fatalf("awaited proposal after a restore: failed %v, result %+v", awaited.failed, awaited.res)
+	}
+	if g.waiters.take(7) != nil {
+		t.Fatal("waiter still registered")
 	}
 }
 

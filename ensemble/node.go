@@ -99,7 +99,7 @@ func Open(cfg Config) (*Node, error) {
 	if n.mux != nil {
 		n.startNudger()
 	}
-	n.wg.Add(4)
+	n.wg.Add(3)
 	go n.watchFailures()
 	go n.expireSessions()
 	go n.reap()

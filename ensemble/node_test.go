@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -97,5 +98,39 @@ func TestTouchedSessionStaysAlive(t *testing.T) {
 	n.RUnlockTree()
 	if !ok {
 		t.Fatal("a session touched within its timeout expired")
+	}
+}
+
+// unresolvedFuture is a raft.ApplyFuture that never resolves, as
+// hashicorp/raft leaves the futures still queued when it shuts down.
+type unresolvedFuture struct{ never chan struct{} }
+
+func (f unresolvedFuture) Error() error          { <-f.never; return nil }
+func (f unresolvedFuture) Index() uint64         { return 0 }
+func (f unresolvedFuture) Response() interface{} { return nil }
+
+// TestCloseDoesNotWaitForUnresolvedFutures checks that Close returns, and
+// fails the proposal, when Raft left a proposal's future unresolved:
+// waiting on it hung Close (and a test's cleanup for 20 minutes in CI).
+func TestCloseDoesNotWaitForUnresolvedFutures(t *testing.T) {
+	n := openNode(t, t.TempDir())
+	rec := &recorder{}
+	const origin = 99
+	n.waiters.put(origin, rec)
+	never := make(chan struct{})
+	defer close(never)
+	n.pending <- pending{f: unresolvedFuture{never}, origin: origin}
+	for len(n.pending) > 0 { // watchFailures now waits on it
+		time.Sleep(time.Millisecond)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- n.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waits for a future Raft never resolves")
+	}
+	if !errors.Is(rec.failed, ErrClosed) {
+		t.Fatalf("proposal awaited at Close: failed %v, result %+v", rec.failed, rec.res)
 	}
 }

@@ -89,7 +89,20 @@ func (n *Node) applyLocal(data []byte, origin uint64) {
 	f := n.raft.Apply(data, 0)
 	select {
 	case n.pending <- pending{f: f, origin: origin}:
+		select {
+		case <-n.done: // closing: watchFailures may be gone already
+			n.failWaiter(origin, ErrClosed)
+		default:
+		}
 	case <-n.done:
+		n.failWaiter(origin, ErrClosed)
+	}
+}
+
+// failWaiter reports err to origin's waiter, unless it was completed.
+func (n *Node) failWaiter(origin uint64, err error) {
+	if w := n.waiters.take(origin); w != nil {
+		w.Failed(err)
 	}
 }
 
@@ -114,8 +127,12 @@ func (s *syncWaiter) Failed(err error)                         { s.err = err; cl
 // watchFailures waits on every local proposal's future in log order and
 // reports the ones that failed to their waiters. Successful ones were
 // already completed by the FSM.
+//
+// It is not one of the goroutines Close waits for: hashicorp/raft leaves
+// some futures unresolved when it shuts down (those still in its apply
+// queue or on their way to the FSM), and waiting on one would hang Close.
+// Close fails every remaining waiter itself (failWaiters).
 func (n *Node) watchFailures() {
-	defer n.wg.Done()
 	for {
 		select {
 		case p := <-n.pending:

@@ -132,6 +132,10 @@ func (n *Node) Close() error {
 			n.mux.close()
 		}
 		n.wg.Wait()
+		// Raft has stopped: nothing will apply or fail what is still
+		// awaited (a proposal whose future Raft left unresolved, a write
+		// forwarded to a leader). Its outcome is unknown to the requester.
+		n.waiters.failAll(ErrClosed)
 		if n.async != nil {
 			n.async.Close() // writes what Raft queued before bolt closes
 		}

@@ -46,3 +46,17 @@ func (w *waiters) take(origin uint64) Waiter {
 	w.mu.Unlock()
 	return x
 }
+
+// failAll removes every waiter and reports err to each. A member that
+// replaces its state with a snapshot never applies the entries the snapshot
+// covers, so their waiters would otherwise wait forever; their outcome is
+// unknown, as after a lost connection.
+func (w *waiters) failAll(err error) {
+	w.mu.Lock()
+	m := w.m
+	w.m = make(map[uint64]Waiter)
+	w.mu.Unlock()
+	for _, x := range m {
+		x.Failed(err)
+	}
+}

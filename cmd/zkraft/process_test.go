@@ -123,7 +123,10 @@ func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", m.id)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n%s\n",
+		// syncLimit=20 gives a 500ms election timeout (electionTimeout); at
+		// the 250ms floor, a machine running every package's tests at once
+		// deposed leaders mid-test (a session create lost with its leader).
+		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=20\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n%s\n",
 			dir, strings.Join(extra, "\n"), strings.Join(lines, "\n"))
 		m.cfgPath = filepath.Join(dir, "zoo.cfg")
 		m.logPath = filepath.Join(dir, "zkraft.log")
