@@ -105,9 +105,10 @@ func Open(cfg Config) (*Node, error) {
 	go n.reap()
 	go n.tuneSnapshots()
 	if n.mux != nil {
-		n.wg.Add(2)
+		n.wg.Add(3)
 		go n.acceptForward()
 		go n.flushTouches()
+		go n.watchLeadership()
 	}
 	if err := n.waitReady(); err != nil {
 		n.Close()

@@ -1,0 +1,85 @@
+package ensemble
+
+import (
+	"errors"
+
+	"github.com/hashicorp/raft"
+)
+
+// errLeaderChanged fails the requests a follower had in flight on its
+// forwarding connection when the leader it forwarded to stopped leading.
+var errLeaderChanged = errors.New("ensemble: leader changed")
+
+// errNotMember fails the proposals awaited on a member whose Raft stopped
+// while the member stays open: it was removed from the ensemble.
+var errNotMember = errors.New("ensemble: no longer a member of the ensemble")
+
+// watchLeadership ends the waits that a change of leader leaves without an
+// answer. A forwarded write is answered by the leader it was sent to, and
+// a leader that stops leading may never answer: hashicorp/raft leaves the
+// futures still in its apply queue unresolved when it shuts down (a leader
+// removing itself does), and an old leader cut off by a partition answers
+// into the void. ZooKeeper ends such waits the same way: a follower that
+// loses its leader, and a leader that loses its quorum, drop their
+// connections, and clients reconnect and learn their writes' fate.
+//
+//   - A leader that stops leading closes the forwarding connections it
+//     served; their followers fail what was in flight on them.
+//   - A follower whose leader changed breaks its forwarding connection to
+//     the old one.
+//   - A Raft that shut down under an open member (it removed itself) fails
+//     every proposal awaited on the member.
+//
+// Raft reports through an observer, which it never blocks on.
+func (n *Node) watchLeadership() {
+	defer n.wg.Done()
+	ch := make(chan raft.Observation, 64)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.RaftState, raft.LeaderObservation:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(obs)
+	defer n.raft.DeregisterObserver(obs)
+	for {
+		select {
+		case o := <-ch:
+			switch d := o.Data.(type) {
+			case raft.RaftState:
+				if d != raft.Leader {
+					n.dropServedForwards()
+				}
+				if d == raft.Shutdown {
+					n.waiters.failAll(errNotMember)
+				}
+			case raft.LeaderObservation:
+				n.fwd.leaderIs(string(d.LeaderAddr))
+			}
+		case <-n.done:
+			return
+		}
+	}
+}
+
+// dropServedForwards closes the followers' forwarding connections this
+// member serves (as leader); new ones are still accepted.
+func (n *Node) dropServedForwards() {
+	n.fwdMu.Lock()
+	defer n.fwdMu.Unlock()
+	for c := range n.fwdConns {
+		c.Close()
+	}
+}
+
+// leaderIs breaks the forwarding connection unless it goes to addr, the
+// current leader ("" when none is known): requests in flight to an old
+// leader fail at once instead of waiting for an answer that may not come.
+func (f *forwarder) leaderIs(addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil && f.addr != addr {
+		f.breakLocked(f.conn, errLeaderChanged)
+	}
+}
