@@ -3,6 +3,8 @@ package ensemble
 import (
 	"fmt"
 	"net"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -237,7 +239,26 @@ func (c *cluster) converged(zxid int64) {
 
 func mustPropose(t *testing.T, n *Node, txn *znode.Txn) *znode.Result {
 	t.Helper()
-	res, err := n.ProposeWait(txn)
+	type outcome struct {
+		res *znode.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := n.ProposeWait(txn)
+		done <- outcome{res, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(time.Minute):
+		// Every proposal ends in a result or an error; a wait this long
+		// is a liveness bug. Show where everything stands.
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		t.Fatalf("member %d: proposal unanswered after a minute; goroutines:\n%s", n.ID(), b.String())
+	}
+	res, err := o.res, o.err
 	if err != nil {
 		t.Fatalf("member %d: propose: %v", n.ID(), err)
 	}
