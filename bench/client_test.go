@@ -246,15 +246,24 @@ func TestProtocolViolations(t *testing.T) {
 func TestInflightBound(t *testing.T) {
 	release := make(chan struct{})
 	s := startFake(t, func(f *fakeConn, hdrs <-chan jute.RequestHeader) {
+		// Hold the first three requests until released, then answer
+		// everything at once (holding later ones in threes too made the
+		// barrier wait forever whenever the last GetData reached the
+		// server before it).
 		var held []jute.RequestHeader
+		released := false
 		for h := range hdrs {
+			if released {
+				f.reply(h.Xid, jute.OK, nil)
+				continue
+			}
 			held = append(held, h)
 			if len(held) == 3 {
 				<-release
 				for _, h := range held {
 					f.reply(h.Xid, jute.OK, nil)
 				}
-				held = nil
+				held, released = nil, true
 			}
 		}
 	})
