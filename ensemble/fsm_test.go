@@ -92,16 +92,9 @@ func TestFSMSnapshotRestoreIsExact(t *testing.T) {
 		Req: jute.Marshal(&jute.PathVersionRequest{Path: "/a/b", Version: -1})}))
 	f.ApplyBatch(logs)
 
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
+	image := snapshotImage(t, f)
 	g := testFSM(t)
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+	if err := g.Restore(io.NopCloser(bytes.NewReader(image))); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/", "/a", "/a/c", "/zookeeper"} {
@@ -126,18 +119,11 @@ func TestFSMSnapshotRestoreIsExact(t *testing.T) {
 func TestFSMRestoreFailsAwaitedProposals(t *testing.T) {
 	f := testFSM(t)
 	f.ApplyBatch([]*raft.Log{makeLog(t, 1, 0, createTxn(0, "/a", 0, 1))})
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
+	image := snapshotImage(t, f)
 	g := testFSM(t)
 	awaited := &recorder{}
 	g.waiters.put(7, awaited)
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+	if err := g.Restore(io.NopCloser(bytes.NewReader(image))); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(awaited.failed, errRestored) || awaited.res != nil {
@@ -146,6 +132,20 @@ func TestFSMRestoreFailsAwaitedProposals(t *testing.T) {
 	if g.waiters.take(7) != nil {
 		t.Fatal("waiter still registered")
 	}
+}
+
+// snapshotImage is f's snapshot as Persist writes it.
+func snapshotImage(t *testing.T, f *fsm) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	return sink.Bytes()
 }
 
 // memSink is a raft.SnapshotSink in memory.

@@ -77,9 +77,7 @@ func (n *Node) propose(e entry, w Waiter) {
 		if err == nil {
 			err = fmt.Errorf("ensemble: leader refused: %s", payload)
 		}
-		if w := n.waiters.take(origin); w != nil {
-			w.Failed(err)
-		}
+		n.failWaiter(origin, err)
 	})
 }
 
@@ -131,15 +129,13 @@ func (s *syncWaiter) Failed(err error)                         { s.err = err; cl
 // It is not one of the goroutines Close waits for: hashicorp/raft leaves
 // some futures unresolved when it shuts down (those still in its apply
 // queue or on their way to the FSM), and waiting on one would hang Close.
-// Close fails every remaining waiter itself (failWaiters).
+// Close fails every remaining waiter itself (waiters.failAll).
 func (n *Node) watchFailures() {
 	for {
 		select {
 		case p := <-n.pending:
 			if err := p.f.Error(); err != nil {
-				if w := n.waiters.take(p.origin); w != nil {
-					w.Failed(fmt.Errorf("ensemble: proposal not committed: %w", err))
-				}
+				n.failWaiter(p.origin, fmt.Errorf("ensemble: proposal not committed: %w", err))
 			}
 		case <-n.done:
 			return

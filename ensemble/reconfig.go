@@ -66,9 +66,7 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter) {
 		if err == nil && status == statusOK {
 			return
 		}
-		if w := n.waiters.take(call.Origin); w != nil {
-			w.Failed(fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))
-		}
+		n.failWaiter(call.Origin, fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))
 	})
 }
 
