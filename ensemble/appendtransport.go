@@ -25,16 +25,21 @@ type appendTransport struct {
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
 
-	// logs, if set, is this member's log store: a follower answers an
+	// logs, if not nil, is this member's log store: a follower answers an
 	// append only once its entries are on disk, and a leader sends no
-	// commit index beyond its own durable one (asynclog.go). Set before
-	// Raft starts.
+	// commit index beyond its own durable one (asynclog.go). Fixed at
+	// construction, before streams are accepted: an append served without
+	// it would be answered before its entries are durable.
 	logs *asyncLogStore
 
-	mu        sync.Mutex
-	pool      map[raft.ServerAddress][]*appendConn // idle connections for single calls
-	served    map[net.Conn]struct{}                // accepted append streams
-	pipelines map[*appendPipeline]struct{}         // open pipelines (leader side)
+	mu   sync.Mutex
+	pool map[raft.ServerAddress][]*appendConn // idle connections for single calls
+	// templates holds, per member, the term and header of the last single
+	// append or heartbeat sent to it: a new pipeline's commit notices need
+	// them before Raft sends anything down the pipeline.
+	templates map[raft.ServerAddress]*raft.AppendEntriesRequest
+	served    map[net.Conn]struct{}        // accepted append streams
+	pipelines map[*appendPipeline]struct{} // open pipelines (leader side)
 	closed    bool
 	done      chan struct{}
 	serving   sync.WaitGroup // serve goroutines; Close waits for them
@@ -54,14 +59,17 @@ var (
 	_ raft.WithPreVote = (*appendTransport)(nil)
 )
 
-// newAppendTransport wraps nt, taking append streams from m.
-func newAppendTransport(nt *raft.NetworkTransport, m *mux, timeout time.Duration) *appendTransport {
+// newAppendTransport wraps nt, taking append streams from m; logs is the
+// member's log store (nil only in tests of the wire protocol alone).
+func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *asyncLogStore, timeout time.Duration) *appendTransport {
 	t := &appendTransport{
 		NetworkTransport: nt,
 		mux:              m,
+		logs:             logs,
 		timeout:          timeout,
 		consumeCh:        make(chan raft.RPC),
 		pool:             make(map[raft.ServerAddress][]*appendConn),
+		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
 		served:           make(map[net.Conn]struct{}),
 		pipelines:        make(map[*appendPipeline]struct{}),
 		done:             make(chan struct{}),
@@ -289,6 +297,10 @@ func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 
 // AppendEntries implements raft.Transport for one request.
 func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	tmpl := &raft.AppendEntriesRequest{RPCHeader: args.RPCHeader, Term: args.Term, Leader: args.Leader}
+	t.mu.Lock()
+	t.templates[target] = tmpl
+	t.mu.Unlock()
 	c, err := t.idle(target)
 	if err != nil {
 		return err
@@ -358,6 +370,12 @@ func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Ser
 		c.c.Close()
 		return nil, raft.ErrTransportShutdown
 	}
+	// Raft sends nothing down a new pipeline until it has new entries or
+	// its commit timer fires; a notice due before then is built from the
+	// last single append to the member (a follower that waited for a
+	// commit index missed it for a whole CommitTimeout, forever in tests
+	// that switch the timer off).
+	p.last = t.templates[target]
 	t.pipelines[p] = struct{}{}
 	t.mu.Unlock()
 	go p.decodeResponses()

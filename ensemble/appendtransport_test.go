@@ -13,7 +13,9 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-func newTestAppendTransport(t *testing.T) (*appendTransport, raft.ServerAddress) {
+// newTestAppendTransport starts a transport on a fresh port; logs is its
+// member's log store (nil: the wire protocol alone).
+func newTestAppendTransport(t *testing.T, logs *asyncLogStore) (*appendTransport, raft.ServerAddress) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -21,7 +23,7 @@ func newTestAppendTransport(t *testing.T) (*appendTransport, raft.ServerAddress)
 	}
 	m := newMux(ln, defaultDialer)
 	nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: 1, Timeout: 2 * time.Second})
-	tr := newAppendTransport(nt, m, 2*time.Second)
+	tr := newAppendTransport(nt, m, logs, 2*time.Second)
 	t.Cleanup(func() { tr.Close() })
 	return tr, raft.ServerAddress(ln.Addr().String())
 }
@@ -92,8 +94,8 @@ func TestAppendCodecRoundTrip(t *testing.T) {
 // TestAppendTransportPipelineAndCalls sends pipelined and single appends
 // and a heartbeat between two transports.
 func TestAppendTransportPipelineAndCalls(t *testing.T) {
-	sender, _ := newTestAppendTransport(t)
-	receiver, addr := newTestAppendTransport(t)
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, nil)
 	heartbeats := make(chan struct{}, 10)
 	receiver.SetHeartbeatHandler(func(rpc raft.RPC) {
 		heartbeats <- struct{}{}
@@ -163,8 +165,8 @@ func TestAppendTransportPipelineAndCalls(t *testing.T) {
 // Raft's stores are closed right after its shutdown closes the transport,
 // and a heartbeat writing the term into a closed store panicked (CI).
 func TestAppendTransportCloseWaitsForHeartbeats(t *testing.T) {
-	sender, _ := newTestAppendTransport(t)
-	receiver, addr := newTestAppendTransport(t)
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, nil)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
 	receiver.SetHeartbeatHandler(func(rpc raft.RPC) {
@@ -202,7 +204,7 @@ func TestAppendTransportCloseWaitsForHeartbeats(t *testing.T) {
 // TestAppendTransportGarbageClosesStream checks a malformed stream is
 // dropped without disturbing the member.
 func TestAppendTransportGarbageClosesStream(t *testing.T) {
-	receiver, addr := newTestAppendTransport(t)
+	receiver, addr := newTestAppendTransport(t, nil)
 	c, err := receiver.mux.open(string(addr), streamAppend, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -237,10 +239,9 @@ func FuzzAppendRequest(f *testing.F) {
 // TestAppendTransportAnswersWhenDurable checks a follower's success for
 // new entries leaves only once they are on its disk (asynclog.go).
 func TestAppendTransportAnswersWhenDurable(t *testing.T) {
-	sender, _ := newTestAppendTransport(t)
-	receiver, addr := newTestAppendTransport(t)
 	logs, gate := newGatedAsyncStore(t)
-	receiver.logs = logs
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, logs)
 	go func() {
 		for rpc := range receiver.Consumer() {
 			req := rpc.Command.(*raft.AppendEntriesRequest)
@@ -288,10 +289,9 @@ func TestAppendTransportAnswersWhenDurable(t *testing.T) {
 // TestAppendTransportCapsCommitIndex checks a leader tells no commit index
 // beyond its own durable log.
 func TestAppendTransportCapsCommitIndex(t *testing.T) {
-	sender, _ := newTestAppendTransport(t)
-	receiver, addr := newTestAppendTransport(t)
 	logs, gate := newGatedAsyncStore(t)
-	sender.logs = logs
+	sender, _ := newTestAppendTransport(t, logs)
+	receiver, addr := newTestAppendTransport(t, nil)
 	if err := logs.StoreLogs([]*raft.Log{testEntry(1, 1), testEntry(2, 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -316,5 +316,44 @@ func TestAppendTransportCapsCommitIndex(t *testing.T) {
 	}
 	if c := <-got; c != 2 {
 		t.Fatalf("commit index %d sent, want the durable 2", c)
+	}
+}
+
+// TestAppendTransportNoticeOnNewPipeline checks a commit notice goes down
+// a pipeline Raft has sent nothing on yet, built from the last single
+// append to that member. Raft opens a pipeline after a successful append
+// and sends on it only for new entries or when its commit timer fires, so
+// without this a follower waiting for a commit index (a member catching up
+// at start) missed it for a CommitTimeout, and forever with the timer off.
+func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, nil)
+	got := make(chan *raft.AppendEntriesRequest, 4)
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			got <- req
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
+		}
+	}()
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(0, 5), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	p, err := sender.AppendEntriesPipeline("2", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if n := sender.notifyCommit(5, 7); n != 1 {
+		t.Fatalf("%d pipelines open", n)
+	}
+	select {
+	case req := <-got:
+		if req.LeaderCommitIndex != 5 || req.PrevLogEntry != 5 || req.PrevLogTerm != 7 || len(req.Entries) != 0 || req.Term != 7 {
+			t.Fatalf("notice %+v", req)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no commit notice on a pipeline Raft has not used yet")
 	}
 }

@@ -237,8 +237,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		MaxPool: 3,
 		Timeout: timeout,
 		Logger:  rc.Logger,
-	}), n.mux, timeout)
-	trans.logs = n.async
+	}), n.mux, n.async, timeout)
 	n.trans = trans
 	var conf raft.Configuration
 	for _, p := range n.cfg.Peers {
