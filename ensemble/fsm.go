@@ -51,6 +51,10 @@ type fsm struct {
 	// an entry is applied only then (asynclog.go).
 	durable func(index uint64)
 
+	// applicable, if set, runs once a batch may be applied and before it
+	// is (the leader's early commit notices, nudge.go).
+	applicable func(logs []*raft.Log)
+
 	// mu guards tree: the write lock is held while applying, the read lock
 	// by every local read.
 	mu   sync.RWMutex
@@ -75,6 +79,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	work := false
 	if f.durable != nil && len(logs) > 0 {
 		f.durable(logs[len(logs)-1].Index)
+	}
+	if f.applicable != nil && len(logs) > 0 {
+		f.applicable(logs)
 	}
 	f.mu.Lock()
 	for i, l := range logs {

@@ -177,3 +177,47 @@ func TestFSMAppliesOnlyDurableEntries(t *testing.T) {
 		t.Fatalf("waited for %d, result %+v", waitedFor, rec.res)
 	}
 }
+
+// TestFSMApplicableRunsBeforeApply: the applicable hook (the leader's early
+// commit notices) sees the batch before any of it is applied.
+func TestFSMApplicableRunsBeforeApply(t *testing.T) {
+	f := testFSM(t)
+	var before []uint64
+	var existed bool
+	f.applicable = func(logs []*raft.Log) {
+		for _, l := range logs {
+			before = append(before, l.Index)
+		}
+		_, _, err := f.tree.GetData("/a", nil)
+		existed = err == nil
+	}
+	f.ApplyBatch([]*raft.Log{
+		makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1, Timeout: 4000, Passwd: make([]byte, 16)}),
+		makeLog(t, 2, 0, createTxn(1, "/a", 0, 1)), makeLog(t, 3, 0, createTxn(1, "/b", 0, 1)),
+	})
+	if len(before) != 3 || before[0] != 1 || before[2] != 3 || existed {
+		t.Fatalf("applicable saw %v, /a existed: %v", before, existed)
+	}
+	if _, _, err := f.tree.GetData("/b", nil); err != nil {
+		t.Fatalf("batch not applied: %v", err)
+	}
+}
+
+// TestHasWork: only a batch of nothing but commit nudges has no work.
+func TestHasWork(t *testing.T) {
+	nudge := &raft.Log{Type: raft.LogCommand, Data: nudgeEntry}
+	if hasWork([]*raft.Log{nudge, nudge}) {
+		t.Error("a batch of nudges has work")
+	}
+	if !hasWork([]*raft.Log{nudge, makeLog(t, 2, 0, createTxn(0, "/a", 0, 1))}) {
+		t.Error("a create is no work")
+	}
+	if !hasWork([]*raft.Log{{Type: raft.LogConfiguration}}) {
+		t.Error("a configuration change is no work")
+	}
+	var w jute.Writer
+	(&entry{Kind: kindBarrier, Origin: 9}).encode(&w)
+	if !hasWork([]*raft.Log{{Type: raft.LogCommand, Data: w.Buf}}) {
+		t.Error("an awaited barrier (sync) is no work")
+	}
+}

@@ -49,7 +49,8 @@ type Node struct {
 	// when a nudge was skipped for a newer entry (nudge.go).
 	appliedAt    atomic.Uint64
 	nudgeSkipped atomic.Bool
-	nudging      atomic.Bool // nudges is ready and n.raft set
+	noticedAt    atomic.Uint64 // the highest index beforeApply sent notices for
+	nudging      atomic.Bool   // nudges is ready and n.raft set
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 
@@ -91,6 +92,7 @@ func Open(cfg Config) (*Node, error) {
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
+	n.fsm.applicable = n.beforeApply
 
 	if err := n.startRaft(); err != nil {
 		n.Close()

@@ -74,3 +74,33 @@ func TestCommitNoticeAddsNoEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitNoticeBeforeLeaderApply: the leader sends the commit notice
+// before it applies an entry, so a follower applies it while the leader
+// does. The leader's apply is held (its SessionClosed hook runs inside the
+// apply) until the follower has applied the same closeSession; with the
+// notice sent after the apply, as before, neither would ever finish.
+func TestCommitNoticeBeforeLeaderApply(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.CommitTimeout = time.Hour })
+	l, f := c.leader(), c.follower()
+	res := mustPropose(t, l, newSession(7, 30000))
+	c.converged(res.Zxid)
+	hasSession := func(n *Node) bool {
+		n.fsm.mu.RLock()
+		defer n.fsm.mu.RUnlock()
+		_, ok := n.fsm.tree.Session(7)
+		return ok
+	}
+	seen := make(chan bool, 1)
+	l.SetHooks(Hooks{SessionClosed: func(int64) {
+		deadline := time.Now().Add(10 * time.Second)
+		for hasSession(f) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		seen <- !hasSession(f)
+	}})
+	mustPropose(t, l, &znode.Txn{Type: jute.OpCloseSession, Session: 7, Time: time.Now().UnixMilli()})
+	if !<-seen {
+		t.Fatal("the follower did not apply the closeSession while the leader was applying it")
+	}
+}
