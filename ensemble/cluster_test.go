@@ -176,6 +176,7 @@ func (c *cluster) open(id uint8) *Node {
 	cfg := Config{
 		ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
 		Peers: c.peers, Dial: c.net.dialer(id),
+		JournalSize: 256 << 10, // small: quick to create, and the tests wrap it
 	}
 	if c.tweak != nil {
 		c.tweak(&cfg)

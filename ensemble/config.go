@@ -13,8 +13,12 @@ import (
 type Config struct {
 	// ID is this member's server id (zoo.cfg server.N / myid).
 	ID uint8
-	// DataDir holds raft.db (log and stable store) and snapshots/.
+	// DataDir holds raft.db (log and stable store), raft.journal (the
+	// log's write-ahead journal, journal.go) and snapshots/.
 	DataDir string
+	// JournalSize is the journal file's size in bytes; zero means 16 MiB.
+	// A record larger than the journal goes straight to raft.db.
+	JournalSize int64
 	// TickTime is ZooKeeper's basic time unit; the expiry check runs every tick.
 	TickTime time.Duration
 	// Tree configures the data tree (extended types, quota enforcement).

@@ -37,6 +37,7 @@ type Node struct {
 	logs    *raft.LogCache
 	trans   *appendTransport // nil for a single member
 	async   *asyncLogStore   // Raft's log writes, off Raft's critical path
+	journal *journalLogStore // makes them durable with one fdatasync
 	mux     *mux             // nil for a single member
 	fwd     *forwarder       // nil for a single member
 	touched touchSet
@@ -179,7 +180,12 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
-	async, err := newAsyncLogStore(packed, n.logFailed)
+	journal, err := openJournal(filepath.Join(n.cfg.DataDir, "raft.journal"), n.cfg.JournalSize, packed, n.logFailed)
+	if err != nil {
+		return err
+	}
+	n.journal = journal
+	async, err := newAsyncLogStore(journal, n.logFailed)
 	if err != nil {
 		return err
 	}

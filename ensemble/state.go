@@ -139,6 +139,11 @@ func (n *Node) Close() error {
 		if n.async != nil {
 			n.async.Close() // writes what Raft queued before bolt closes
 		}
+		if n.journal != nil {
+			if cerr := n.journal.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if n.store != nil {
 			if cerr := n.store.Close(); err == nil {
 				err = cerr

@@ -1,0 +1,274 @@
+package ensemble
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// openTestJournal opens a journal in dir over inner that never flushes on
+// its own, so entries stay in the journal until a test says otherwise.
+func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) *journalLogStore {
+	t.Helper()
+	j, err := openJournal(filepath.Join(dir, "raft.journal"), size, inner, func(err error) { t.Errorf("flush failed: %v", err) })
+	if err != nil {
+		t.Fatalf("open journal: %v", err)
+	}
+	j.delay = time.Hour
+	return j
+}
+
+// crash abandons j as a killed process would: nothing pending is flushed.
+func crash(j *journalLogStore) {
+	close(j.stop)
+	<-j.done
+	j.f.Close()
+}
+
+func journalLogs(first, n uint64, term uint64) []*raft.Log {
+	logs := make([]*raft.Log, n)
+	for i := range logs {
+		idx := first + uint64(i)
+		logs[i] = &raft.Log{Index: idx, Term: term, Type: raft.LogCommand, Data: []byte(fmt.Sprintf("entry %d term %d", idx, term))}
+	}
+	return logs
+}
+
+func mustStore(t *testing.T, s raft.LogStore, logs []*raft.Log) {
+	t.Helper()
+	if err := s.StoreLogs(logs); err != nil {
+		t.Fatalf("store %d..%d: %v", logs[0].Index, logs[len(logs)-1].Index, err)
+	}
+}
+
+// checkLog asserts s holds exactly entries first..last of the given term.
+func checkLog(t *testing.T, s raft.LogStore, first, last, term uint64) {
+	t.Helper()
+	f, _ := s.FirstIndex()
+	l, _ := s.LastIndex()
+	if f != first || l != last {
+		t.Fatalf("log holds %d..%d, want %d..%d", f, l, first, last)
+	}
+	for idx := first; idx <= last; idx++ {
+		var out raft.Log
+		if err := s.GetLog(idx, &out); err != nil {
+			t.Fatalf("entry %d: %v", idx, err)
+		}
+		if want := fmt.Sprintf("entry %d term %d", idx, term); string(out.Data) != want || out.Index != idx {
+			t.Fatalf("entry %d: %q, want %q", idx, out.Data, want)
+		}
+	}
+}
+
+// TestJournalReplaysAfterCrash: entries acknowledged by StoreLogs are in
+// the bolt log after a crash that left them only in the journal.
+func TestJournalReplaysAfterCrash(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 3, 1))
+	mustStore(t, j, journalLogs(4, 5, 1))
+	checkLog(t, j, 1, 8, 1) // read from memory
+	if last, _ := inner.LastIndex(); last != 0 {
+		t.Fatalf("inner has entries up to %d before any flush", last)
+	}
+	crash(j)
+
+	j = openTestJournal(t, dir, 1<<20, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, 8, 1)
+	checkLog(t, j, 1, 8, 1)
+	mustStore(t, j, journalLogs(9, 2, 1))
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, inner, 1, 10, 1)
+}
+
+// TestJournalTornTail: a record cut short by a crash (it was never
+// acknowledged) is dropped, and the ones before it are kept.
+func TestJournalTornTail(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 2, 1))
+	mustStore(t, j, journalLogs(3, 2, 1))
+	tornAt := j.tail - 3
+	crash(j)
+	f, err := os.OpenFile(filepath.Join(dir, "raft.journal"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff, 0xee, 0xdd}, tornAt); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	j = openTestJournal(t, dir, 1<<20, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, 2, 1)
+	checkLog(t, j, 1, 2, 1)
+	mustStore(t, j, journalLogs(3, 1, 1)) // the log continues after the torn record
+	checkLog(t, j, 1, 3, 1)
+}
+
+// TestJournalWraps: a small journal wraps many times; every entry ends up
+// in inner, across a crash and with clean closes.
+func TestJournalWraps(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	const size = journalHeaderSize + 2048
+	j := openTestJournal(t, dir, size, inner)
+	next := uint64(1)
+	for i := 0; i < 60; i++ {
+		mustStore(t, j, journalLogs(next, 7, 1))
+		next += 7
+	}
+	if j.gen < 5 {
+		t.Fatalf("generation %d after 60 records in a small journal: it did not wrap", j.gen)
+	}
+	checkLog(t, j, 1, next-1, 1)
+	crash(j)
+	j = openTestJournal(t, dir, size, inner)
+	checkLog(t, inner, 1, next-1, 1)
+	mustStore(t, j, journalLogs(next, 3, 1))
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, inner, 1, next+2, 1)
+}
+
+// TestJournalTruncationStaysTruncated: a follower's conflicting suffix,
+// removed by Raft, does not come back from the journal after a crash.
+func TestJournalTruncationStaysTruncated(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 10, 1))
+	if err := j.DeleteRange(6, 10); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, j, 1, 5, 1)
+	mustStore(t, j, journalLogs(6, 2, 2)) // the new leader's entries
+	crash(j)
+
+	j = openTestJournal(t, dir, 1<<20, inner)
+	defer j.Close()
+	for idx := uint64(1); idx <= 5; idx++ {
+		var out raft.Log
+		if err := inner.GetLog(idx, &out); err != nil || out.Term != 1 {
+			t.Fatalf("entry %d: term %d, %v; want the old leader's", idx, out.Term, err)
+		}
+	}
+	for idx := uint64(6); idx <= 7; idx++ {
+		var out raft.Log
+		if err := inner.GetLog(idx, &out); err != nil || out.Term != 2 {
+			t.Fatalf("entry %d: term %d, %v; want the new leader's", idx, out.Term, err)
+		}
+	}
+	if last, _ := inner.LastIndex(); last != 7 {
+		t.Fatalf("log ends at %d, want 7", last)
+	}
+}
+
+// TestJournalCompactionKeepsTail: deleting old entries (a compaction)
+// keeps the entries above them, in memory and after a crash.
+func TestJournalCompactionKeepsTail(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 10, 1))
+	if err := j.DeleteRange(1, 4); err != nil {
+		t.Fatal(err)
+	}
+	mustStore(t, j, journalLogs(11, 2, 1))
+	checkLog(t, j, 5, 12, 1)
+	crash(j)
+	j = openTestJournal(t, dir, 1<<20, inner)
+	defer j.Close()
+	checkLog(t, inner, 5, 12, 1)
+}
+
+// TestJournalLargeBatchBypasses: a batch larger than the journal goes
+// straight to inner, after what was pending.
+func TestJournalLargeBatchBypasses(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, journalHeaderSize+1024, inner)
+	defer func() { j.Close() }()
+	mustStore(t, j, journalLogs(1, 2, 1))
+	big := journalLogs(3, 1, 1)
+	big[0].Data = make([]byte, 4096)
+	mustStore(t, j, big)
+	if last, _ := inner.LastIndex(); last != 3 {
+		t.Fatalf("inner ends at %d, want 3", last)
+	}
+	mustStore(t, j, journalLogs(4, 1, 1))
+	if last, _ := j.LastIndex(); last != 4 {
+		t.Fatalf("log ends at %d, want 4", last)
+	}
+	crash(j)
+	j = openTestJournal(t, dir, journalHeaderSize+1024, inner)
+	if last, _ := inner.LastIndex(); last != 4 {
+		t.Fatalf("after a crash the log ends at %d, want 4", last)
+	}
+}
+
+// TestJournalTornHeader: a header write cut short (a crash while a new
+// generation starts) falls back to the previous generation, whose entries
+// are all in inner by then.
+func TestJournalTornHeader(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 4, 1))
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	gen := j.gen
+	if err := j.reset(); err != nil {
+		t.Fatal(err)
+	}
+	crash(j)
+	f, err := os.OpenFile(filepath.Join(dir, "raft.journal"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, int64((gen+1)%2)*journalSlotSize+15); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	j = openTestJournal(t, dir, 1<<20, inner)
+	defer j.Close()
+	checkLog(t, j, 1, 4, 1)
+	if j.gen != gen+1 {
+		t.Fatalf("generation %d, want %d", j.gen, gen+1)
+	}
+	mustStore(t, j, journalLogs(5, 1, 1))
+	checkLog(t, j, 1, 5, 1)
+}
+
+// TestJournalFlusherStoresInBackground: without any flush asked for,
+// entries reach inner within the flush delay.
+func TestJournalFlusherStoresInBackground(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j, err := openJournal(filepath.Join(dir, "raft.journal"), 1<<20, inner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	mustStore(t, j, journalLogs(1, 3, 1))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if last, _ := inner.LastIndex(); last == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("entries never reached inner")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	j.mu.Lock()
+	pending := len(j.pending)
+	j.mu.Unlock()
+	if pending != 0 {
+		t.Fatalf("%d entries still pending after the flush", pending)
+	}
+}
