@@ -470,22 +470,32 @@ func (j *journalLogStore) flusher() {
 }
 
 // DeleteRange implements raft.LogStore. Pending entries are stored into
-// inner first; a range that reaches the last entry also empties the
-// journal, before inner drops it, so a crash cannot replay it.
+// inner first. A range that reaches the last entry also empties the
+// journal, before inner drops it, so a crash cannot replay it; appends
+// wait for it. A compaction (entries stay above it) leaves the journal
+// alone and lets appends go on meanwhile: replay only adds entries above
+// inner's last, which a compaction keeps.
 func (j *journalLogStore) DeleteRange(lo, hi uint64) error {
 	j.writeMu.Lock()
-	defer j.writeMu.Unlock()
 	if err := j.check(); err != nil {
+		j.writeMu.Unlock()
 		return err
 	}
 	if err := j.flush(); err != nil {
+		j.writeMu.Unlock()
 		return err
 	}
 	last, err := j.inner.LastIndex()
 	if err != nil {
+		j.writeMu.Unlock()
 		return fmt.Errorf("ensemble: log last index: %w", err)
 	}
-	if hi >= last && j.tail > journalHeaderSize {
+	if hi < last {
+		j.writeMu.Unlock()
+		return j.inner.DeleteRange(lo, hi)
+	}
+	defer j.writeMu.Unlock()
+	if j.tail > journalHeaderSize {
 		if err := j.reset(); err != nil {
 			return err
 		}

@@ -272,3 +272,43 @@ func TestJournalFlusherStoresInBackground(t *testing.T) {
 		t.Fatalf("%d entries still pending after the flush", pending)
 	}
 }
+
+// blockingDeletes holds every DeleteRange until release is closed.
+type blockingDeletes struct {
+	*raft.InmemStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingDeletes) DeleteRange(lo, hi uint64) error {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.InmemStore.DeleteRange(lo, hi)
+}
+
+// TestJournalAppendsDuringCompaction: a compaction of old entries does not
+// hold up appends (Raft compacts after every snapshot).
+func TestJournalAppendsDuringCompaction(t *testing.T) {
+	inner := &blockingDeletes{InmemStore: raft.NewInmemStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	j := openTestJournal(t, t.TempDir(), 1<<20, inner)
+	defer j.Close()
+	mustStore(t, j, journalLogs(1, 10, 1))
+	deleted := make(chan error, 1)
+	go func() { deleted <- j.DeleteRange(1, 5) }()
+	<-inner.entered
+	stored := make(chan error, 1)
+	go func() { stored <- j.StoreLogs(journalLogs(11, 2, 1)) }()
+	select {
+	case err := <-stored:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an append waited for a compaction")
+	}
+	close(inner.release)
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, j, 6, 12, 1)
+}
