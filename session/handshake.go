@@ -75,7 +75,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 			continue // id collision: try the next one
 		}
 		c.sessionID, c.timeout = id, timeout
-		c.srv.bind(c)
+		c.srv.bind(c, false)
 		c.connected(req, passwd)
 		c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
 		return true
@@ -97,7 +97,7 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 		return false
 	}
 	c.sessionID, c.timeout = req.SessionID, timeout
-	c.srv.bind(c)
+	c.srv.bind(c, true)
 	c.srv.node.TouchSession(c.sessionID)
 	c.connected(req, info.Passwd)
 	return true

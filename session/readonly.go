@@ -42,7 +42,7 @@ func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 	}
 	c.sessionID, c.timeout = id, timeout
 	c.readOnly = true
-	c.srv.bind(c)
+	c.srv.bind(c, false)
 	c.out.record(&jute.ConnectResponse{
 		TimeOut: timeout, SessionID: id, Passwd: passwd, ReadOnly: true, HasReadOnly: req.HasReadOnly,
 	})

@@ -14,38 +14,10 @@ import (
 // TestReadOnlyModeWithoutQuorum stops two of three members and checks that
 // the survivor serves read-only clients only.
 func TestReadOnlyModeWithoutQuorum(t *testing.T) {
-	var peers []ensemble.Peer
-	for i := 1; i <= 3; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: ln.Addr().String()})
-		ln.Close()
-	}
-	nodes := make([]*ensemble.Node, 3)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			n, err := ensemble.Open(ensemble.Config{ID: uint8(i + 1), DataDir: t.TempDir(), TickTime: 200 * time.Millisecond, Peers: peers})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			nodes[i] = n
-		}(i)
-	}
-	wg.Wait()
-	if t.Failed() {
+	nodes := startEnsemble(t, 3)
+	if nodes == nil {
 		return
 	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
 	survivor := nodes[0]
 	srv := New(Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true, FourLetterWhitelist: []string{"*"}}, survivor)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -113,4 +85,45 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 	if out := readAll(t, srvr); !strings.Contains(out, "Mode: read-only\n") {
 		t.Fatalf("srvr: %q", out)
 	}
+}
+
+// startEnsemble opens an in-process ensemble of n members on loopback
+// ports, closed when the test ends; nil if a member failed to open.
+func startEnsemble(t *testing.T, n int) []*ensemble.Node {
+	t.Helper()
+	var peers []ensemble.Peer
+	for i := 1; i <= n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: ln.Addr().String()})
+		ln.Close()
+	}
+	nodes := make([]*ensemble.Node, n)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			n, err := ensemble.Open(ensemble.Config{ID: uint8(i + 1), DataDir: t.TempDir(), TickTime: 200 * time.Millisecond, Peers: peers})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			nodes[i] = n
+		}(i)
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.Close()
+			}
+		}
+	})
+	if t.Failed() {
+		return nil
+	}
+	return nodes
 }

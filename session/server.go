@@ -115,8 +115,11 @@ func (s *Server) forget(c *conn) {
 }
 
 // bind makes c the session's connection, closing any other connection that
-// held it (the client moved; the stale one must not linger).
-func (s *Server) bind(c *conn) {
+// held it (the client moved; the stale one must not linger). A resumed
+// session (moved) is announced through the log so that other members drop
+// theirs; a session just created has no connection anywhere else, and
+// announcing it cost every new session a second log entry.
+func (s *Server) bind(c *conn, moved bool) {
 	s.mu.Lock()
 	old := s.bySession[c.sessionID]
 	s.bySession[c.sessionID] = c
@@ -124,7 +127,7 @@ func (s *Server) bind(c *conn) {
 	if old != nil && old != c {
 		old.out.kill()
 	}
-	if !c.readOnly {
+	if moved && !c.readOnly {
 		// In the background: on a follower the announcement waits for a
 		// leader, and a client resuming during an election must not.
 		go s.node.AnnounceSession(c.sessionID)

@@ -1,0 +1,54 @@
+package session
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// TestOnlyResumedSessionsAreAnnounced: a new session costs one log entry
+// (createSession); only a client resuming its session announces, through
+// the log, that this member now holds it. Counted on another member, which
+// applies every announcement.
+func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
+	nodes := startEnsemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	var moved atomic.Int64
+	nodes[1].SetHooks(ensemble.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
+	srv := New(Config{TickTime: 200 * time.Millisecond}, nodes[0])
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	addr := ln.Addr().String()
+
+	created := make([]jute.ConnectResponse, 3)
+	for i := range created {
+		created[i] = dialRaw(t, addr).connect(false)
+		if created[i].SessionID == 0 {
+			t.Fatalf("session %d not created", i)
+		}
+	}
+	resumed := dialRaw(t, addr)
+	resumed.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: created[0].SessionID, Passwd: created[0].Passwd})
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(resumed.frame(), &resp); err != nil || resp.SessionID != created[0].SessionID {
+		t.Fatalf("resume: %+v %v", resp, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for moved.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // any announcement of the new sessions lands by now
+	if n := moved.Load(); n != 1 {
+		t.Fatalf("%d session announcements applied; want 1 (the resumed session only)", n)
+	}
+}
