@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -124,146 +123,6 @@ func openJournal(path string, size int64, inner raft.LogStore, fail func(error))
 	}
 	go j.flusher()
 	return j, nil
-}
-
-// recover brings inner up to date with the journal and starts a new
-// generation.
-func (j *journalLogStore) recover(path string) error {
-	st, err := j.f.Stat()
-	if err != nil {
-		return fmt.Errorf("ensemble: journal: %w", err)
-	}
-	if st.Size() < j.size {
-		// New, or from a run with a smaller size: what it holds is still
-		// read below; the rest is written out now.
-		if err := j.fill(st.Size()); err != nil {
-			return err
-		}
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			return err
-		}
-	} else if st.Size() > j.size {
-		j.size = st.Size()
-	}
-	gen, ok := j.readHeader()
-	if ok {
-		logs, err := j.scan(gen)
-		if err != nil {
-			return err
-		}
-		if err := j.replay(logs); err != nil {
-			return err
-		}
-	}
-	j.gen = gen
-	return j.reset()
-}
-
-// fill writes zeros from offset from to the journal's size and syncs.
-func (j *journalLogStore) fill(from int64) error {
-	zeros := make([]byte, 1<<20)
-	for off := from; off < j.size; {
-		n := min(int64(len(zeros)), j.size-off)
-		if _, err := j.f.WriteAt(zeros[:n], off); err != nil {
-			return fmt.Errorf("ensemble: journal fill: %w", err)
-		}
-		off += n
-	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("ensemble: journal sync: %w", err)
-	}
-	return nil
-}
-
-// readHeader returns the newest valid header's generation.
-func (j *journalLogStore) readHeader() (uint64, bool) {
-	var best uint64
-	found := false
-	buf := make([]byte, 20)
-	for slot := int64(0); slot < 2; slot++ {
-		if _, err := j.f.ReadAt(buf, slot*journalSlotSize); err != nil {
-			continue
-		}
-		if [8]byte(buf[:8]) != journalMagic || crc32.Checksum(buf[:16], crcTable) != binary.BigEndian.Uint32(buf[16:]) {
-			continue
-		}
-		if g := binary.BigEndian.Uint64(buf[8:16]); g%2 == uint64(slot) && (!found || g > best) {
-			best, found = g, true
-		}
-	}
-	return best, found
-}
-
-// scan reads the records of generation gen, in order, up to the first
-// one that is not valid.
-func (j *journalLogStore) scan(gen uint64) ([]*raft.Log, error) {
-	var logs []*raft.Log
-	head := make([]byte, journalRecordHead)
-	for off := int64(journalHeaderSize); off+journalRecordHead <= j.size; {
-		if _, err := j.f.ReadAt(head, off); err != nil {
-			break
-		}
-		n := int64(binary.BigEndian.Uint32(head[0:4]))
-		if n == 0 || off+journalRecordHead+n > j.size || binary.BigEndian.Uint64(head[8:16]) != gen {
-			break
-		}
-		payload := make([]byte, n)
-		if _, err := j.f.ReadAt(payload, off+journalRecordHead); err != nil {
-			break
-		}
-		crc := crc32.Update(crc32.Checksum(head[8:16], crcTable), crcTable, payload)
-		if crc != binary.BigEndian.Uint32(head[4:8]) {
-			break
-		}
-		p, err := decodeJournalPack(payload)
-		if err != nil {
-			break
-		}
-		if len(logs) > 0 && p.first != logs[len(logs)-1].Index+1 {
-			return nil, fmt.Errorf("ensemble: journal record at %d starts at entry %d after %d", off, p.first, logs[len(logs)-1].Index)
-		}
-		for i := range p.logs {
-			logs = append(logs, &p.logs[i])
-		}
-		off += journalRecordHead + n
-	}
-	return logs, nil
-}
-
-// decodeJournalPack decodes a record's payload.
-func decodeJournalPack(payload []byte) (*pack, error) {
-	d := packDecoder{b: payload}
-	if d.byte() != packVersion {
-		return nil, errBadPack
-	}
-	first, count := d.uvarint(), d.uvarint()
-	if d.err != nil || count == 0 || first == 0 {
-		return nil, errBadPack
-	}
-	return decodeRecord(&raft.Log{Index: first + count - 1, Type: packLogType, Data: payload})
-}
-
-// replay stores into inner the journal's entries it lacks.
-func (j *journalLogStore) replay(logs []*raft.Log) error {
-	last, err := j.inner.LastIndex()
-	if err != nil {
-		return fmt.Errorf("ensemble: log last index: %w", err)
-	}
-	i := 0
-	for i < len(logs) && logs[i].Index <= last {
-		i++
-	}
-	logs = logs[i:]
-	if len(logs) == 0 {
-		return nil
-	}
-	if last != 0 && logs[0].Index != last+1 {
-		return fmt.Errorf("ensemble: journal continues at entry %d, the log ends at %d", logs[0].Index, last)
-	}
-	if err := j.inner.StoreLogs(logs); err != nil {
-		return fmt.Errorf("ensemble: journal replay: %w", err)
-	}
-	return nil
 }
 
 // reset starts the next generation with an empty journal. Everything the
@@ -521,17 +380,4 @@ func (j *journalLogStore) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// syncDir makes a directory entry durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("ensemble: open %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("ensemble: sync %s: %w", dir, err)
-	}
-	return nil
 }
