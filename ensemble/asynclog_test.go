@@ -99,12 +99,20 @@ func TestAsyncLogStoreTruncationWaits(t *testing.T) {
 		t.Fatal("truncation ran before the queued writes")
 	case <-time.After(50 * time.Millisecond):
 	}
-	g.gate <- struct{}{} // the writer takes all five in one batch
-	if err := <-deleted; err != nil {
-		t.Fatal(err)
+	// The writer takes whatever has queued when it wakes: the first entry
+	// alone if it woke before the others were queued, then the rest.
+	for done := false; !done; {
+		select {
+		case g.gate <- struct{}{}:
+		case err := <-deleted:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = true
+		}
 	}
-	if g.calls != 1 {
-		t.Fatalf("%d inner writes, want one batch", g.calls)
+	if g.calls > 2 {
+		t.Fatalf("%d inner writes for five queued entries, want at most two batches", g.calls)
 	}
 	if last, _ := s.LastIndex(); last != 3 || s.durableIndex() != 3 {
 		t.Fatalf("last %d durable %d after truncation", last, s.durableIndex())
