@@ -64,6 +64,17 @@ func checkLog(t *testing.T, s raft.LogStore, first, last, term uint64) {
 	}
 }
 
+// checkTerms asserts entries first..last are in s with the given term.
+func checkTerms(t *testing.T, s raft.LogStore, first, last, term uint64) {
+	t.Helper()
+	for idx := first; idx <= last; idx++ {
+		var out raft.Log
+		if err := s.GetLog(idx, &out); err != nil || out.Term != term {
+			t.Fatalf("entry %d: term %d, %v; want term %d", idx, out.Term, err, term)
+		}
+	}
+}
+
 // TestJournalReplaysAfterCrash: entries acknowledged by StoreLogs are in
 // the bolt log after a crash that left them only in the journal.
 func TestJournalReplaysAfterCrash(t *testing.T) {
@@ -154,18 +165,8 @@ func TestJournalTruncationStaysTruncated(t *testing.T) {
 
 	j = openTestJournal(t, dir, 1<<20, inner)
 	defer j.Close()
-	for idx := uint64(1); idx <= 5; idx++ {
-		var out raft.Log
-		if err := inner.GetLog(idx, &out); err != nil || out.Term != 1 {
-			t.Fatalf("entry %d: term %d, %v; want the old leader's", idx, out.Term, err)
-		}
-	}
-	for idx := uint64(6); idx <= 7; idx++ {
-		var out raft.Log
-		if err := inner.GetLog(idx, &out); err != nil || out.Term != 2 {
-			t.Fatalf("entry %d: term %d, %v; want the new leader's", idx, out.Term, err)
-		}
-	}
+	checkTerms(t, inner, 1, 5, 1) // the old leader's
+	checkTerms(t, inner, 6, 7, 2) // the new leader's
 	if last, _ := inner.LastIndex(); last != 7 {
 		t.Fatalf("log ends at %d, want 7", last)
 	}
