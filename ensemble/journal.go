@@ -109,7 +109,7 @@ func openJournal(path string, size int64, inner raft.LogStore, fail func(error))
 	if size < journalHeaderSize+512 {
 		return nil, fmt.Errorf("ensemble: journal size %d too small", size)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("ensemble: open journal: %w", err)
 	}
