@@ -131,10 +131,8 @@ func (s *asyncLogStore) StoreLogs(logs []*raft.Log) error {
 	if s.last != 0 && logs[0].Index != s.last+1 {
 		return fmt.Errorf("ensemble: log entry %d does not follow %d", logs[0].Index, s.last)
 	}
-	for i := 1; i < len(logs); i++ {
-		if logs[i].Index != logs[i-1].Index+1 {
-			return fmt.Errorf("ensemble: log entries %d and %d are not consecutive", logs[i-1].Index, logs[i].Index)
-		}
+	if err := checkConsecutive(logs); err != nil {
+		return err
 	}
 	if s.last == 0 {
 		s.first = logs[0].Index
@@ -326,6 +324,16 @@ func (s *asyncLogStore) Close() error {
 	if s.err == nil {
 		s.err = errLogClosed
 		close(s.changed)
+	}
+	return nil
+}
+
+// checkConsecutive reports entries whose indexes do not follow one another.
+func checkConsecutive(logs []*raft.Log) error {
+	for i := 1; i < len(logs); i++ {
+		if logs[i].Index != logs[i-1].Index+1 {
+			return fmt.Errorf("ensemble: log entries %d and %d are not consecutive", logs[i-1].Index, logs[i].Index)
+		}
 	}
 	return nil
 }

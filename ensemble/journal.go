@@ -205,10 +205,8 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		return fmt.Errorf("ensemble: log entry %d does not follow %d", logs[0].Index, j.pending[n-1].Index)
 	}
 	j.mu.Unlock()
-	for i := 1; i < len(logs); i++ {
-		if logs[i].Index != logs[i-1].Index+1 {
-			return fmt.Errorf("ensemble: log entries %d and %d are not consecutive", logs[i-1].Index, logs[i].Index)
-		}
+	if err := checkConsecutive(logs); err != nil {
+		return err
 	}
 	rec := j.scratch[:0]
 	rec = append(rec, make([]byte, journalRecordHead)...)

@@ -130,10 +130,8 @@ func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
 		}
 		chunk := rest[:n]
 		rest = rest[n:]
-		for i := 1; i < len(chunk); i++ {
-			if chunk[i].Index != chunk[i-1].Index+1 {
-				return fmt.Errorf("ensemble: log entries %d and %d are not consecutive", chunk[i-1].Index, chunk[i].Index)
-			}
+		if err := checkConsecutive(chunk); err != nil {
+			return err
 		}
 		last := chunk[len(chunk)-1]
 		start := len(buf)

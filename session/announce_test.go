@@ -1,7 +1,6 @@
 package session
 
 import (
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,13 +21,7 @@ func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
 	var moved atomic.Int64
 	nodes[1].SetHooks(ensemble.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
 	srv := New(Config{TickTime: 200 * time.Millisecond}, nodes[0])
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	addr := ln.Addr().String()
+	addr := serveOn(t, srv)
 
 	created := make([]jute.ConnectResponse, 3)
 	for i := range created {

@@ -20,13 +20,7 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 	}
 	survivor := nodes[0]
 	srv := New(Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true, FourLetterWhitelist: []string{"*"}}, survivor)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	addr := ln.Addr().String()
+	addr := serveOn(t, srv)
 
 	rw := dialRaw(t, addr)
 	rw.connect(true)
@@ -126,4 +120,17 @@ func startEnsemble(t *testing.T, n int) []*ensemble.Node {
 		return nil
 	}
 	return nodes
+}
+
+// serveOn serves srv on a loopback port until the test ends and returns
+// its address.
+func serveOn(t *testing.T, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
 }
