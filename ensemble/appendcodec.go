@@ -72,15 +72,17 @@ func (e *appendEncoder) header(h *raft.RPCHeader) {
 	e.bytes(h.Addr)
 }
 
-// request writes an AppendEntries request and flushes it.
-func (e *appendEncoder) request(req *raft.AppendEntriesRequest) error {
+// request writes an AppendEntries request and flushes it. committed, if
+// above the request's own commit index, is sent instead: an index the
+// leader knows to be committed since Raft built the request.
+func (e *appendEncoder) request(req *raft.AppendEntriesRequest, committed uint64) error {
 	_ = e.w.WriteByte(appendCodecVersion)
 	e.header(&req.RPCHeader)
 	e.uvarint(req.Term)
 	e.bytes(req.Leader)
 	e.uvarint(req.PrevLogEntry)
 	e.uvarint(req.PrevLogTerm)
-	commit := req.LeaderCommitIndex
+	commit := max(req.LeaderCommitIndex, committed)
 	if e.commitLimit != nil {
 		commit = min(commit, e.commitLimit())
 	}

@@ -308,7 +308,7 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 	if t.timeout > 0 {
 		_ = c.c.SetDeadline(time.Now().Add(t.timeout))
 	}
-	if err := c.enc.request(args); err != nil {
+	if err := c.enc.request(args, 0); err != nil {
 		c.c.Close()
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
@@ -436,11 +436,24 @@ func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *ra
 }
 
 // send writes a request; the caller holds sending.
+//
+// Every request carries at least the commit index of the latest notice
+// asked for. Raft fixes a request's commit index when it builds it; a
+// request built just before a commit but written just after that
+// commit's notice (which the follower refused: it did not have the entry
+// yet) would otherwise leave the follower a commit behind, with no notice
+// left to send, until Raft's commit timer (50 ms; a test with the timer
+// off waited forever). Any committed index is safe to send: the follower
+// applies only up to its own last entry, which its check against the
+// previous entry has just matched with the leader's log.
 func (p *appendPipeline) send(args *raft.AppendEntriesRequest) error {
 	if p.timeout > 0 {
 		_ = p.conn.c.SetWriteDeadline(time.Now().Add(p.timeout))
 	}
-	if err := p.conn.enc.request(args); err != nil {
+	p.noticeMu.Lock()
+	committed := p.noticeIndex
+	p.noticeMu.Unlock()
+	if err := p.conn.enc.request(args, committed); err != nil {
 		return fmt.Errorf("ensemble: pipelined append: %w", err)
 	}
 	p.commitSent = max(p.commitSent, p.conn.enc.commitSent)

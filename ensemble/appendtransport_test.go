@@ -46,10 +46,10 @@ func TestAppendCodecRoundTrip(t *testing.T) {
 	enc := appendEncoder{w: bufio.NewWriter(&buf)}
 	want := sampleAppendRequest(40, 30)
 	hb := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("x")}, Term: 3}
-	if err := enc.request(want); err != nil {
+	if err := enc.request(want, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := enc.request(hb); err != nil {
+	if err := enc.request(hb, 0); err != nil {
 		t.Fatal(err)
 	}
 	wantResp := &raft.AppendEntriesResponse{RPCHeader: raft.RPCHeader{ProtocolVersion: 3, ID: []byte("2")}, Term: 7, LastLog: 70, Success: true, NoRetryBackoff: true}
@@ -224,7 +224,7 @@ func TestAppendTransportGarbageClosesStream(t *testing.T) {
 func FuzzAppendRequest(f *testing.F) {
 	var buf bytes.Buffer
 	enc := appendEncoder{w: bufio.NewWriter(&buf)}
-	_ = enc.request(sampleAppendRequest(3, 4))
+	_ = enc.request(sampleAppendRequest(3, 4), 0)
 	f.Add(buf.Bytes())
 	f.Add([]byte{appendCodecVersion, 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -355,5 +355,52 @@ func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no commit notice on a pipeline Raft has not used yet")
+	}
+}
+
+// TestAppendTransportRequestsCarryNoticedCommit: a request Raft built
+// before a commit but that is written after the commit's notice carries
+// the noticed commit index, not the older one it was built with. The
+// follower may have refused the notice (the request brings the entry it
+// lacked), and nothing else would tell it until Raft's commit timer.
+func TestAppendTransportRequestsCarryNoticedCommit(t *testing.T) {
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, nil)
+	got := make(chan *raft.AppendEntriesRequest, 8)
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			got <- req
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
+		}
+	}()
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(0, 5), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	p, err := sender.AppendEntriesPipeline("2", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	built := sampleAppendRequest(5, 1) // entry 6, built while 5 was the commit index
+	sender.notifyCommit(6, 7)          // entry 6 commits; its notice may go first
+	if _, err := p.AppendEntries(built, new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case req := <-got:
+			if len(req.Entries) == 0 {
+				continue // the notice
+			}
+			if req.LeaderCommitIndex != 6 {
+				t.Fatalf("the request with entry 6 carried commit index %d, want the noticed 6", req.LeaderCommitIndex)
+			}
+			return
+		case <-deadline:
+			t.Fatal("the request never arrived")
+		}
 	}
 }
