@@ -274,6 +274,31 @@ func TestJournalFlusherStoresInBackground(t *testing.T) {
 	}
 }
 
+// TestJournalFlushesEarlyWhenManyPending: below flushAt entries wait for
+// the delay; reaching it starts the flush at once.
+func TestJournalFlushesEarlyWhenManyPending(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner) // delay: an hour
+	defer j.Close()
+	j.flushAt = 10
+	mustStore(t, j, journalLogs(1, 6, 1))
+	time.Sleep(50 * time.Millisecond)
+	if last, _ := inner.LastIndex(); last != 0 {
+		t.Fatalf("6 of 10 entries flushed before the delay: inner's last is %d", last)
+	}
+	mustStore(t, j, journalLogs(7, 4, 1))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if last, _ := inner.LastIndex(); last == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("10 pending entries did not start a flush")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // blockingDeletes holds every DeleteRange until release is closed.
 type blockingDeletes struct {
 	*raft.InmemStore
