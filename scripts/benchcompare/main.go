@@ -2,8 +2,9 @@
 // three-member Apache ZooKeeper ensemble (Debian's package, fsync on, JIT
 // warmed up) and a three-member zkraft ensemble with the same durability,
 // on loopback, driven by `zkraft bench` with the same workloads in
-// alternation. It prints a table of zkraft/ZooKeeper ratios and writes it
-// as Markdown for docs/performance.md.
+// alternation (-reps runs each, the table shows medians). It prints a
+// table of zkraft/ZooKeeper ratios and writes it as Markdown for
+// docs/performance.md.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -68,6 +70,41 @@ func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra
 	return r, nil
 }
 
+// median takes each measure's median over runs separately (throughput,
+// p99 and CPU per operation need not come from the same run).
+func median(runs []result) result {
+	pick := func(v func(result) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = v(r)
+		}
+		sort.Float64s(xs)
+		if n := len(xs); n%2 == 1 {
+			return xs[n/2]
+		} else if n > 0 {
+			return (xs[n/2-1] + xs[n/2]) / 2
+		}
+		return 0
+	}
+	var m result
+	m.opsPerSec = pick(func(r result) float64 { return r.opsPerSec })
+	m.p99 = pick(func(r result) float64 { return r.p99 })
+	m.cpuPerOp = time.Duration(pick(func(r result) float64 { return float64(r.cpuPerOp) }))
+	for _, r := range runs {
+		m.errors += r.errors
+	}
+	return m
+}
+
+// describe lists the runs of one server on one workload.
+func describe(runs []result) string {
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprintf("%.4g / %.3g / %d", r.opsPerSec, r.p99, r.cpuPerOp.Microseconds())
+	}
+	return strings.Join(parts, " · ")
+}
+
 type quiet struct{}
 
 func (quiet) Printf(string, ...interface{}) {}
@@ -117,6 +154,7 @@ func main() {
 	nodes := flag.Int("nodes", 1000000, "znodes of 100 bytes for the memory and restart measurements")
 	out := flag.String("out", "", "also write the Markdown table here")
 	settle := flag.Duration("settle", 5*time.Second, "idle time before each measured run, so background work left by the previous run (GC, snapshots) does not land in it")
+	reps := flag.Int("reps", 3, "measured runs per workload and server, alternating; the table shows medians")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "benchcompare")
@@ -144,7 +182,7 @@ func main() {
 		{"read", "read (getData)"}, {"write", "write (setData)"}, {"create-delete", "create/delete"},
 		{"mixed", "mixed 90/10"}, {"ephemeral-churn", "ephemeral churn"}, {"watch-fanout", "watch fan-out"},
 	}
-	var rows []string
+	var rows, raw []string
 	row := func(what string, zkv, krv float64, unit string, higherBetter bool) {
 		ratio := krv / zkv
 		better := "lower is better"
@@ -161,17 +199,26 @@ func main() {
 		if !selected[w.name] {
 			continue
 		}
-		res := map[string]result{}
-		for _, e := range both {
-			time.Sleep(*settle)
-			r, err := runBench(*bin, e, w.name, *dur)
-			if err != nil {
-				fail(err)
+		runs := map[string][]result{}
+		for rep := 0; rep < max(*reps, 1); rep++ {
+			order := both
+			if rep%2 == 1 { // who goes first alternates too, so a drift of the machine favours neither
+				order = []*ensemble{both[1], both[0]}
 			}
-			res[e.name] = r
-			fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors)
+			for _, e := range order {
+				time.Sleep(*settle)
+				r, err := runBench(*bin, e, w.name, *dur)
+				if err != nil {
+					fail(err)
+				}
+				runs[e.name] = append(runs[e.name], r)
+				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors)
+			}
 		}
-		z, k := res["zookeeper"], res["zkraft"]
+		z, k := median(runs["zookeeper"]), median(runs["zkraft"])
+		for _, e := range both {
+			raw = append(raw, fmt.Sprintf("| %s | %s | %s |", w.label, e.name, describe(runs[e.name])))
+		}
 		row(w.label+" throughput", z.opsPerSec, k.opsPerSec, "ops/s", true)
 		row(w.label+" p99", z.p99, k.p99, "ms", false)
 		row(w.label+" server CPU/op", float64(z.cpuPerOp.Microseconds()), float64(k.cpuPerOp.Microseconds()), "µs", false)
@@ -228,9 +275,14 @@ func main() {
 		row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
 	}
 
-	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per workload.\n\n"+
+	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per run; "+
+		"workloads: the median of %d runs per server, the two servers alternating.\n\n"+
 		"| measure | ZooKeeper 3.8 | zkraft | zkraft / ZooKeeper |\n|---|---|---|---|\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, strings.Join(rows, "\n"))
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1), strings.Join(rows, "\n"))
+	if len(raw) > 0 {
+		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op):\n\n" +
+			"| workload | server | runs |\n|---|---|---|\n" + strings.Join(raw, "\n") + "\n"
+	}
 	fmt.Println()
 	fmt.Print(table)
 	if *out != "" {

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestMedianTakesEachMeasureSeparately(t *testing.T) {
+	runs := []result{
+		{opsPerSec: 100, p99: 9, cpuPerOp: 30 * time.Microsecond, errors: 1},
+		{opsPerSec: 300, p99: 1, cpuPerOp: 10 * time.Microsecond},
+		{opsPerSec: 200, p99: 5, cpuPerOp: 20 * time.Microsecond, errors: 2},
+	}
+	m := median(runs)
+	if m.opsPerSec != 200 || m.p99 != 5 || m.cpuPerOp != 20*time.Microsecond || m.errors != 3 {
+		t.Fatalf("median of three: %+v", m)
+	}
+	m = median(runs[:2])
+	if m.opsPerSec != 200 || m.p99 != 5 || m.cpuPerOp != 20*time.Microsecond {
+		t.Fatalf("median of two: %+v", m)
+	}
+	if got := describe(runs[:1]); got != "100 / 9 / 30" {
+		t.Fatalf("describe: %q", got)
+	}
+}
