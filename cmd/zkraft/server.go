@@ -108,9 +108,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	defer node.Close()
 
-	ln, err := net.Listen("tcp", st.ClientAddr)
+	ln, err := session.Listen(st.ClientAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", st.ClientAddr, err)
+		return err
 	}
 	srv := session.New(session.Config{
 		ServerID:            st.ServerID,
