@@ -319,16 +319,15 @@ func TestAppendTransportCapsCommitIndex(t *testing.T) {
 	}
 }
 
-// TestAppendTransportNoticeOnNewPipeline checks a commit notice goes down
-// a pipeline Raft has sent nothing on yet, built from the last single
-// append to that member. Raft opens a pipeline after a successful append
-// and sends on it only for new entries or when its commit timer fires, so
-// without this a follower waiting for a commit index (a member catching up
-// at start) missed it for a CommitTimeout, and forever with the timer off.
-func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
+// openTestPipeline connects a sender transport to a receiver that accepts
+// every append and passes it on got, sends entries 1-5 (term 7) as one
+// single append (Raft's template for notices), and opens a pipeline, as
+// Raft does after a successful append. The pipeline closes with the test.
+func openTestPipeline(t *testing.T) (*appendTransport, raft.AppendPipeline, chan *raft.AppendEntriesRequest) {
+	t.Helper()
 	sender, _ := newTestAppendTransport(t, nil)
 	receiver, addr := newTestAppendTransport(t, nil)
-	got := make(chan *raft.AppendEntriesRequest, 4)
+	got := make(chan *raft.AppendEntriesRequest, 8)
 	go func() {
 		for rpc := range receiver.Consumer() {
 			req := rpc.Command.(*raft.AppendEntriesRequest)
@@ -344,7 +343,18 @@ func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
+	return sender, p, got
+}
+
+// TestAppendTransportNoticeOnNewPipeline checks a commit notice goes down
+// a pipeline Raft has sent nothing on yet, built from the last single
+// append to that member. Raft opens a pipeline after a successful append
+// and sends on it only for new entries or when its commit timer fires, so
+// without this a follower waiting for a commit index (a member catching up
+// at start) missed it for a CommitTimeout, and forever with the timer off.
+func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
+	sender, _, got := openTestPipeline(t)
 	if n := sender.notifyCommit(5, 7); n != 1 {
 		t.Fatalf("%d pipelines open", n)
 	}
@@ -364,25 +374,7 @@ func TestAppendTransportNoticeOnNewPipeline(t *testing.T) {
 // follower may have refused the notice (the request brings the entry it
 // lacked), and nothing else would tell it until Raft's commit timer.
 func TestAppendTransportRequestsCarryNoticedCommit(t *testing.T) {
-	sender, _ := newTestAppendTransport(t, nil)
-	receiver, addr := newTestAppendTransport(t, nil)
-	got := make(chan *raft.AppendEntriesRequest, 8)
-	go func() {
-		for rpc := range receiver.Consumer() {
-			req := rpc.Command.(*raft.AppendEntriesRequest)
-			got <- req
-			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.PrevLogEntry + uint64(len(req.Entries)), Success: true}, nil)
-		}
-	}()
-	if err := sender.AppendEntries("2", addr, sampleAppendRequest(0, 5), new(raft.AppendEntriesResponse)); err != nil {
-		t.Fatal(err)
-	}
-	<-got
-	p, err := sender.AppendEntriesPipeline("2", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	sender, p, got := openTestPipeline(t)
 	built := sampleAppendRequest(5, 1) // entry 6, built while 5 was the commit index
 	sender.notifyCommit(6, 7)          // entry 6 commits; its notice may go first
 	if _, err := p.AppendEntries(built, new(raft.AppendEntriesResponse)); err != nil {
