@@ -8,8 +8,9 @@ func TestPercent(t *testing.T) {
 		want int
 	}{
 		{0, MaxPercent},
-		{16 << 20, MaxPercent},
-		{32 << 20, MaxPercent},
+		{4 << 20, MaxPercent},
+		{16 << 20, 800},
+		{32 << 20, 400},
 		{64 << 20, 200},
 		{Headroom, 100},
 		{256 << 20, 50},
