@@ -256,16 +256,7 @@ func TestJournalFlusherStoresInBackground(t *testing.T) {
 	}
 	defer j.Close()
 	mustStore(t, j, journalLogs(1, 3, 1))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if last, _ := inner.LastIndex(); last == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("entries never reached inner")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitInnerLast(t, inner, 3, "entries never reached inner")
 	j.mu.Lock()
 	pending := len(j.pending)
 	j.mu.Unlock()
@@ -287,13 +278,20 @@ func TestJournalFlushesEarlyWhenManyPending(t *testing.T) {
 		t.Fatalf("6 of 10 entries flushed before the delay: inner's last is %d", last)
 	}
 	mustStore(t, j, journalLogs(7, 4, 1))
+	waitInnerLast(t, inner, 10, "10 pending entries did not start a flush")
+}
+
+// waitInnerLast waits up to 10 s for the flusher to bring inner's last
+// index to want, and fails with why otherwise.
+func waitInnerLast(t *testing.T, inner raft.LogStore, want uint64, why string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if last, _ := inner.LastIndex(); last == 10 {
-			break
+		if last, _ := inner.LastIndex(); last == want {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("10 pending entries did not start a flush")
+			t.Fatal(why)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
