@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testport"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -109,15 +110,9 @@ func newServer(dir string, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-// freePort returns a port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a port that was free a moment ago, from below the
+// ephemeral range (internal/testport).
+func freePort() (int, error) { return testport.Free() }
 
 // superDigest is the --super-digest / superDigest value of every server.
 func superDigest() string {

@@ -38,6 +38,9 @@ type appendTransport struct {
 	// append or heartbeat sent to it: a new pipeline's commit notices need
 	// them before Raft sends anything down the pipeline.
 	templates map[raft.ServerAddress]*raft.AppendEntriesRequest
+	// acked holds, per member, the last entry a single append got a
+	// success for: a new pipeline starts from it (see appendPipeline.sent).
+	acked     map[raft.ServerAddress]ackedEntry
 	served    map[net.Conn]struct{}        // accepted append streams
 	pipelines map[*appendPipeline]struct{} // open pipelines (leader side)
 	closed    bool
@@ -70,6 +73,7 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *asyncLogStore, 
 		consumeCh:        make(chan raft.RPC),
 		pool:             make(map[raft.ServerAddress][]*appendConn),
 		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
+		acked:            make(map[raft.ServerAddress]ackedEntry),
 		served:           make(map[net.Conn]struct{}),
 		pipelines:        make(map[*appendPipeline]struct{}),
 		done:             make(chan struct{}),
@@ -318,8 +322,19 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
 	t.release(target, c)
+	if remote == nil && resp.Success && len(args.Entries) > 0 {
+		last := args.Entries[len(args.Entries)-1].Index
+		t.mu.Lock()
+		if a := t.acked[target]; a.term != args.Term || last > a.index {
+			t.acked[target] = ackedEntry{term: args.Term, index: last}
+		}
+		t.mu.Unlock()
+	}
 	return remote
 }
+
+// ackedEntry is the last entry a member acknowledged in a term.
+type ackedEntry struct{ term, index uint64 }
 
 // idle returns a pooled connection to target or dials one.
 func (t *appendTransport) idle(target raft.ServerAddress) (*appendConn, error) {
@@ -376,6 +391,9 @@ func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Ser
 	// commit index missed it for a whole CommitTimeout, forever in tests
 	// that switch the timer off).
 	p.last = t.templates[target]
+	if a := t.acked[target]; p.last != nil && a.term == p.last.Term {
+		p.sent = a.index
+	}
 	t.pipelines[p] = struct{}{}
 	t.mu.Unlock()
 	go p.decodeResponses()
@@ -411,6 +429,10 @@ type appendPipeline struct {
 	sending    sync.Mutex
 	last       *raft.AppendEntriesRequest // Raft's latest request: term and header for notices
 	commitSent uint64                     // highest LeaderCommitIndex written
+	// sent is the last entry sent to the follower (on this pipeline, or
+	// acknowledged by a single append before it opened): a notice for a
+	// later one would be refused, since the follower cannot have it.
+	sent uint64
 
 	notices     chan struct{} // cap 1: a notice is due
 	noticeMu    sync.Mutex
@@ -427,6 +449,9 @@ func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *ra
 		return nil, err
 	}
 	p.last = args
+	if n := len(args.Entries); n > 0 {
+		p.sent = max(p.sent, args.Entries[n-1].Index)
+	}
 	select {
 	case p.inprogress <- f:
 		return f, nil
@@ -481,7 +506,11 @@ func (p *appendPipeline) notify(index, term uint64) {
 // previous entry is the committed one and whose commit index is that
 // entry's: the follower's own consistency check on the previous entry
 // makes it as safe as any AppendEntries, and a follower that lacks the
-// entry just refuses it. Its response is read and dropped.
+// entry just refuses it. Its response is read and dropped. No notice goes
+// out for an entry not yet sent to the follower: under load the leader
+// and the faster follower commit entries before the slower one is sent
+// them, and each such notice cost that follower a log lookup and a
+// warning in its log ("failed to get previous log"), dozens a second.
 func (p *appendPipeline) sendNotices() {
 	for {
 		select {
@@ -494,9 +523,12 @@ func (p *appendPipeline) sendNotices() {
 		p.noticeMu.Unlock()
 		p.sending.Lock()
 		last := p.last
-		if last == nil || index <= p.commitSent || len(p.inprogress) >= cap(p.inprogress)-1 {
+		if last == nil || index <= p.commitSent || index > p.sent || len(p.inprogress) >= cap(p.inprogress)-1 {
+			// Raft's own requests carry it, or soon will: the one
+			// bringing an entry not sent yet carries the noticed
+			// commit index (send).
 			p.sending.Unlock()
-			continue // Raft's own requests carry it, or soon will
+			continue
 		}
 		req := &raft.AppendEntriesRequest{
 			RPCHeader: last.RPCHeader, Term: last.Term, Leader: last.Leader,

@@ -396,3 +396,40 @@ func TestAppendTransportRequestsCarryNoticedCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendTransportNoNoticeBeforeTheEntry: a commit notice for an entry
+// the follower has not been sent is not written (it could only be
+// refused); the request that brings the entry carries the commit index.
+func TestAppendTransportNoNoticeBeforeTheEntry(t *testing.T) {
+	sender, p, got := openTestPipeline(t) // entries 1-5 sent
+	sender.notifyCommit(8, 7)             // committed by the leader and another follower
+	time.Sleep(100 * time.Millisecond)    // a notice, if any, would be written by now
+	if _, err := p.AppendEntries(sampleAppendRequest(5, 3), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case req := <-got:
+		if len(req.Entries) == 0 {
+			t.Fatalf("a notice for entry %d went to a follower sent only up to 5", req.PrevLogEntry)
+		}
+		if req.LeaderCommitIndex != 8 {
+			t.Fatalf("the request with entries 6-8 carried commit index %d, want 8", req.LeaderCommitIndex)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never arrived")
+	}
+	// Entries sent but not yet committed get their notice as usual.
+	if _, err := p.AppendEntries(sampleAppendRequest(8, 2), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	<-got // entries 9-10, commit index 8
+	sender.notifyCommit(10, 7)
+	select {
+	case req := <-got:
+		if len(req.Entries) != 0 || req.PrevLogEntry != 10 || req.LeaderCommitIndex != 10 {
+			t.Fatalf("want the notice for 10, got %+v", req)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notice for an entry the follower was sent")
+	}
+}

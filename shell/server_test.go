@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testport"
 )
 
 // Test servers. Tests get their server address from testServer, which by
@@ -79,15 +79,9 @@ func stopTestServer() {
 	}
 }
 
-// freePort returns a currently unused TCP port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("listen: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a currently unused TCP port on 127.0.0.1, from below
+// the ephemeral range (internal/testport).
+func freePort() (int, error) { return testport.Free() }
 
 // startApacheZooKeeper runs a standalone Apache ZooKeeper on a free port in
 // a temporary directory. The process is ours alone and is killed by the

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testport"
 )
 
 // buildBinary compiles this command once per test run.
@@ -44,33 +43,19 @@ func zkraftBinary(t *testing.T) string {
 	return binPath
 }
 
-// freeAddr picks a free port below the kernel's ephemeral range (32768 and
-// up on Linux). Other test packages running at the same time pick ports by
-// listening on :0 and closing before their server binds; from that range
-// two ensembles were once handed the same member port, and a member that
+// freeAddr picks a free port below the kernel's ephemeral range
+// (internal/testport): from a port picked by listening on :0, two
+// ensembles were once handed the same member port, and a member that
 // heard another ensemble's leader found itself removed from the
 // configuration and shut its Raft down ("raft is already shutdown").
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.Intn(12000)))
-		if err != nil {
-			continue
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if !usedAddrs[addr] {
-			usedAddrs[addr] = true
-			return addr
-		}
+	addr, err := testport.Addr()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port in 20000-31999")
-	return ""
+	return addr
 }
-
-// usedAddrs keeps this package's tests (which run one at a time) from
-// reusing a port a killed member may still hold.
-var usedAddrs = map[string]bool{}
 
 // member is one zkraft server process of a test ensemble.
 type member struct {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testport"
 )
 
 // member is one server process of an ensemble under test.
@@ -29,13 +29,15 @@ type ensemble struct {
 	members []*member
 }
 
+// freePort returns a free loopback port below the ephemeral range
+// (internal/testport), so a client connection cannot take it before the
+// member binds.
 func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testport.Free()
 	if err != nil {
 		panic(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // newEnsemble writes zoo.cfg and myid for size members; kind is "zookeeper"
