@@ -24,6 +24,9 @@ type appendTransport struct {
 
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
+	// streamLost, if set, is told the leader address of an append stream
+	// that ended without this transport closing it (leaderloss.go).
+	streamLost atomic.Pointer[func(leader string)]
 
 	// logs, if not nil, is this member's log store: a follower answers an
 	// append only once its entries are on disk, and a leader sends no
@@ -172,6 +175,19 @@ func (t *appendTransport) commitLimit() uint64 {
 	return t.logs.durableIndex()
 }
 
+// lost reports a served stream from leader that ended, unless this
+// transport is closing (it closes them itself).
+func (t *appendTransport) lost(leader string) {
+	select {
+	case <-t.done:
+		return
+	default:
+	}
+	if fn := t.streamLost.Load(); fn != nil {
+		(*fn)(leader)
+	}
+}
+
 // appendAnswer is a response waiting for its turn on an append stream.
 type appendAnswer struct {
 	resp *raft.AppendEntriesResponse
@@ -196,10 +212,18 @@ func (t *appendTransport) serve(c net.Conn) {
 	r := bufio.NewReaderSize(c, 64<<10)
 	dec := appendDecoder{r: r}
 	respCh := make(chan raft.RPCResponse, 1)
+	var from []byte // the sender of the last request
 	for {
 		req := new(raft.AppendEntriesRequest)
 		if err := dec.request(req); err != nil {
+			if from != nil {
+				t.lost(string(from))
+			}
 			return
+		}
+		from = req.RPCHeader.Addr
+		if len(from) == 0 {
+			from = req.Leader
 		}
 		if t.logs != nil && req.LeaderCommitIndex > 0 {
 			t.logs.noteLeaderCommit(req.LeaderCommitIndex)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -141,12 +142,10 @@ func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Co
 	t.Helper()
 	c := &cluster{t: t, net: newFaultNet(), dirs: map[uint8]string{}, nodes: map[uint8]*Node{}, tweak: tweak}
 	for i := 1; i <= size; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, err := testport.Addr() // below the ephemeral range: no client takes it meanwhile
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := ln.Addr().String()
-		ln.Close()
 		c.peers = append(c.peers, Peer{ID: uint8(i), Addr: addr, Observer: i > voters})
 		c.net.addrs[addr] = uint8(i)
 		c.dirs[uint8(i)] = t.TempDir()

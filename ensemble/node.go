@@ -55,6 +55,14 @@ type Node struct {
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 
+	// reloadMu serializes changes to Raft's reloadable config (snapshot
+	// threshold, election timeouts); fastOn and fastUntil are the lowered
+	// election timeouts after a lost leader stream (leaderloss.go).
+	reloadMu  sync.Mutex
+	fastOn    bool        // guarded by reloadMu
+	fastUntil time.Time   // guarded by reloadMu
+	raftSet   atomic.Bool // n.raft is set (read by transport goroutines)
+
 	runID   uint64        // high bits of every origin this process proposes
 	seq     atomic.Uint32 // low bits
 	pending chan pending  // local proposals whose futures are checked for failure
@@ -220,6 +228,7 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("ensemble: start raft: %w", err)
 	}
 	n.raft = r
+	n.raftSet.Store(true)
 	return nil
 }
 
@@ -247,6 +256,8 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		Logger:  rc.Logger,
 	}), n.mux, n.async, timeout)
 	n.trans = trans
+	lost := n.leaderStreamLost
+	trans.streamLost.Store(&lost)
 	var conf raft.Configuration
 	for _, p := range n.cfg.Peers {
 		suffrage := raft.Voter

@@ -2,11 +2,11 @@ package ensemble
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -60,12 +60,10 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 
 	// Add an empty fourth member: it joins by snapshot/log from the leader.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	c.net.addrs[addr] = 4
 	c.dirs[4] = t.TempDir()
 	newPeer := Peer{ID: 4, Addr: addr, ClientAddr: "127.0.0.1:0"}

@@ -41,15 +41,21 @@ func (n *Node) tuneSnapshots() {
 		t := n.RLockTree()
 		nodes := uint64(t.Stats().Nodes)
 		n.RUnlockTree()
-		want := snapshotThreshold(n.cfg.SnapshotThreshold, nodes)
-		rc := n.raft.ReloadableConfig()
-		if rc.SnapshotThreshold == want {
-			continue
-		}
-		rc.SnapshotThreshold = want
-		if err := n.raft.ReloadConfig(rc); err != nil {
-			n.log.Warn("cannot adjust the snapshot threshold", zap.Error(err))
-		}
+		n.setSnapshotThreshold(snapshotThreshold(n.cfg.SnapshotThreshold, nodes))
+	}
+}
+
+// setSnapshotThreshold reloads Raft's snapshot threshold if it changed.
+func (n *Node) setSnapshotThreshold(want uint64) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	rc := n.raft.ReloadableConfig()
+	if rc.SnapshotThreshold == want {
+		return
+	}
+	rc.SnapshotThreshold = want
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.log.Warn("cannot adjust the snapshot threshold", zap.Error(err))
 	}
 }
 
