@@ -96,6 +96,18 @@ func median(runs []result) result {
 	return m
 }
 
+// medianOf is the median of xs (0 for none); xs is left as it was.
+func medianOf(xs []float64) float64 {
+	xs = append([]float64(nil), xs...)
+	sort.Float64s(xs)
+	if n := len(xs); n%2 == 1 {
+		return xs[n/2]
+	} else if n > 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return 0
+}
+
 // describe lists the runs of one server on one workload.
 func describe(runs []result) string {
 	parts := make([]string, len(runs))
@@ -156,10 +168,15 @@ func main() {
 	settle := flag.Duration("settle", 5*time.Second, "idle time before each measured run, so background work left by the previous run (GC, snapshots) does not land in it")
 	reps := flag.Int("reps", 3, "measured runs per workload and server, alternating; the table shows medians")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
+	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
-	defer os.RemoveAll(root)
+	if *keep {
+		fmt.Println("keeping the ensembles' directories (logs) in", root)
+	} else {
+		defer os.RemoveAll(root)
+	}
 
 	zkE := newEnsemble("zookeeper", root, *bin, 3)
 	krE := newEnsemble("zkraft", root, *bin, 3)
@@ -224,19 +241,35 @@ func main() {
 		row(w.label+" server CPU/op", float64(z.cpuPerOp.Microseconds()), float64(k.cpuPerOp.Microseconds()), "µs", false)
 	}
 
-	fo := map[string]time.Duration{}
-	for _, e := range both {
-		d, err := failover(e)
-		if err != nil {
-			fail(err)
+	// Failover, like the workloads: reps kills per server, alternating
+	// who goes first; the table has the medians and every kill is listed.
+	fo := map[string][]float64{}
+	for rep := 0; rep < *reps; rep++ {
+		order := both
+		if rep%2 == 1 {
+			order = []*ensemble{both[1], both[0]}
 		}
-		fo[e.name] = d
-		fmt.Printf("failover %-9s %v\n", e.name, d)
-		if _, err := e.waitServing(2*time.Minute, 0); err != nil {
-			fail(err)
+		for _, e := range order {
+			d, err := failover(e)
+			if err != nil {
+				fail(err)
+			}
+			fo[e.name] = append(fo[e.name], d.Seconds())
+			fmt.Printf("failover %-9s %v\n", e.name, d)
+			if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+				fail(err)
+			}
+			time.Sleep(*settle)
 		}
 	}
-	row("leader kill -9 → next acknowledged write", fo["zookeeper"].Seconds(), fo["zkraft"].Seconds(), "s", false)
+	for _, e := range both {
+		parts := make([]string, len(fo[e.name]))
+		for i, d := range fo[e.name] {
+			parts[i] = fmt.Sprintf("%.3g s", d)
+		}
+		raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
+	}
+	row("leader kill -9 → next acknowledged write", medianOf(fo["zookeeper"]), medianOf(fo["zkraft"]), "s", false)
 
 	mem, memAnon, restart := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, e := range both {

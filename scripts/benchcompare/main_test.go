@@ -23,3 +23,21 @@ func TestMedianTakesEachMeasureSeparately(t *testing.T) {
 		t.Fatalf("describe: %q", got)
 	}
 }
+
+// TestMedianOfFailovers: the failover row is the median of the kills, so
+// one unlucky election (a split vote, a stall of the VM) does not decide it.
+func TestMedianOfFailovers(t *testing.T) {
+	kills := []float64{1.59, 0.44, 0.48}
+	if got := medianOf(kills); got != 0.48 {
+		t.Fatalf("median of %v = %v, want 0.48", kills, got)
+	}
+	if kills[0] != 1.59 {
+		t.Fatal("medianOf reordered its argument")
+	}
+	if got := medianOf([]float64{1, 2}); got != 1.5 {
+		t.Fatalf("median of two = %v", got)
+	}
+	if got := medianOf(nil); got != 0 {
+		t.Fatalf("median of none = %v", got)
+	}
+}
