@@ -39,8 +39,7 @@ func (n *Node) leaderStreamLost(leader string) {
 	if addr, _ := n.raft.LeaderWithID(); string(addr) != leader {
 		return // a stream from a former leader
 	}
-	normal := n.electionTimeout()
-	fast := normal / 2 // = LeaderLeaseTimeout, the least Raft validates
+	normal, fast := n.electionTimeout(), n.leaderLease()
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	n.fastUntil = time.Now().Add(fastElectionWindow * normal)

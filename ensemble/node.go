@@ -154,7 +154,7 @@ func (n *Node) raftConfig() *raft.Config {
 	rc.TrailingLogs = 10240
 	rc.HeartbeatTimeout = n.electionTimeout()
 	rc.ElectionTimeout = n.electionTimeout()
-	rc.LeaderLeaseTimeout = n.electionTimeout() / 2
+	rc.LeaderLeaseTimeout = n.leaderLease()
 	// Followers learn the commit index from the next AppendEntries; at
 	// light load the leader sends one at once (nudge.go), so this timer is
 	// only a fallback and an idle ensemble sends nothing but heartbeats.
@@ -171,6 +171,10 @@ func (n *Node) electionTimeout() time.Duration {
 	}
 	return n.cfg.ElectionTimeout
 }
+
+// leaderLease is Raft's leader lease: half the election timeout. It is
+// also the least heartbeat timeout Raft accepts (leaderloss.go uses it).
+func (n *Node) leaderLease() time.Duration { return n.electionTimeout() / 2 }
 
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()

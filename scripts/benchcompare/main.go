@@ -78,13 +78,7 @@ func median(runs []result) result {
 		for i, r := range runs {
 			xs[i] = v(r)
 		}
-		sort.Float64s(xs)
-		if n := len(xs); n%2 == 1 {
-			return xs[n/2]
-		} else if n > 0 {
-			return (xs[n/2-1] + xs[n/2]) / 2
-		}
-		return 0
+		return medianOf(xs)
 	}
 	var m result
 	m.opsPerSec = pick(func(r result) float64 { return r.opsPerSec })
