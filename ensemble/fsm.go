@@ -226,9 +226,8 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 // the heap each time cost every write a pause (stop-the-world phases of
 // up to 3 ms seen in gctrace) and the page faults of growing it again.
 func (s *treeSnapshot) Release() {
-	large := s.large
 	s.tree = nil
-	if large {
+	if s.large {
 		debug.FreeOSMemory()
 	}
 }

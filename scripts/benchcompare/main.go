@@ -102,6 +102,15 @@ func medianOf(xs []float64) float64 {
 	return 0
 }
 
+// turn is the order of the two ensembles in repetition rep: who goes first
+// alternates, so a drift of the machine favours neither.
+func turn(both []*ensemble, rep int) []*ensemble {
+	if rep%2 == 1 {
+		return []*ensemble{both[1], both[0]}
+	}
+	return both
+}
+
 // describe lists the runs of one server on one workload.
 func describe(runs []result) string {
 	parts := make([]string, len(runs))
@@ -212,11 +221,7 @@ func main() {
 		}
 		runs := map[string][]result{}
 		for rep := 0; rep < max(*reps, 1); rep++ {
-			order := both
-			if rep%2 == 1 { // who goes first alternates too, so a drift of the machine favours neither
-				order = []*ensemble{both[1], both[0]}
-			}
-			for _, e := range order {
+			for _, e := range turn(both, rep) {
 				time.Sleep(*settle)
 				r, err := runBench(*bin, e, w.name, *dur)
 				if err != nil {
@@ -238,12 +243,8 @@ func main() {
 	// Failover, like the workloads: reps kills per server, alternating
 	// who goes first; the table has the medians and every kill is listed.
 	fo := map[string][]float64{}
-	for rep := 0; rep < *reps; rep++ {
-		order := both
-		if rep%2 == 1 {
-			order = []*ensemble{both[1], both[0]}
-		}
-		for _, e := range order {
+	for rep := 0; rep < max(*reps, 1); rep++ {
+		for _, e := range turn(both, rep) {
 			d, err := failover(e)
 			if err != nil {
 				fail(err)

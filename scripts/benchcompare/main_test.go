@@ -41,3 +41,15 @@ func TestMedianOfFailovers(t *testing.T) {
 		t.Fatalf("median of none = %v", got)
 	}
 }
+
+// TestTurnAlternatesWhoGoesFirst: repetitions alternate the order of the
+// two ensembles, for the workloads and the failover kills alike.
+func TestTurnAlternatesWhoGoesFirst(t *testing.T) {
+	a, b := &ensemble{name: "a"}, &ensemble{name: "b"}
+	both := []*ensemble{a, b}
+	for rep, first := range []*ensemble{a, b, a, b} {
+		if got := turn(both, rep); got[0] != first || len(got) != 2 {
+			t.Fatalf("rep %d: %s first", rep, got[0].name)
+		}
+	}
+}
