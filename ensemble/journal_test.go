@@ -337,6 +337,40 @@ func TestJournalAppendsDuringCompaction(t *testing.T) {
 	checkLog(t, j, 6, 12, 1)
 }
 
+// TestJournalCompactionBelowInnerLeavesPendingAlone: compacting entries
+// inner already holds neither stores the pending entries first nor waits
+// for appends (Raft compacts after every snapshot, during the load).
+func TestJournalCompactionBelowInnerLeavesPendingAlone(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, 1<<20, inner)
+	defer func() { j.Close() }()
+	mustStore(t, j, journalLogs(1, 10, 1))
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	mustStore(t, j, journalLogs(11, 5, 1))
+	j.writeMu.Lock() // an append in progress
+	deleted := make(chan error, 1)
+	go func() { deleted <- j.DeleteRange(1, 6) }()
+	select {
+	case err := <-deleted:
+		j.writeMu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		j.writeMu.Unlock()
+		t.Fatal("a compaction of stored entries waited for an append")
+	}
+	if last, _ := inner.LastIndex(); last != 10 {
+		t.Fatalf("the compaction stored pending entries: inner's last is %d, want 10", last)
+	}
+	checkLog(t, j, 7, 15, 1)
+	crash(j)
+	j = openTestJournal(t, dir, 1<<20, inner)
+	checkLog(t, inner, 7, 15, 1)
+}
+
 // FuzzJournalRecovery: whatever follows a valid header in the journal file
 // (torn, stale or corrupt records), opening it never panics, and what it
 // replays into an empty log is consecutive from the first entry.
