@@ -29,21 +29,23 @@ import (
 // the packed bolt log (packedlog.go) every journalFlushDelay, or at once
 // when journalFlushEntries are waiting, many batches per bolt transaction
 // (each costs two fdatasyncs and the B+tree pages it rewrites, so fewer
-// and larger ones are cheaper). When the journal is full it wraps: the
-// flusher's work is done at once, and a new generation starts at the
-// front; records of older generations are never read again.
+// and larger ones are cheaper). Records fill the journal's two halves in
+// turn, one generation per half; a wrap to the other half stores nothing
+// into bolt (journal_header.go).
 //
-// On open, records of the current generation that bolt does not have yet
-// (index above bolt's last) are stored into bolt before Raft starts, and
-// the journal starts a fresh generation. A truncation that reaches the
-// log's last entry (a follower's conflicting suffix, a snapshot install)
+// On open, records of the current generation (and of the one before it,
+// when its header names them) that bolt does not have yet (index above
+// bolt's last) are stored into bolt before Raft starts, and the journal
+// starts a fresh generation. A truncation that reaches the log's last
+// entry (a follower's conflicting suffix, a snapshot install)
 // empties the journal first, so a crash cannot bring removed entries
 // back; a compaction of old entries leaves it alone, since replay only
 // adds entries above bolt's last.
 //
 // Layout: two header slots (offsets 0 and 512, the generation's parity
 // picks the slot, the valid one with the higher generation wins, so a
-// torn header write loses nothing), records from journalHeaderSize:
+// torn header write loses nothing), records from journalHeaderSize in
+// two halves:
 //
 //	uint32 payload length, uint32 CRC-32C of generation+payload,
 //	uint64 generation, payload (a pack of consecutive entries, packcodec.go)
@@ -57,10 +59,13 @@ type journalLogStore struct {
 
 	// writeMu serializes appends, wraps and truncations (StoreLogs comes
 	// from asyncLogStore's single writer; DeleteRange from Raft).
-	writeMu sync.Mutex
-	gen     uint64
-	tail    int64 // where the next record goes
-	scratch []byte
+	writeMu  sync.Mutex
+	gen      uint64
+	start    int64  // where this generation's records begin
+	tail     int64  // where the next record goes
+	genLast  uint64 // last entry written in this generation; 0 for none
+	prevLast uint64 // last entry of the previous generation if the header still names it, else 0
+	scratch  []byte
 
 	// flushMu serializes stores into inner (flusher and synchronous flushes).
 	flushMu sync.Mutex
@@ -77,7 +82,7 @@ type journalLogStore struct {
 	done  chan struct{}
 	delay time.Duration
 	// flushAt is the pending count that starts a flush before delay
-	// (it also bounds the flush a wrap must do inline).
+	// (it also keeps the flusher a whole half ahead of the wraps).
 	flushAt int
 }
 
@@ -92,12 +97,13 @@ const (
 	// fdatasyncs; at 20 ms they were 13% of its CPU under session churn.
 	journalFlushDelay = 200 * time.Millisecond
 	// journalFlushEntries pending entries start a flush at once, so a fast
-	// write load neither holds many entries in memory nor leaves a large
-	// store for the wrap that must happen inline.
+	// write load neither holds many entries in memory nor reaches a wrap
+	// whose other half is not yet in bolt (a half of the default size
+	// holds tens of thousands of entries).
 	journalFlushEntries = 4096
 )
 
-var journalMagic = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '1'}
+var journalMagic = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '2'}
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -117,7 +123,7 @@ func openJournal(path string, size int64, inner raft.LogStore, fail func(error))
 	if size <= 0 {
 		size = journalDefaultSize
 	}
-	if size < journalHeaderSize+512 {
+	if size < journalHeaderSize+2*journalSlotSize {
 		return nil, fmt.Errorf("ensemble: journal size %d too small", size)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -134,24 +140,6 @@ func openJournal(path string, size int64, inner raft.LogStore, fail func(error))
 	}
 	go j.flusher()
 	return j, nil
-}
-
-// reset starts the next generation with an empty journal. Everything the
-// journal held must be in inner. The caller holds writeMu (or is open).
-func (j *journalLogStore) reset() error {
-	j.gen++
-	buf := make([]byte, 20)
-	copy(buf, journalMagic[:])
-	binary.BigEndian.PutUint64(buf[8:16], j.gen)
-	binary.BigEndian.PutUint32(buf[16:], crc32.Checksum(buf[:16], crcTable))
-	if _, err := j.f.WriteAt(buf, int64(j.gen%2)*journalSlotSize); err != nil {
-		return fmt.Errorf("ensemble: journal header: %w", err)
-	}
-	if err := j.sync(); err != nil {
-		return err
-	}
-	j.tail = journalHeaderSize
-	return nil
 }
 
 // IsMonotonic implements raft.MonotonicLogStore.
@@ -228,8 +216,8 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 	if cap(rec) <= 1<<20 {
 		j.scratch = rec
 	}
-	if int64(len(rec)) > j.size-journalHeaderSize || len(rec)-journalRecordHead > 1<<31 {
-		// Larger than the journal: straight to bolt, after what is pending,
+	if int64(len(rec)) > j.half() || len(rec)-journalRecordHead > 1<<31 {
+		// Larger than a half: straight to bolt, after what is pending,
 		// and the journal starts over (its records must stay consecutive).
 		if err := j.flush(); err != nil {
 			return err
@@ -237,13 +225,10 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		if err := j.inner.StoreLogs(logs); err != nil {
 			return fmt.Errorf("ensemble: store log: %w", err)
 		}
-		return j.reset()
+		return j.begin(false)
 	}
-	if j.tail+int64(len(rec)) > j.size {
-		if err := j.flush(); err != nil {
-			return err
-		}
-		if err := j.reset(); err != nil {
+	if j.tail+int64(len(rec)) > j.start+j.half() {
+		if err := j.wrap(); err != nil {
 			return err
 		}
 		binary.BigEndian.PutUint64(rec[8:16], j.gen)
@@ -256,6 +241,7 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		return err
 	}
 	j.tail += int64(len(rec))
+	j.genLast = logs[len(logs)-1].Index
 	j.mu.Lock()
 	j.pending = append(j.pending, logs...)
 	full := len(j.pending) >= j.flushAt
@@ -393,8 +379,8 @@ func (j *journalLogStore) DeleteRange(lo, hi uint64) error {
 		return j.inner.DeleteRange(lo, hi)
 	}
 	defer j.writeMu.Unlock()
-	if j.tail > journalHeaderSize {
-		if err := j.reset(); err != nil {
+	if j.genLast != 0 || j.prevLast != 0 {
+		if err := j.begin(false); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Opening a journal: its file written out, the newest header read, the
-// current generation's records scanned and replayed into the bolt log.
+// records it names scanned and replayed into the bolt log.
 
 // recover brings inner up to date with the journal and starts a new
 // generation.
@@ -32,18 +32,27 @@ func (j *journalLogStore) recover(path string) error {
 	} else if st.Size() > j.size {
 		j.size = st.Size()
 	}
-	gen, ok := j.readHeader()
+	h, ok := j.readHeader()
 	if ok {
-		logs, err := j.scan(gen)
+		var logs []*raft.Log
+		if h.prev != 0 {
+			if logs, err = j.scan(h.gen-1, h.prev); err != nil {
+				return err
+			}
+		}
+		cur, err := j.scan(h.gen, h.start)
 		if err != nil {
 			return err
 		}
-		if err := j.replay(logs); err != nil {
+		if len(logs) > 0 && len(cur) > 0 && cur[0].Index != logs[len(logs)-1].Index+1 {
+			return fmt.Errorf("ensemble: journal generation %d starts at entry %d after %d", h.gen, cur[0].Index, logs[len(logs)-1].Index)
+		}
+		if err := j.replay(append(logs, cur...)); err != nil {
 			return err
 		}
 	}
-	j.gen = gen
-	return j.reset()
+	j.gen = h.gen
+	return j.begin(false)
 }
 
 // fill writes zeros from offset from to the journal's size and syncs.
@@ -62,31 +71,12 @@ func (j *journalLogStore) fill(from int64) error {
 	return nil
 }
 
-// readHeader returns the newest valid header's generation.
-func (j *journalLogStore) readHeader() (uint64, bool) {
-	var best uint64
-	found := false
-	buf := make([]byte, 20)
-	for slot := int64(0); slot < 2; slot++ {
-		if _, err := j.f.ReadAt(buf, slot*journalSlotSize); err != nil {
-			continue
-		}
-		if [8]byte(buf[:8]) != journalMagic || crc32.Checksum(buf[:16], crcTable) != binary.BigEndian.Uint32(buf[16:]) {
-			continue
-		}
-		if g := binary.BigEndian.Uint64(buf[8:16]); g%2 == uint64(slot) && (!found || g > best) {
-			best, found = g, true
-		}
-	}
-	return best, found
-}
-
-// scan reads the records of generation gen, in order, up to the first
-// one that is not valid.
-func (j *journalLogStore) scan(gen uint64) ([]*raft.Log, error) {
+// scan reads the records of generation gen from offset start, in order,
+// up to the first one that is not valid.
+func (j *journalLogStore) scan(gen uint64, start int64) ([]*raft.Log, error) {
 	var logs []*raft.Log
 	head := make([]byte, journalRecordHead)
-	for off := int64(journalHeaderSize); off+journalRecordHead <= j.size; {
+	for off := start; off+journalRecordHead <= j.size; {
 		if _, err := j.f.ReadAt(head, off); err != nil {
 			break
 		}

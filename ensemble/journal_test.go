@@ -1,7 +1,9 @@
 package ensemble
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -189,7 +191,7 @@ func TestJournalCompactionKeepsTail(t *testing.T) {
 	checkLog(t, inner, 5, 12, 1)
 }
 
-// TestJournalLargeBatchBypasses: a batch larger than the journal goes
+// TestJournalLargeBatchBypasses: a batch larger than half the journal goes
 // straight to inner, after what was pending.
 func TestJournalLargeBatchBypasses(t *testing.T) {
 	dir, inner := t.TempDir(), raft.NewInmemStore()
@@ -224,7 +226,7 @@ func TestJournalTornHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := j.gen
-	if err := j.reset(); err != nil {
+	if err := j.begin(false); err != nil {
 		t.Fatal(err)
 	}
 	crash(j)
@@ -371,6 +373,103 @@ func TestJournalCompactionBelowInnerLeavesPendingAlone(t *testing.T) {
 	checkLog(t, inner, 7, 15, 1)
 }
 
+// storeUntilWrap appends 7-entry batches from next until the journal
+// starts a new generation, and returns the next index.
+func storeUntilWrap(t *testing.T, j *journalLogStore, next uint64) uint64 {
+	t.Helper()
+	gen := j.gen
+	for j.gen == gen {
+		mustStore(t, j, journalLogs(next, 7, 1))
+		next += 7
+	}
+	return next
+}
+
+// TestJournalWrapStoresNothing: a wrap to the other half stores nothing
+// into inner (it used to store every pending entry first, holding up
+// appends for a bolt transaction), and a crash after it loses nothing.
+func TestJournalWrapStoresNothing(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	const size = journalHeaderSize + 2048
+	j := openTestJournal(t, dir, size, inner) // the flusher waits an hour
+	next := storeUntilWrap(t, j, 1)
+	if last, _ := inner.LastIndex(); last != 0 {
+		t.Fatalf("the wrap stored entries into inner: its last is %d", last)
+	}
+	checkLog(t, j, 1, next-1, 1)
+	crash(j)
+	j = openTestJournal(t, dir, size, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, next-1, 1)
+}
+
+// TestJournalCrashRightAfterWrap: a crash after the new generation's
+// header and before its first record replays the previous generation.
+func TestJournalCrashRightAfterWrap(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	j := openTestJournal(t, dir, journalHeaderSize+2048, inner)
+	mustStore(t, j, journalLogs(1, 5, 1))
+	if err := j.wrap(); err != nil {
+		t.Fatal(err)
+	}
+	crash(j)
+	j = openTestJournal(t, dir, journalHeaderSize+2048, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, 5, 1)
+}
+
+// TestJournalSecondWrapStoresTheFirst: the wrap that returns to a half
+// first stores what is pending if the flusher has not stored the
+// generation that half holds.
+func TestJournalSecondWrapStoresTheFirst(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	const size = journalHeaderSize + 2048
+	j := openTestJournal(t, dir, size, inner) // the flusher waits an hour
+	next := storeUntilWrap(t, j, 1)
+	if last, _ := inner.LastIndex(); last != 0 {
+		t.Fatalf("the first wrap stored entries into inner: its last is %d", last)
+	}
+	next = storeUntilWrap(t, j, next)
+	// The batch that wrapped went to the new generation, after the store.
+	if last, _ := inner.LastIndex(); last != next-8 {
+		t.Fatalf("after the second wrap inner ends at %d, want %d", last, next-8)
+	}
+	mustStore(t, j, journalLogs(next, 2, 1))
+	crash(j)
+	j = openTestJournal(t, dir, size, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, next+1, 1)
+}
+
+// TestJournalOpensVersion1: a journal written before halves (version 1
+// header, records over the whole file) is replayed on open.
+func TestJournalOpensVersion1(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	path := filepath.Join(dir, "raft.journal")
+	const gen, size = 7, journalHeaderSize + 4096
+	file := make([]byte, size)
+	slot := file[gen%2*journalSlotSize:]
+	copy(slot, journalMagicV1[:])
+	binary.BigEndian.PutUint64(slot[8:16], gen)
+	binary.BigEndian.PutUint32(slot[16:20], crc32.Checksum(slot[:16], crcTable))
+	off := journalHeaderSize
+	for _, batch := range [][]*raft.Log{journalLogs(1, 3, 1), journalLogs(4, 2, 1)} {
+		rec := appendPack(make([]byte, journalRecordHead), batch)
+		binary.BigEndian.PutUint32(rec[0:4], uint32(len(rec)-journalRecordHead))
+		binary.BigEndian.PutUint64(rec[8:16], gen)
+		binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
+		off += copy(file[off:], rec)
+	}
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := openTestJournal(t, dir, size, inner)
+	defer j.Close()
+	checkLog(t, inner, 1, 5, 1)
+	mustStore(t, j, journalLogs(6, 1, 1))
+	checkLog(t, j, 1, 6, 1)
+}
+
 // FuzzJournalRecovery: whatever follows a valid header in the journal file
 // (torn, stale or corrupt records), opening it never panics, and what it
 // replays into an empty log is consecutive from the first entry.
@@ -388,8 +487,8 @@ func FuzzJournalRecovery(f *testing.F) {
 		f.Fatal(err)
 	}
 	gen := j.gen
-	seed := make([]byte, j.tail-journalHeaderSize)
-	if _, err := j.f.ReadAt(seed, journalHeaderSize); err != nil {
+	seed := make([]byte, j.tail-j.start)
+	if _, err := j.f.ReadAt(seed, j.start); err != nil {
 		f.Fatal(err)
 	}
 	crash(j)
@@ -413,11 +512,11 @@ func FuzzJournalRecovery(f *testing.F) {
 		// The seed records were written in generation gen; make it current.
 		for j.gen < gen {
 			j.f = file
-			if err := j.reset(); err != nil {
+			if err := j.begin(false); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := file.WriteAt(body, journalHeaderSize); err != nil {
+		if _, err := file.WriteAt(body, j.start); err != nil {
 			t.Fatal(err)
 		}
 		file.Close()
