@@ -165,6 +165,28 @@ func (e *ensemble) cpuTime() time.Duration {
 	return total
 }
 
+// stealTime is the CPU time the hypervisor has given to other guests
+// since boot, over all CPUs; 0 where /proc/stat is not available.
+func stealTime() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	return parseSteal(string(b))
+}
+
+// parseSteal reads the steal column of /proc/stat's "cpu" line (in
+// USER_HZ ticks); 0 when it is missing.
+func parseSteal(stat string) time.Duration {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	steal, _ := strconv.Atoi(f[8])
+	return time.Duration(steal) * time.Second / 100
+}
+
 // rss is a member's resident set size in bytes: all of it (VmRSS) and its
 // anonymous part (RssAnon: heap and stacks, what the process itself holds,
 // as opposed to file pages it has mapped, such as bolt's mmap of the Raft

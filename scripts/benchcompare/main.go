@@ -26,6 +26,11 @@ type result struct {
 	p99       float64
 	cpuPerOp  time.Duration
 	errors    int64
+	// steal is the share of the machine's CPU time the hypervisor gave
+	// to other guests during the run (0-1): on a shared VM it, more than
+	// anything in either server, explains a run that is slower than its
+	// neighbours.
+	steal float64
 }
 
 // benchJSON is the part of `zkraft bench --json` this program reads.
@@ -42,9 +47,11 @@ type benchJSON struct {
 func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
 	args := append([]string{"bench", "--server", e.servers(), "--workload", workload, "--duration", dur.String(),
 		"--warmup", "2s", "--json", "--no-progress"}, extra...)
-	before := e.cpuTime()
+	before, stolen, start := e.cpuTime(), stealTime(), time.Now()
 	out, err := exec.Command(bin, args...).Output()
 	used := e.cpuTime() - before
+	stolen = stealTime() - stolen
+	wall := time.Since(start)
 	if err != nil {
 		return result{}, fmt.Errorf("%s bench %s: %w", e.name, workload, err)
 	}
@@ -53,6 +60,7 @@ func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra
 		return result{}, fmt.Errorf("%s bench %s: %w (%s)", e.name, workload, err, out)
 	}
 	var r result
+	r.steal = float64(stolen) / float64(wall*time.Duration(runtime.NumCPU()))
 	var ops uint64
 	for _, o := range j.Ops {
 		r.opsPerSec += o.OpsPerSec
@@ -115,7 +123,7 @@ func turn(both []*ensemble, rep int) []*ensemble {
 func describe(runs []result) string {
 	parts := make([]string, len(runs))
 	for i, r := range runs {
-		parts[i] = fmt.Sprintf("%.4g / %.3g / %d", r.opsPerSec, r.p99, r.cpuPerOp.Microseconds())
+		parts[i] = fmt.Sprintf("%.4g / %.3g / %d / %.0f%%", r.opsPerSec, r.p99, r.cpuPerOp.Microseconds(), 100*r.steal)
 	}
 	return strings.Join(parts, " · ")
 }
@@ -228,7 +236,7 @@ func main() {
 					fail(err)
 				}
 				runs[e.name] = append(runs[e.name], r)
-				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors)
+				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors, 100*r.steal)
 			}
 		}
 		z, k := median(runs["zookeeper"]), median(runs["zkraft"])
@@ -308,7 +316,8 @@ func main() {
 		"| measure | ZooKeeper 3.8 | zkraft | zkraft / ZooKeeper |\n|---|---|---|---|\n%s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1), strings.Join(rows, "\n"))
 	if len(raw) > 0 {
-		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op):\n\n" +
+		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, steal: the share of the machine's CPU time " +
+			"the hypervisor gave to other guests during the run):\n\n" +
 			"| workload | server | runs |\n|---|---|---|\n" + strings.Join(raw, "\n") + "\n"
 	}
 	fmt.Println()

@@ -19,7 +19,8 @@ func TestMedianTakesEachMeasureSeparately(t *testing.T) {
 	if m.opsPerSec != 200 || m.p99 != 5 || m.cpuPerOp != 20*time.Microsecond {
 		t.Fatalf("median of two: %+v", m)
 	}
-	if got := describe(runs[:1]); got != "100 / 9 / 30" {
+	runs[0].steal = 0.124
+	if got := describe(runs[:1]); got != "100 / 9 / 30 / 12%" {
 		t.Fatalf("describe: %q", got)
 	}
 }
@@ -51,5 +52,15 @@ func TestTurnAlternatesWhoGoesFirst(t *testing.T) {
 		if got := turn(both, rep); got[0] != first || len(got) != 2 {
 			t.Fatalf("rep %d: %s first", rep, got[0].name)
 		}
+	}
+}
+
+func TestParseSteal(t *testing.T) {
+	stat := "cpu  2255 34 2290 22625563 6290 127 456 250 0 0\ncpu0 1132 34 1441 11311718 3675 127 438 125 0 0\n"
+	if got := parseSteal(stat); got != 2500*time.Millisecond {
+		t.Fatalf("steal of %q = %v, want 2.5s", stat, got)
+	}
+	if got := parseSteal("cpu  1 2 3\n"); got != 0 {
+		t.Fatalf("steal of a short line = %v, want 0", got)
 	}
 }
