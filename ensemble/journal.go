@@ -103,8 +103,6 @@ const (
 	journalFlushEntries = 4096
 )
 
-var journalMagic = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '2'}
-
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 var (
@@ -207,12 +205,7 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 	if err := checkConsecutive(logs); err != nil {
 		return err
 	}
-	rec := j.scratch[:0]
-	rec = append(rec, make([]byte, journalRecordHead)...)
-	rec = appendPack(rec, logs)
-	binary.BigEndian.PutUint32(rec[0:4], uint32(len(rec)-journalRecordHead))
-	binary.BigEndian.PutUint64(rec[8:16], j.gen)
-	binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
+	rec := appendJournalRecord(j.scratch[:0], logs)
 	if cap(rec) <= 1<<20 {
 		j.scratch = rec
 	}
@@ -231,9 +224,8 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		if err := j.wrap(); err != nil {
 			return err
 		}
-		binary.BigEndian.PutUint64(rec[8:16], j.gen)
-		binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
 	}
+	sealJournalRecord(rec, j.gen)
 	if _, err := j.f.WriteAt(rec, j.tail); err != nil {
 		return fmt.Errorf("ensemble: journal write: %w", err)
 	}
@@ -257,6 +249,22 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		}
 	}
 	return nil
+}
+
+// appendJournalRecord appends to buf a record of logs (a pack, after its
+// length), to be sealed with its generation once that is known.
+func appendJournalRecord(buf []byte, logs []*raft.Log) []byte {
+	start := len(buf)
+	buf = append(buf, make([]byte, journalRecordHead)...)
+	buf = appendPack(buf, logs)
+	binary.BigEndian.PutUint32(buf[start:start+4], uint32(len(buf)-start-journalRecordHead))
+	return buf
+}
+
+// sealJournalRecord stamps rec with generation gen and its checksum.
+func sealJournalRecord(rec []byte, gen uint64) {
+	binary.BigEndian.PutUint64(rec[8:16], gen)
+	binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
 }
 
 // check returns the store's error, if any.

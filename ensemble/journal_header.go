@@ -27,7 +27,11 @@ import (
 // journalHeaderSize over the whole file) are still read, so a data
 // directory from before halves opens unchanged.
 
-var journalMagicV1 = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '1'}
+// journalMagic opens a version 2 header, journalMagicV1 a version 1 one.
+var (
+	journalMagic   = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '2'}
+	journalMagicV1 = [8]byte{'z', 'k', 'r', 'j', 'r', 'n', 'l', '1'}
+)
 
 // journalHeaderLen is a version 2 header's length.
 const journalHeaderLen = 36

@@ -454,10 +454,8 @@ func TestJournalOpensVersion1(t *testing.T) {
 	binary.BigEndian.PutUint32(slot[16:20], crc32.Checksum(slot[:16], crcTable))
 	off := journalHeaderSize
 	for _, batch := range [][]*raft.Log{journalLogs(1, 3, 1), journalLogs(4, 2, 1)} {
-		rec := appendPack(make([]byte, journalRecordHead), batch)
-		binary.BigEndian.PutUint32(rec[0:4], uint32(len(rec)-journalRecordHead))
-		binary.BigEndian.PutUint64(rec[8:16], gen)
-		binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(rec[8:], crcTable))
+		rec := appendJournalRecord(nil, batch)
+		sealJournalRecord(rec, gen)
 		off += copy(file[off:], rec)
 	}
 	if err := os.WriteFile(path, file, 0o600); err != nil {
