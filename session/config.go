@@ -35,6 +35,10 @@ type Config struct {
 	ReadOnlyMode bool
 	// ReconfigEnabled allows the reconfig operation (reconfigEnabled).
 	ReconfigEnabled bool
+	// WriteTimeout is how long one write to a client may block (a client
+	// that stopped reading) before its connection is closed; zero means
+	// 30 seconds.
+	WriteTimeout time.Duration
 	// Env is reported by the conf and envi four-letter words.
 	Env map[string]string
 	// Logger receives structured logs.
@@ -62,6 +66,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
 	}
 }
 

@@ -114,7 +114,7 @@ const (
 // serve runs the connection: the writer in its own goroutine, the reader
 // here. It returns when the connection is finished.
 func (c *conn) serve() {
-	go c.out.writeLoop(c.nc, c.srv.closed)
+	go c.out.writeLoop(c.nc, c.srv.closed, c.srv.cfg.WriteTimeout)
 	defer c.teardown()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	if !c.handshake(br) {

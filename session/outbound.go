@@ -117,8 +117,14 @@ func (o *outbound) kill() {
 
 // writeLoop is the connection's writer goroutine. It returns when the
 // connection is closed; it then closes nc, which also stops the reader.
-func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}) {
+//
+// A write that blocks for longer than about timeout (the client stopped
+// reading) closes the connection. Moving a socket's deadline updates a
+// runtime timer, so it is moved only once less than 5/6 of timeout is
+// left: every write still gets at least that long.
+func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Duration) {
 	defer nc.Close()
+	var deadline time.Time // the write deadline last set on nc
 	for {
 		select {
 		case <-o.wake:
@@ -133,7 +139,10 @@ func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}) {
 			return
 		}
 		if len(buf) > 0 {
-			_ = nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if now := time.Now(); deadline.Sub(now) < timeout*5/6 {
+				deadline = now.Add(timeout)
+				_ = nc.SetWriteDeadline(deadline)
+			}
 			if _, err := nc.Write(buf); err != nil {
 				o.kill()
 				return

@@ -20,7 +20,7 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
-		o.writeLoop(server, done)
+		o.writeLoop(server, done, 30*time.Second)
 		close(exited)
 	}()
 	defer func() {
@@ -67,4 +67,80 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 	if kept > retainBufferSize {
 		t.Fatalf("the large reply's buffer was kept (cap %d)", kept)
 	}
+}
+
+// TestOutboundWriteTimeout: a client that stops reading is cut off once a
+// write has blocked for the write timeout, and a connection that was idle
+// for longer than the timeout still writes (its deadline is moved on).
+func TestOutboundWriteTimeout(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	start := func(t *testing.T) (*outbound, net.Conn, chan struct{}) {
+		server, client := net.Pipe()
+		t.Cleanup(func() { client.Close() })
+		o := newOutbound()
+		done := make(chan struct{})
+		exited := make(chan struct{})
+		go func() {
+			o.writeLoop(server, done, timeout)
+			close(exited)
+		}()
+		t.Cleanup(func() {
+			close(done)
+			<-exited
+		})
+		return o, client, exited
+	}
+
+	t.Run("idle", func(t *testing.T) {
+		o, client, exited := start(t)
+		frames := make(chan []byte, 4)
+		go func() {
+			for {
+				f, err := jute.ReadFrame(client, nil, 1<<20)
+				if err != nil {
+					close(frames)
+					return
+				}
+				frames <- f
+			}
+		}()
+		for i := int32(1); i <= 3; i++ {
+			o.reply(i, 1, jute.OK, nil)
+			select {
+			case f, ok := <-frames:
+				if !ok {
+					t.Fatalf("reply %d: the connection was closed", i)
+				}
+				var h jute.ReplyHeader
+				if err := h.Decode(jute.NewReader(f)); err != nil || h.Xid != i {
+					t.Fatalf("reply %d: got %+v (%v)", i, h, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("reply %d was not written", i)
+			}
+			time.Sleep(3 * timeout) // idle past the deadline set for the last write
+		}
+		select {
+		case <-exited:
+			t.Fatal("the writer stopped")
+		default:
+		}
+	})
+
+	t.Run("stalled", func(t *testing.T) {
+		o, _, exited := start(t) // nobody reads the client side
+		began := time.Now()
+		o.reply(1, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, 100)})
+		select {
+		case <-exited:
+			if d := time.Since(began); d < timeout/2 {
+				t.Fatalf("cut off after %v, before the timeout", d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a client that does not read was not cut off")
+		}
+		if !o.isDead() {
+			t.Fatal("the connection is not marked dead")
+		}
+	})
 }
