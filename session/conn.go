@@ -60,6 +60,11 @@ func (c *conn) logger() *zap.Logger {
 	return c.srv.log.With(zap.Stringer("remote", c.nc.RemoteAddr()))
 }
 
+// debugOn reports whether debug logging is on. Debug messages on paths
+// every connection takes are guarded by it, so that logger's allocations
+// are not paid for a message that is then dropped.
+func (c *conn) debugOn() bool { return c.srv.log.Core().Enabled(zap.DebugLevel) }
+
 func remoteIP(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		return ta.IP.String()
@@ -129,7 +134,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	for {
 		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.debugOn() {
 				c.logger().Debug("closing connection", zap.Error(err))
 			}
 			return

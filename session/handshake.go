@@ -29,13 +29,17 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
 	if err != nil {
-		c.logger().Debug("bad handshake frame", zap.Error(err))
+		if c.debugOn() {
+			c.logger().Debug("bad handshake frame", zap.Error(err))
+		}
 		return false
 	}
 	c.srv.stats.packetsReceived.Add(1)
 	var req jute.ConnectRequest
 	if err := jute.Unmarshal(frame, &req); err != nil {
-		c.logger().Debug("bad ConnectRequest", zap.Error(err))
+		if c.debugOn() {
+			c.logger().Debug("bad ConnectRequest", zap.Error(err))
+		}
 		return false
 	}
 	if last := c.srv.node.LastZxid(); req.LastZxidSeen > last {
@@ -77,7 +81,9 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 		c.sessionID, c.timeout = id, timeout
 		c.srv.bind(c, false)
 		c.connected(req, passwd)
-		c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
+		if c.debugOn() {
+			c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
+		}
 		return true
 	}
 	return false

@@ -21,7 +21,9 @@ import (
 // (it is not replicated and ends with the connection).
 func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 	if !c.srv.cfg.ReadOnlyMode || !req.ReadOnly {
-		c.logger().Debug("no quorum: refusing connection")
+		if c.debugOn() {
+			c.logger().Debug("no quorum: refusing connection")
+		}
 		return false
 	}
 	passwd := make([]byte, passwdLen)
