@@ -393,3 +393,47 @@ func TestReconfigStandalone(t *testing.T) {
 		t.Errorf("/zookeeper/config after refused reconfig = %q, %v", data, err)
 	}
 }
+
+// TestWatchOpsOracleErrors: the answers ZooKeeper gives to watch
+// management requests it cannot interpret. Its FinalRequestProcessor turns
+// an exception into MarshallingError (-5) and keeps the connection:
+// a watcher type outside 1-5 (WatcherType.fromInt), and checkWatches on a
+// path with no '/' at all (WatchManager.containsWatcher's
+// PathParentIterator takes its parent before looking). removeWatches
+// looks the path up directly, so a slash-less path there is just a path
+// without watches.
+func TestWatchOpsOracleErrors(t *testing.T) {
+	t.Parallel()
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	gz := connect(t, shared, sessionTimeout)
+	r := testRoot(t, gz)
+	pt := func(path string, typ int32) *jute.PathTypeRequest {
+		return &jute.PathTypeRequest{Path: path, Type: typ}
+	}
+	for _, tc := range []struct {
+		op   jute.Op
+		req  *jute.PathTypeRequest
+		want jute.ErrCode
+	}{
+		{jute.OpCheckWatches, pt("a", jute.WatcherChildren), jute.ErrMarshallingError},
+		{jute.OpCheckWatches, pt("a", jute.WatcherData), jute.ErrMarshallingError},
+		{jute.OpCheckWatches, pt("noslash", jute.WatcherAny), jute.ErrMarshallingError},
+		{jute.OpCheckWatches, pt("", jute.WatcherAny), jute.ErrNoWatcher},
+		{jute.OpCheckWatches, pt(r+"/./x", jute.WatcherData), jute.ErrNoWatcher},
+		{jute.OpRemoveWatches, pt("a", jute.WatcherData), jute.ErrNoWatcher},
+		{jute.OpCheckWatches, pt(r, 0), jute.ErrMarshallingError},
+		{jute.OpCheckWatches, pt(r, 6), jute.ErrMarshallingError},
+		{jute.OpRemoveWatches, pt(r, 0), jute.ErrMarshallingError},
+		{jute.OpRemoveWatches, pt(r, -1), jute.ErrMarshallingError},
+		{jute.OpAddWatch, pt(r, 2), jute.ErrMarshallingError},
+		{jute.OpAddWatch, pt(r, -1), jute.ErrMarshallingError},
+	} {
+		if got := c.callErr(tc.op, tc.req); got != tc.want {
+			t.Errorf("op %d %q type %d: err %d, want %d", tc.op, tc.req.Path, tc.req.Type, got, tc.want)
+		}
+	}
+	// The session carries on.
+	if got := c.callErr(jute.OpExists, &jute.PathWatchRequest{Path: r}); got != jute.OK {
+		t.Fatalf("exists after the errors: %d", got)
+	}
+}
