@@ -365,7 +365,8 @@ func (r *drun) next() daction {
 		m := &jute.MultiRequest{}
 		for n := r.pick(3) + 1; n > 0; n-- {
 			typ := []jute.Op{jute.OpGetData, jute.OpGetChildren}[r.pick(2)]
-			m.Ops = append(m.Ops, jute.MultiOp{Type: typ, Req: &jute.PathWatchRequest{Path: r.path()}})
+			// A watch flag here is ignored by both (no watch is set).
+			m.Ops = append(m.Ops, jute.MultiOp{Type: typ, Req: &jute.PathWatchRequest{Path: r.path(), Watch: r.pick(2) == 0}})
 		}
 		a.op, a.req = jute.OpMultiRead, m
 	case k < 87:

@@ -437,3 +437,40 @@ func TestWatchOpsOracleErrors(t *testing.T) {
 		t.Fatalf("exists after the errors: %d", got)
 	}
 }
+
+// TestMultiReadOracleDetails: ZooKeeper's multiRead never sets a watch
+// (MultiOperationRecord keeps only the path of a getData or getChildren,
+// whatever the watch flag says), and one holding any other op (here a
+// create, which decodes as a multi op) fails as a whole with
+// MarshallingError, FinalRequestProcessor throwing at that op; the create
+// is not applied.
+func TestMultiReadOracleDetails(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	pt := func(typ int32) *jute.PathTypeRequest { return &jute.PathTypeRequest{Path: root, Type: typ} }
+	var resp jute.MultiResponse
+	h := c.call(jute.OpMultiRead, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: root, Watch: true}},
+		{Type: jute.OpGetChildren, Req: &jute.PathWatchRequest{Path: root, Watch: true}},
+	}}, &resp)
+	if h.Err != jute.OK || len(resp.Results) != 2 {
+		t.Fatalf("multiRead: err %d, %d results", h.Err, len(resp.Results))
+	}
+	if got := c.callErr(jute.OpCheckWatches, pt(jute.WatcherAny)); got != jute.ErrNoWatcher {
+		t.Errorf("after multiRead with watch flags: checkWatches %d, want %d (no watch)", got, jute.ErrNoWatcher)
+	}
+
+	h = c.call(jute.OpMultiRead, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: root}},
+		{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: root + "/x", ACL: rawOpenACL}},
+		{Type: jute.OpGetChildren, Req: &jute.PathWatchRequest{Path: root}},
+	}}, nil)
+	if h.Err != jute.ErrMarshallingError {
+		t.Fatalf("multiRead with a create: err %d, want %d", h.Err, jute.ErrMarshallingError)
+	}
+	if got := c.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root + "/x"}); got != jute.ErrNoNode {
+		t.Errorf("exists %s/x: %d, want %d", root, got, jute.ErrNoNode)
+	}
+}

@@ -117,7 +117,11 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decoded(req.Decode(jute.NewReader(body)), h, zxid) {
 			return
 		}
-		reply(jute.OK, c.multiRead(t, &req, ids))
+		if resp, code := multiRead(t, &req, ids); code != jute.OK {
+			reply(code, nil)
+		} else {
+			reply(jute.OK, resp)
+		}
 	}
 }
 
@@ -152,40 +156,33 @@ func errCode(err error) jute.ErrCode {
 	return jute.ErrSystemError
 }
 
-// multiRead evaluates getData and getChildren ops independently.
-func (c *conn) multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) *jute.MultiResponse {
+// multiRead evaluates getData and getChildren ops independently. As in
+// ZooKeeper (whose MultiOperationRecord keeps only an op's path), the
+// ops' watch flags are ignored: a multiRead sets no watch. Any other op
+// fails the whole request with MarshallingError, ZooKeeper's answer when
+// its FinalRequestProcessor throws at such an op.
+func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) (*jute.MultiResponse, jute.ErrCode) {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
-	reg := c.srv.node.Watches()
 	for _, op := range req.Ops {
 		pw, ok := op.Req.(*jute.PathWatchRequest)
-		if !ok {
-			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: jute.ErrBadArguments})
-			continue
+		if !ok || (op.Type != jute.OpGetData && op.Type != jute.OpGetChildren) {
+			return nil, jute.ErrMarshallingError
 		}
-		switch op.Type {
-		case jute.OpGetData:
+		var res jute.MultiResult
+		if op.Type == jute.OpGetData {
 			data, stat, err := t.GetData(pw.Path, ids)
+			res = jute.MultiResult{Type: jute.OpGetData, Resp: &jute.GetDataResponse{Data: data, Stat: stat}}
 			if err != nil {
-				out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: errCode(err)})
-				continue
+				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
-			if pw.Watch {
-				reg.AddData(pw.Path, c)
-			}
-			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpGetData, Resp: &jute.GetDataResponse{Data: data, Stat: stat}})
-		case jute.OpGetChildren:
+		} else {
 			children, _, err := t.GetChildren(pw.Path, ids)
+			res = jute.MultiResult{Type: jute.OpGetChildren, Resp: &jute.StringsResponse{Strings: children}}
 			if err != nil {
-				out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: errCode(err)})
-				continue
+				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
-			if pw.Watch {
-				reg.AddChild(pw.Path, c)
-			}
-			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpGetChildren, Resp: &jute.StringsResponse{Strings: children}})
-		default:
-			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: jute.ErrBadArguments})
 		}
+		out.Results = append(out.Results, res)
 	}
-	return out
+	return out, jute.OK
 }
