@@ -192,6 +192,32 @@ func TestUnknownOpcode(t *testing.T) {
 	}
 }
 
+// TestRefusedOpcodesKeepConnection: opcodes ZooKeeper refuses or answers
+// without closing. deleteContainer from a client is BadArguments (only the
+// container reaper deletes containers); SASL on a server without SASL is
+// OK with a null token and zxid 0. The connection serves on after both.
+func TestRefusedOpcodesKeepConnection(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	mustCreate(t, gz, root+"/box", nil, zk.FlagContainer)
+	c := newRawSession(t, shared, 6000)
+	for _, p := range []string{root + "/box", root + "/nope"} {
+		if got := c.callErr(jute.OpDeleteContainer, &jute.PathRequest{Path: p}); got != jute.ErrBadArguments {
+			t.Errorf("deleteContainer %s: err %d, want %d", p, got, jute.ErrBadArguments)
+		}
+	}
+	mustStat(t, gz, root+"/box")
+	xid := c.send(jute.OpSASL, &jute.GetSASLRequest{Token: []byte{}})
+	r := c.recv()
+	if r.Hdr.Xid != xid || r.Hdr.Err != jute.OK || r.Hdr.Zxid != 0 || fmt.Sprintf("%x", r.Body) != "ffffffff" {
+		t.Errorf("sasl: reply %+v body %x, want xid %d err 0 zxid 0 body ffffffff (null token)", r.Hdr, r.Body, xid)
+	}
+	if got := c.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root}); got != jute.OK {
+		t.Fatalf("exists after the refused requests: %d", got)
+	}
+}
+
 // TestFrameLimits: a length prefix over jute.maxbuffer (1048575) or
 // negative closes the connection, before or after the handshake, without
 // a reply.

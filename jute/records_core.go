@@ -261,3 +261,33 @@ func (x *ErrorResponse) Decode(r *Reader) error {
 	x.Err = ErrCode(r.Int())
 	return r.Err()
 }
+
+// GetSASLRequest is the body of a SASL request (opcode 102): the client's
+// token.
+type GetSASLRequest struct {
+	Token []byte
+}
+
+// Encode implements Record.
+func (x *GetSASLRequest) Encode(w *Writer) { w.Buffer(x.Token) }
+
+// Decode implements Record.
+func (x *GetSASLRequest) Decode(r *Reader) error {
+	x.Token = r.Buffer()
+	return r.Err()
+}
+
+// SetSASLResponse is the body of a SASL reply: the server's token (nil
+// from a server without SASL).
+type SetSASLResponse struct {
+	Token []byte
+}
+
+// Encode implements Record.
+func (x *SetSASLResponse) Encode(w *Writer) { w.Buffer(x.Token) }
+
+// Decode implements Record.
+func (x *SetSASLResponse) Decode(r *Reader) error {
+	x.Token = r.Buffer()
+	return r.Err()
+}

@@ -49,6 +49,8 @@ func rtCases() []rtCase {
 			func() Record { return &WatcherEvent{} }),
 		c("AuthPacket", &AuthPacket{Scheme: "digest", Auth: []byte("u:p")}, func() Record { return &AuthPacket{} }),
 		c("ErrorResponse", &ErrorResponse{Err: ErrNoWatcher}, func() Record { return &ErrorResponse{} }),
+		c("GetSASLRequest", &GetSASLRequest{Token: []byte{1, 2}}, func() Record { return &GetSASLRequest{} }),
+		c("SetSASLResponse/null", &SetSASLResponse{}, func() Record { return &SetSASLResponse{} }),
 		c("PathRequest", &PathRequest{Path: "/ü/☃"}, func() Record { return &PathRequest{} }),
 		c("PathRequest/empty", &PathRequest{}, func() Record { return &PathRequest{} }),
 		c("PathWatchRequest", &PathWatchRequest{Path: "/x", Watch: true}, func() Record { return &PathWatchRequest{} }),

@@ -49,6 +49,20 @@ func (c *conn) auth(xid int32, body []byte) bool {
 	return true
 }
 
+// sasl answers a SASL request (opcode 102) as a ZooKeeper server without
+// SASL configured does: OK with a null token, zxid 0, the connection kept.
+// A Java client with a JAAS "Client" section sends one after connecting;
+// closing the connection instead would make it reconnect forever.
+func (c *conn) sasl(xid int32, body []byte) bool {
+	var req jute.GetSASLRequest
+	if err := jute.Unmarshal(body, &req); err != nil {
+		return false
+	}
+	h := jute.RequestHeader{Xid: xid, Type: jute.OpPing}
+	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
+	return true
+}
+
 // inOrder runs fn now if nothing of this connection is in flight, else
 // queues a ping-like placeholder so that fn's reply keeps its place. Used
 // for replies that need no tree access.

@@ -34,7 +34,8 @@ func kindOf(op jute.Op) opKind {
 // is only valid until the next frame is read. It reports whether the
 // connection stays open.
 func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
-	if c.readOnly && (kindOf(h.Type) == kindWrite || h.Type == jute.OpSync || h.Type == jute.OpReconfig) {
+	if c.readOnly && (kindOf(h.Type) == kindWrite || h.Type == jute.OpSync || h.Type == jute.OpReconfig ||
+		h.Type == jute.OpCheck || h.Type == jute.OpDeleteContainer) {
 		if h.Type == jute.OpCloseSession {
 			c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.OK, nil); c.out.closeAfterFlush() })
 			return false
@@ -49,6 +50,14 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 		return c.sync(h, body)
 	case jute.OpReconfig:
 		return c.reconfig(h, body)
+	case jute.OpSASL:
+		return c.sasl(h.Xid, body)
+	case jute.OpDeleteContainer:
+		// Only the container reaper deletes containers: ZooKeeper's
+		// PrepRequestProcessor refuses a client's request with
+		// BadArguments and keeps the connection.
+		c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrBadArguments, nil) })
+		return true
 	}
 	switch kindOf(h.Type) {
 	case kindWrite:
@@ -62,8 +71,10 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 		c.read(h, body)
 		return true
 	}
-	// Unknown or refused opcode (check outside multi, deleteContainer from
-	// a client, sasl, ...): ZooKeeper answers Unimplemented and closes.
+	// Unknown or refused opcode (check outside multi, createSession,
+	// notification, ...): ZooKeeper answers Unimplemented and closes. (It
+	// proposes a check outside multi and answers -101 or -103, but sends
+	// nothing when the check passes; zkraft refuses it.)
 	c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrUnimplemented, nil)
 	c.out.closeAfterFlush()
 	return false

@@ -60,11 +60,15 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 	}
 	ro.request(2, jute.OpSetData, &jute.SetDataRequest{Path: "/ro", Data: []byte("y"), Version: -1})
 	ro.request(3, jute.OpSync, &jute.PathRequest{Path: "/"})
-	ro.request(4, jute.OpExists, &jute.PathWatchRequest{Path: "/ro"})
+	// check and deleteContainer are writes to ZooKeeper's
+	// ReadOnlyRequestProcessor too.
+	ro.request(4, jute.OpCheck, &jute.PathVersionRequest{Path: "/ro", Version: -1})
+	ro.request(5, jute.OpDeleteContainer, &jute.PathRequest{Path: "/ro"})
+	ro.request(6, jute.OpExists, &jute.PathWatchRequest{Path: "/ro"})
 	for _, want := range []struct {
 		xid  int32
 		code jute.ErrCode
-	}{{2, jute.ErrNotReadOnly}, {3, jute.ErrNotReadOnly}, {4, jute.OK}} {
+	}{{2, jute.ErrNotReadOnly}, {3, jute.ErrNotReadOnly}, {4, jute.ErrNotReadOnly}, {5, jute.ErrNotReadOnly}, {6, jute.OK}} {
 		if h := ro.reply(nil); h.Xid != want.xid || h.Err != want.code {
 			t.Fatalf("got %+v, want xid %d code %v", h, want.xid, want.code)
 		}
