@@ -1,8 +1,6 @@
 package session
 
 import (
-	"strings"
-
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -25,13 +23,10 @@ func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
 //
 // What ZooKeeper cannot interpret it answers MarshallingError (its
 // FinalRequestProcessor's answer to an exception), keeping the connection:
-// an addWatch mode other than 0 and 1, a watcher type outside 1-5
-// (WatcherType.fromInt), and a checkWatches path without any '/'
-// (WatchManager.containsWatcher takes the path's parent before looking at
-// it). The oracle also fails a checkWatches of type data or any on a
-// relative path with a '/' inside ("a/b") while some session holds a
-// recursive watch, unless a watch is registered on exactly that path;
-// that corner is not copied (NoWatcher here).
+// an addWatch mode other than 0 and 1 (WatcherMode.fromZooDef) and a
+// watcher type outside 1-5 (WatcherType.fromInt). ZooKeeper 3.8 also
+// fails a checkWatches on a path without any '/' (its containsWatcher took
+// the path's parent first); 3.9 looks the path up, as zkraft does.
 func (c *conn) watchOp(op jute.Op, req *jute.PathTypeRequest) (jute.ErrCode, jute.Record) {
 	reg := c.srv.node.Watches()
 	if op != jute.OpAddWatch && (req.Type < jute.WatcherChildren || req.Type > jute.WatcherPersistentRecursive) {
@@ -49,9 +44,6 @@ func (c *conn) watchOp(op jute.Op, req *jute.PathTypeRequest) (jute.ErrCode, jut
 		}
 		return jute.OK, &jute.ErrorResponse{Err: jute.OK}
 	case jute.OpCheckWatches:
-		if req.Path != "" && !strings.Contains(req.Path, "/") {
-			return jute.ErrMarshallingError, nil
-		}
 		if !reg.Check(req.Path, c, req.Type) {
 			return jute.ErrNoWatcher, nil
 		}
