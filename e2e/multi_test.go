@@ -212,3 +212,82 @@ func TestCheckOutsideMulti(t *testing.T) {
 		t.Errorf("standalone check: replies %s, want one xid 1 err -6", fmt.Sprint(got))
 	}
 }
+
+// TestMultiCreateShapes: inside a multi, ZooKeeper derives a create's
+// opcode from its flags as well as from the wire: CONTAINER flags make a
+// container and a Stat-carrying result (type 15) whatever the opcode, and
+// a createTTL without TTL flags is a plain create (type 1, its TTL
+// dropped). Flags a create, create2 or createContainer cannot carry (TTL
+// modes, and in 3.9 unknown flags), or a read op anywhere in the multi,
+// fail the whole request with MarshallingError. zkraft answers as 3.9;
+// the 3.8.0 oracle still answers create2 and createContainer with plain
+// flags with type 1 (ZOOKEEPER-4026) and unknown flags op by op.
+func TestMultiCreateShapes(t *testing.T) {
+	t.Parallel()
+	gz := connect(t, shared, sessionTimeout)
+	root := testRoot(t, gz)
+	c := newRawSession(t, shared, int32(sessionTimeout.Milliseconds()))
+	create := func(op jute.Op, name string, flags int32, ttl int64) jute.MultiOp {
+		return jute.MultiOp{Type: op, Req: &jute.CreateRequest{Path: root + "/" + name, ACL: rawOpenACL, Flags: flags, TTL: ttl, HasTTL: op == jute.OpCreateTTL}}
+	}
+	type answer struct {
+		whole jute.ErrCode // the reply header's code
+		typ   jute.Op      // the single result's type when whole is OK
+	}
+	v38 := target == targetZookeeper
+	for _, tc := range []struct {
+		op     jute.MultiOp
+		want   answer
+		want38 *answer // the 3.8.0 oracle's answer where it differs
+		reaped bool    // a container: removed once its child goes
+	}{
+		{op: create(jute.OpCreateContainer, "c0", 0, 0), want: answer{jute.OK, jute.OpCreate2}, want38: &answer{jute.OK, jute.OpCreate}},
+		{op: create(jute.OpCreate2, "p0", 0, 0), want: answer{jute.OK, jute.OpCreate2}, want38: &answer{jute.OK, jute.OpCreate}},
+		{op: create(jute.OpCreate, "k4", 4, 0), want: answer{jute.OK, jute.OpCreate2}, reaped: true},
+		{op: create(jute.OpCreateTTL, "t4", 4, 100), want: answer{jute.OK, jute.OpCreate2}, reaped: true},
+		{op: create(jute.OpCreateTTL, "t0", 0, 100), want: answer{jute.OK, jute.OpCreate}},
+		{op: create(jute.OpCreate, "x5", 5, 0), want: answer{jute.ErrMarshallingError, 0}},
+		{op: create(jute.OpCreateContainer, "x6", 6, 0), want: answer{jute.ErrMarshallingError, 0}},
+		{op: create(jute.OpCreate, "x7", 7, 0), want: answer{jute.ErrMarshallingError, 0}, want38: &answer{jute.OK, jute.OpError}},
+		{op: jute.MultiOp{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: root}}, want: answer{jute.ErrMarshallingError, 0}},
+	} {
+		want := tc.want
+		if v38 && tc.want38 != nil {
+			want = *tc.want38
+		}
+		var resp jute.MultiResponse
+		h := c.call(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{tc.op}}, &resp)
+		if h.Err != want.whole {
+			t.Errorf("multi [op %d %+v]: err %d, want %d", tc.op.Type, tc.op.Req, h.Err, want.whole)
+			continue
+		}
+		if want.whole != jute.OK {
+			continue
+		}
+		if len(resp.Results) != 1 || resp.Results[0].Type != want.typ {
+			t.Errorf("multi [op %d %+v]: results %+v, want one of type %d", tc.op.Type, tc.op.Req, resp.Results, want.typ)
+			continue
+		}
+		if !tc.reaped {
+			continue
+		}
+		// A container goes once it has had a child and is empty again.
+		path := tc.op.Req.(*jute.CreateRequest).Path
+		mustCreate(t, gz, path+"/child", nil, 0)
+		if err := gz.Delete(path+"/child", -1); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, gz, path, reapWait)
+	}
+	// A read op after a write: nothing is applied.
+	h := c.call(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		create(jute.OpCreate, "w", 0, 0),
+		{Type: jute.OpGetChildren, Req: &jute.PathWatchRequest{Path: root}},
+	}}, nil)
+	if h.Err != jute.ErrMarshallingError {
+		t.Errorf("multi [create, getChildren]: err %d, want %d", h.Err, jute.ErrMarshallingError)
+	}
+	if got := c.callErr(jute.OpExists, &jute.PathWatchRequest{Path: root + "/w"}); got != jute.ErrNoNode {
+		t.Errorf("exists %s/w after the failed multi: %d, want %d", root, got, jute.ErrNoNode)
+	}
+}

@@ -53,9 +53,11 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 	case jute.OpSASL:
 		return c.sasl(h.Xid, body)
 	case jute.OpDeleteContainer:
-		// Only the container reaper deletes containers: ZooKeeper's
-		// PrepRequestProcessor refuses a client's request with
-		// BadArguments and keeps the connection.
+		// Only the container reaper deletes containers. ZooKeeper 3.8
+		// answers a client's request BadArguments and keeps the
+		// connection (it reads the body as a bare path, which a jute
+		// string is not); 3.9 would delete any childless persistent node
+		// without an ACL check, which zkraft does not copy.
 		c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrBadArguments, nil) })
 		return true
 	}

@@ -86,9 +86,6 @@ func TestMultiFailureRollsBack(t *testing.T) {
 		{"ttl disabled", []jute.MultiOp{
 			{Type: jute.OpCreateTTL, Req: &jute.CreateRequest{Path: "/m/t", ACL: openACL, Flags: 5, TTL: 9, HasTTL: true}},
 		}, 0, jute.ErrUnimplemented},
-		{"read op", []jute.MultiOp{
-			{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: "/m"}},
-		}, 0, jute.ErrUnimplemented},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,5 +142,79 @@ func TestEmptyMulti(t *testing.T) {
 	h.sess = 5
 	if r := h.write(jute.OpMulti, &jute.MultiRequest{}); r.Err != jute.ErrSessionExpired {
 		t.Fatalf("expired multi: %v", r.Err)
+	}
+}
+
+// TestMultiCreateOpcodeFromFlags: inside a multi, ZooKeeper 3.9 lets a
+// create's flags override its opcode (multiCreateOp), which decides the
+// node's kind and the result's shape; read ops, and flags a create,
+// create2 or createContainer cannot carry (unknown, or TTL), fail the
+// whole request with MarshallingError and change nothing.
+func TestMultiCreateOpcodeFromFlags(t *testing.T) {
+	cr := func(op jute.Op, path string, flags int32, ttl int64) jute.MultiOp {
+		return jute.MultiOp{Type: op, Req: &jute.CreateRequest{Path: path, ACL: openACL, Flags: flags, TTL: ttl, HasTTL: op == jute.OpCreateTTL}}
+	}
+	for _, tc := range []struct {
+		name    string
+		op      jute.MultiOp
+		whole   jute.ErrCode // the reply header's code
+		result  jute.Op      // the single result's type
+		opErr   jute.ErrCode // its error, when result is OpError
+		kind    nodeKind
+		hasStat bool
+	}{
+		{"create, container flags", cr(jute.OpCreate, "/m/a", 4, 0), jute.OK, jute.OpCreate2, 0, kindContainer, true},
+		{"create, plain", cr(jute.OpCreate, "/m/a", 0, 0), jute.OK, jute.OpCreate, 0, kindPersistent, false},
+		{"create2, plain", cr(jute.OpCreate2, "/m/a", 0, 0), jute.OK, jute.OpCreate2, 0, kindPersistent, true},
+		{"createContainer, plain flags", cr(jute.OpCreateContainer, "/m/a", 0, 0), jute.OK, jute.OpCreate2, 0, kindContainer, true},
+		{"createContainer, ephemeral flags", cr(jute.OpCreateContainer, "/m/a", 1, 0), jute.OK, jute.OpCreate2, 0, kindContainer, true},
+		{"createTTL, plain flags", cr(jute.OpCreateTTL, "/m/a", 0, 100), jute.OK, jute.OpCreate, 0, kindPersistent, false},
+		{"createTTL, ephemeral flags", cr(jute.OpCreateTTL, "/m/a", 1, 100), jute.OK, jute.OpCreate, 0, kindEphemeral, false},
+		{"createTTL, container flags", cr(jute.OpCreateTTL, "/m/a", 4, 100), jute.OK, jute.OpCreate2, 0, kindContainer, true},
+		{"createTTL, TTL flags", cr(jute.OpCreateTTL, "/m/a", 5, 100), jute.OK, jute.OpCreate2, 0, kindTTL, true},
+		{"createTTL, bad TTL", cr(jute.OpCreateTTL, "/m/a", 5, 0), jute.OK, jute.OpError, jute.ErrBadArguments, 0, false},
+		{"createTTL, unknown flags", cr(jute.OpCreateTTL, "/m/a", 7, 100), jute.OK, jute.OpError, jute.ErrBadArguments, 0, false},
+		{"create, TTL flags", cr(jute.OpCreate, "/m/a", 5, 0), jute.ErrMarshallingError, 0, 0, 0, false},
+		{"create2, TTL flags", cr(jute.OpCreate2, "/m/a", 6, 0), jute.ErrMarshallingError, 0, 0, 0, false},
+		{"create, unknown flags", cr(jute.OpCreate, "/m/a", 7, 0), jute.ErrMarshallingError, 0, 0, 0, false},
+		{"getData", jute.MultiOp{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: "/m"}}, jute.ErrMarshallingError, 0, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Options{ExtendedTypes: true})
+			h.mustCreate("/m", nil, 0)
+			r := h.write(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{tc.op}})
+			if r.Err != tc.whole {
+				t.Fatalf("reply code %d, want %d", r.Err, tc.whole)
+			}
+			if tc.whole != jute.OK {
+				if st := h.stat("/m"); st.NumChildren != 0 || st.Cversion != 0 {
+					t.Errorf("the failed multi changed /m: %+v", st)
+				}
+				return
+			}
+			res := r.Resp.(*jute.MultiResponse).Results[0]
+			if res.Type != tc.result || res.Err != tc.opErr {
+				t.Fatalf("result %+v, want type %d err %d", res, tc.result, tc.opErr)
+			}
+			if tc.result == jute.OpError {
+				return
+			}
+			if _, ok := res.Resp.(*jute.Create2Response); ok != tc.hasStat {
+				t.Errorf("result body %T, stat wanted: %v", res.Resp, tc.hasStat)
+			}
+			if n := h.tree.lookup("/m/a"); n == nil || n.kind() != tc.kind {
+				t.Errorf("node /m/a: %+v, want kind %d", n, tc.kind)
+			}
+		})
+	}
+	// Undecodable ops fail the multi even after an op that fails.
+	h := newHarness(t, Options{ExtendedTypes: true})
+	h.mustCreate("/m", nil, 0)
+	r := h.write(jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpCheck, Req: &jute.PathVersionRequest{Path: "/nope", Version: -1}},
+		cr(jute.OpCreate, "/m/a", 5, 0),
+	}})
+	if r.Err != jute.ErrMarshallingError {
+		t.Errorf("check failing before a TTL-flagged create: %d %+v", r.Err, r.Resp)
 	}
 }
