@@ -56,8 +56,8 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 		// Only the container reaper deletes containers. ZooKeeper 3.8
 		// answers a client's request BadArguments and keeps the
 		// connection (it reads the body as a bare path, which a jute
-		// string is not); 3.9 would delete any childless persistent node
-		// without an ACL check, which zkraft does not copy.
+		// string is not); 3.9 would delete any childless node that is not
+		// ephemeral, without an ACL check, which zkraft does not copy.
 		c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrBadArguments, nil) })
 		return true
 	}
