@@ -168,17 +168,24 @@ func (o *outbound) kill() {
 	o.signal()
 }
 
+// inlineWriteMax is the most the reader writes itself. A larger backlog
+// goes to the writer, so that a client that sends without reading can fill
+// its socket without stopping this connection's reader for long (the
+// writer's write timeout then applies while the reader goes on).
+const inlineWriteMax = 64 << 10
+
 // flushDeferred writes what was left to the reader (hold), if anything:
 // itself when more is false (the reader is about to wait for the client),
 // by waking the writer when more requests are buffered (the writer then
-// writes their replies together) or a write is already under way.
+// writes their replies together), a write is already under way or the
+// backlog is over inlineWriteMax.
 func (o *outbound) flushDeferred(nc net.Conn, more bool) {
 	if !o.deferred.Load() {
 		return
 	}
 	o.mu.Lock()
 	o.deferred.Store(false)
-	if more || o.writing || o.dead || o.closing || len(o.w.Buf) == 0 {
+	if more || o.writing || o.dead || o.closing || len(o.w.Buf) == 0 || len(o.w.Buf) > inlineWriteMax {
 		o.mu.Unlock()
 		o.signal()
 		return

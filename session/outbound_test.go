@@ -248,3 +248,16 @@ func TestOutboundReaderWritesHeldReplies(t *testing.T) {
 		}
 	})
 }
+
+// TestOutboundLargeHeldReplyGoesToWriter: a held backlog over
+// inlineWriteMax is the writer's, not the reader's.
+func TestOutboundLargeHeldReplyGoesToWriter(t *testing.T) {
+	o := newOutbound(time.Minute)
+	o.hold()
+	o.reply(1, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, inlineWriteMax)})
+	o.release()
+	o.flushDeferred(nil, false) // must not write: nc is nil
+	if len(o.wake) != 1 || len(o.w.Buf) == 0 {
+		t.Fatal("a large held reply was not left to the writer")
+	}
+}
