@@ -2,7 +2,10 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -423,5 +426,48 @@ func TestWatchControlOnMalformedPath(t *testing.T) {
 		if h := c.reply(nil); h.Err != jute.ErrNoWatcher {
 			t.Fatalf("removeWatches %q: %+v, want -121", p, h)
 		}
+	}
+}
+
+// TestStalledReaderOfSmallRepliesIsCutOff: replies the reader writes
+// itself (reads answered at once, outbound.go) are bounded by the write
+// timeout like the writer's: a client that keeps asking and never reads is
+// disconnected, and a client that reads its replies is not.
+func TestStalledReaderOfSmallRepliesIsCutOff(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })
+	setup := dialRaw(t, ts.addr)
+	setup.connect(false)
+	setup.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/mid", Data: make([]byte, 32<<10), ACL: openACL})
+	if h := setup.reply(nil); h.Err != jute.OK {
+		t.Fatalf("create: %+v", h)
+	}
+
+	stalled := dialRaw(t, ts.addr)
+	stalled.connect(false)
+	var w jute.Writer
+	for i := 0; i < 2000; i++ { // 64 MB of replies asked for, one request at a time
+		w.Reset()
+		at := jute.BeginFrame(&w)
+		h := jute.RequestHeader{Xid: int32(i + 1), Type: jute.OpGetData}
+		h.Encode(&w)
+		(&jute.PathWatchRequest{Path: "/mid"}).Encode(&w)
+		jute.EndFrame(&w, at)
+		_ = stalled.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := stalled.nc.Write(w.Buf); err != nil {
+			break // the server stopped reading: it is blocked writing, or gone
+		}
+	}
+	time.Sleep(time.Second) // well past the write timeout
+	_ = stalled.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// EOF, or a reset (the server closed with requests unread), ends the
+	// copy; only a timeout means the connection is still open.
+	if _, err := io.Copy(io.Discard, stalled.nc); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the stalled connection was not closed by the server: %v", err)
+	}
+
+	// The setup client, which reads, still gets answers.
+	setup.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/mid"})
+	if h := setup.reply(nil); h.Err != jute.OK {
+		t.Fatalf("getData on a reading client: %+v", h)
 	}
 }
