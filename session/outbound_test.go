@@ -9,6 +9,22 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
+// startWriter runs o's writer goroutine on server until the test ends; the
+// channel returned is closed when the writer returns.
+func startWriter(t *testing.T, o *outbound, server net.Conn) <-chan struct{} {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		o.writeLoop(server, done)
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		close(done)
+		<-exited
+	})
+	return exited
+}
+
 // TestOutboundDropsLargeBuffers checks that a connection does not keep the
 // buffer of one large reply for its lifetime: with thousands of clients
 // that each once read a 1 MB znode, that would be gigabytes.
@@ -17,16 +33,7 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 	defer client.Close()
 	go func() { _, _ = io.Copy(io.Discard, client) }()
 	o := newOutbound(30 * time.Second)
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		o.writeLoop(server, done)
-		close(exited)
-	}()
-	defer func() {
-		close(done)
-		<-exited
-	}()
+	startWriter(t, o, server)
 
 	waitWritten := func() {
 		t.Helper()
@@ -75,21 +82,11 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 // for longer than the timeout still writes (its deadline is moved on).
 func TestOutboundWriteTimeout(t *testing.T) {
 	const timeout = 100 * time.Millisecond
-	start := func(t *testing.T) (*outbound, net.Conn, chan struct{}) {
+	start := func(t *testing.T) (*outbound, net.Conn, <-chan struct{}) {
 		server, client := net.Pipe()
 		t.Cleanup(func() { client.Close() })
 		o := newOutbound(timeout)
-		done := make(chan struct{})
-		exited := make(chan struct{})
-		go func() {
-			o.writeLoop(server, done)
-			close(exited)
-		}()
-		t.Cleanup(func() {
-			close(done)
-			<-exited
-		})
-		return o, client, exited
+		return o, client, startWriter(t, o, server)
 	}
 
 	t.Run("idle", func(t *testing.T) {
@@ -206,16 +203,7 @@ func TestOutboundReaderWritesHeldReplies(t *testing.T) {
 		server, client := net.Pipe()
 		defer client.Close()
 		o := newOutbound(time.Minute)
-		done := make(chan struct{})
-		exited := make(chan struct{})
-		go func() {
-			o.writeLoop(server, done)
-			close(exited)
-		}()
-		defer func() {
-			close(done)
-			<-exited
-		}()
+		exited := startWriter(t, o, server)
 		o.hold()
 		o.reply(1, 1, jute.OK, nil)
 		o.release()
