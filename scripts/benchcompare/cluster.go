@@ -40,8 +40,10 @@ func freePort() int {
 	return p
 }
 
-// newEnsemble writes zoo.cfg and myid for size members; kind is "zookeeper"
-// or "zkraft". Both use the same tickTime, syncLimit and fsync on.
+// newEnsemble writes zoo.cfg and myid for size members; kind is "zookeeper",
+// or any other name for zkraft members run from zkraftBin ("zkraft", or
+// "baseline" for an A/B of two builds). All use the same tickTime,
+// syncLimit and fsync on.
 func newEnsemble(kind, root, zkraftBin string, size int) *ensemble {
 	e := &ensemble{name: kind}
 	var lines []string

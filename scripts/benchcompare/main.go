@@ -180,6 +180,7 @@ func main() {
 	reps := flag.Int("reps", 3, "measured runs per workload and server, alternating; the table shows medians")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
+	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
@@ -189,7 +190,14 @@ func main() {
 		defer os.RemoveAll(root)
 	}
 
-	zkE := newEnsemble("zookeeper", root, *bin, 3)
+	// ref is the reference ensemble's name: ZooKeeper, or a baseline
+	// build of zkraft (the "baseline" kind runs like "zkraft").
+	ref, refLabel := "zookeeper", "ZooKeeper 3.8"
+	zkE := newEnsemble(ref, root, *bin, 3)
+	if *baseline != "" {
+		ref, refLabel = "baseline", "baseline "+*baseline
+		zkE = newEnsemble(ref, root, *baseline, 3)
+	}
 	krE := newEnsemble("zkraft", root, *bin, 3)
 	both := []*ensemble{zkE, krE}
 	for _, e := range both {
@@ -199,7 +207,7 @@ func main() {
 			fail(err)
 		}
 	}
-	if *only != "" {
+	if *only != "" && *baseline == "" {
 		fmt.Println("warming up ZooKeeper's JIT ...")
 		if _, err := runBench(*bin, zkE, "mixed", 20*time.Second); err != nil {
 			fail(err)
@@ -239,7 +247,7 @@ func main() {
 				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors, 100*r.steal)
 			}
 		}
-		z, k := median(runs["zookeeper"]), median(runs["zkraft"])
+		z, k := median(runs[ref]), median(runs["zkraft"])
 		for _, e := range both {
 			raw = append(raw, fmt.Sprintf("| %s | %s | %s |", w.label, e.name, describe(runs[e.name])))
 		}
@@ -272,7 +280,7 @@ func main() {
 		}
 		raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
 	}
-	row("leader kill -9 → next acknowledged write", medianOf(fo["zookeeper"]), medianOf(fo["zkraft"]), "s", false)
+	row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
 
 	mem, memAnon, restart := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, e := range both {
@@ -306,15 +314,16 @@ func main() {
 		fmt.Printf("%-9s RSS with %d znodes %.0f MiB (anonymous %.0f MiB), restart-to-serving %v\n", e.name, *nodes, mem[e.name], memAnon[e.name], d)
 	}
 	if *nodes > 0 {
-		row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem["zookeeper"], mem["zkraft"], "MiB", false)
-		row("of which anonymous (heap; without mapped files such as bolt's log)", memAnon["zookeeper"], memAnon["zkraft"], "MiB", false)
-		row("restart to serving with that tree", restart["zookeeper"], restart["zkraft"], "s", false)
+		row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem[ref], mem["zkraft"], "MiB", false)
+		row("of which anonymous (heap; without mapped files such as bolt's log)", memAnon[ref], memAnon["zkraft"], "MiB", false)
+		row("restart to serving with that tree", restart[ref], restart["zkraft"], "s", false)
 	}
 
 	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per run; "+
 		"workloads: the median of %d runs per server, the two servers alternating.\n\n"+
-		"| measure | ZooKeeper 3.8 | zkraft | zkraft / ZooKeeper |\n|---|---|---|---|\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1), strings.Join(rows, "\n"))
+		"| measure | %s | zkraft | zkraft / %s |\n|---|---|---|---|\n%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1),
+		refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
 	if len(raw) > 0 {
 		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, steal: the share of the machine's CPU time " +
 			"the hypervisor gave to other guests during the run):\n\n" +
