@@ -44,7 +44,7 @@ var _ watches.StaleWatcher = (*conn)(nil)
 func (c *conn) Stale() bool { return c.stale.Load() }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	c := &conn{srv: srv, nc: nc, out: newOutbound(srv.cfg.WriteTimeout)}
+	c := &conn{srv: srv, nc: nc, out: newOutbound()}
 	c.stats.established = time.Now()
 	c.stats.lat.reset()
 	c.remote = remoteIP(nc.RemoteAddr())
@@ -119,7 +119,7 @@ const (
 // serve runs the connection: the writer in its own goroutine, the reader
 // here. It returns when the connection is finished.
 func (c *conn) serve() {
-	go c.out.writeLoop(c.nc, c.srv.closed)
+	go c.out.writeLoop(c.nc, c.srv.closed, c.srv.cfg.WriteTimeout)
 	defer c.teardown()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	if !c.handshake(br) {
@@ -132,7 +132,6 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
 	r := jute.NewReader(nil)
 	for {
-		c.out.flushDeferred(c.nc, br.Buffered() > 0)
 		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.debugOn() {

@@ -109,13 +109,10 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	return true
 }
 
-// connected sends the ConnectResponse of an open session. The reader
-// writes it itself before it waits for the first request (outbound.go).
+// connected sends the ConnectResponse of an open session.
 func (c *conn) connected(req *jute.ConnectRequest, passwd []byte) {
-	c.out.hold()
 	c.out.record(&jute.ConnectResponse{
 		TimeOut: c.timeout, SessionID: c.sessionID, Passwd: passwd, HasReadOnly: req.HasReadOnly,
 	})
-	c.out.release()
 	c.countSent()
 }

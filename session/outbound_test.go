@@ -11,11 +11,11 @@ import (
 
 // startWriter runs o's writer goroutine on server until the test ends; the
 // channel returned is closed when the writer returns.
-func startWriter(t *testing.T, o *outbound, server net.Conn) <-chan struct{} {
+func startWriter(t *testing.T, o *outbound, server net.Conn, timeout time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
-		o.writeLoop(server, done)
+		o.writeLoop(server, done, timeout)
 		close(exited)
 	}()
 	t.Cleanup(func() {
@@ -32,15 +32,15 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	go func() { _, _ = io.Copy(io.Discard, client) }()
-	o := newOutbound(30 * time.Second)
-	startWriter(t, o, server)
+	o := newOutbound()
+	startWriter(t, o, server, 30*time.Second)
 
 	waitWritten := func() {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			o.mu.Lock()
-			idle := len(o.w.Buf) == 0 && !o.writing
+			idle := len(o.w.Buf) == 0 && o.spare != nil
 			o.mu.Unlock()
 			if idle {
 				return
@@ -61,9 +61,8 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 		t.Fatalf("a small reply's buffer (cap %d) should be kept for reuse", small)
 	}
 
-	// A large reply, then a small one (written together or one after the
-	// other): once the small one is written, the buffer kept for reuse must
-	// be small again, or none.
+	// A large reply, then a small one: once the small one is written, the
+	// buffer kept for reuse must be small again.
 	o.reply(2, 2, jute.OK, &jute.GetDataResponse{Data: make([]byte, 512<<10)})
 	o.reply(3, 3, jute.OK, &jute.GetDataResponse{Data: make([]byte, 100)})
 	waitWritten()
@@ -85,8 +84,8 @@ func TestOutboundWriteTimeout(t *testing.T) {
 	start := func(t *testing.T) (*outbound, net.Conn, <-chan struct{}) {
 		server, client := net.Pipe()
 		t.Cleanup(func() { client.Close() })
-		o := newOutbound(timeout)
-		return o, client, startWriter(t, o, server)
+		o := newOutbound()
+		return o, client, startWriter(t, o, server, timeout)
 	}
 
 	t.Run("idle", func(t *testing.T) {
@@ -141,111 +140,4 @@ func TestOutboundWriteTimeout(t *testing.T) {
 			t.Fatal("the connection is not marked dead")
 		}
 	})
-}
-
-// TestOutboundReaderWritesHeldReplies: a reply queued under hold is not the
-// writer's: the reader writes it (flushDeferred) when nothing more is
-// buffered, or hands it to the writer when more requests are. A frame
-// queued by another producer while the reader writes goes out after it,
-// written by the writer, and a close asked for meanwhile is carried out.
-func TestOutboundReaderWritesHeldReplies(t *testing.T) {
-	readXid := func(t *testing.T, c net.Conn) int32 {
-		t.Helper()
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		f, err := jute.ReadFrame(c, nil, 1<<20)
-		if err != nil {
-			t.Fatalf("read a frame: %v", err)
-		}
-		var h jute.ReplyHeader
-		if err := h.Decode(jute.NewReader(f)); err != nil {
-			t.Fatal(err)
-		}
-		return h.Xid
-	}
-
-	t.Run("inline", func(t *testing.T) {
-		server, client := net.Pipe()
-		defer client.Close()
-		defer server.Close()
-		o := newOutbound(time.Minute) // no writer goroutine: only the reader can write
-		o.hold()
-		o.reply(1, 1, jute.OK, nil)
-		o.release()
-		if len(o.wake) != 0 {
-			t.Fatal("a held reply woke the writer")
-		}
-		written := make(chan struct{})
-		go func() { o.flushDeferred(server, false); close(written) }()
-		if x := readXid(t, client); x != 1 {
-			t.Fatalf("got xid %d, want 1", x)
-		}
-		<-written
-		if o.deferred.Load() || len(o.w.Buf) != 0 {
-			t.Fatal("the held reply is still queued")
-		}
-	})
-
-	t.Run("more buffered", func(t *testing.T) {
-		o := newOutbound(time.Minute)
-		o.hold()
-		o.reply(1, 1, jute.OK, nil)
-		o.release()
-		o.flushDeferred(nil, true) // must not write: nc is nil
-		if len(o.wake) != 1 {
-			t.Fatal("the writer was not woken for a held reply left to it")
-		}
-		if len(o.w.Buf) == 0 {
-			t.Fatal("the held reply was dropped")
-		}
-	})
-
-	t.Run("queued during the reader's write", func(t *testing.T) {
-		server, client := net.Pipe()
-		defer client.Close()
-		o := newOutbound(time.Minute)
-		exited := startWriter(t, o, server)
-		o.hold()
-		o.reply(1, 1, jute.OK, nil)
-		o.release()
-		go o.flushDeferred(server, false) // blocks in the pipe until the client reads
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			o.mu.Lock()
-			writing := o.writing
-			o.mu.Unlock()
-			if writing {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the reader did not start writing")
-			}
-			time.Sleep(time.Millisecond)
-		}
-		o.reply(2, 2, jute.OK, nil) // another producer: wakes the writer, which must wait
-		o.closeAfterFlush()
-		if x := readXid(t, client); x != 1 {
-			t.Fatalf("first frame: xid %d, want 1", x)
-		}
-		if x := readXid(t, client); x != 2 {
-			t.Fatalf("second frame: xid %d, want 2", x)
-		}
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the close asked for during the reader's write was not carried out")
-		}
-	})
-}
-
-// TestOutboundLargeHeldReplyGoesToWriter: a held backlog over
-// inlineWriteMax is the writer's, not the reader's.
-func TestOutboundLargeHeldReplyGoesToWriter(t *testing.T) {
-	o := newOutbound(time.Minute)
-	o.hold()
-	o.reply(1, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, inlineWriteMax)})
-	o.release()
-	o.flushDeferred(nil, false) // must not write: nc is nil
-	if len(o.wake) != 1 || len(o.w.Buf) == 0 {
-		t.Fatal("a large held reply was not left to the writer")
-	}
 }

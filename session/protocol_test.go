@@ -429,11 +429,11 @@ func TestWatchControlOnMalformedPath(t *testing.T) {
 	}
 }
 
-// TestStalledReaderOfSmallRepliesIsCutOff: replies the reader writes
-// itself (reads answered at once, outbound.go) are bounded by the write
-// timeout like the writer's: a client that keeps asking and never reads is
-// disconnected, and a client that reads its replies is not.
-func TestStalledReaderOfSmallRepliesIsCutOff(t *testing.T) {
+// TestClientThatNeverReadsIsCutOff: a client that keeps asking for
+// replies and never reads them is disconnected once a write to it has
+// blocked for the write timeout, and a client that reads its replies is
+// still served.
+func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })
 	setup := dialRaw(t, ts.addr)
 	setup.connect(false)
