@@ -192,12 +192,11 @@ func main() {
 
 	// ref is the reference ensemble's name: ZooKeeper, or a baseline
 	// build of zkraft (the "baseline" kind runs like "zkraft").
-	ref, refLabel := "zookeeper", "ZooKeeper 3.8"
-	zkE := newEnsemble(ref, root, *bin, 3)
+	ref, refLabel, refBin := "zookeeper", "ZooKeeper 3.8", *bin
 	if *baseline != "" {
-		ref, refLabel = "baseline", "baseline "+*baseline
-		zkE = newEnsemble(ref, root, *baseline, 3)
+		ref, refLabel, refBin = "baseline", "baseline "+*baseline, *baseline
 	}
+	zkE := newEnsemble(ref, root, refBin, 3)
 	krE := newEnsemble("zkraft", root, *bin, 3)
 	both := []*ensemble{zkE, krE}
 	for _, e := range both {
