@@ -353,19 +353,7 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 	done := make(chan struct{})
 	go func() { // keep asking for 500 KB and never read a reply
 		defer close(done)
-		var w jute.Writer
-		for i := 0; i < 400; i++ {
-			w.Reset()
-			at := jute.BeginFrame(&w)
-			h := jute.RequestHeader{Xid: int32(i + 2), Type: jute.OpGetData}
-			h.Encode(&w)
-			(&jute.PathWatchRequest{Path: "/big", Watch: true}).Encode(&w)
-			jute.EndFrame(&w, at)
-			_ = stalled.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
-			if _, err := stalled.nc.Write(w.Buf); err != nil {
-				return
-			}
-		}
+		floodGetData(stalled, "/big", true, 400, 2, 2*time.Second)
 	}()
 	other := dialRaw(t, ts.addr)
 	other.connect(false)
@@ -444,20 +432,9 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 
 	stalled := dialRaw(t, ts.addr)
 	stalled.connect(false)
-	var w jute.Writer
-	for i := 0; i < 2000; i++ { // 64 MB of replies asked for, one request at a time
-		w.Reset()
-		at := jute.BeginFrame(&w)
-		h := jute.RequestHeader{Xid: int32(i + 1), Type: jute.OpGetData}
-		h.Encode(&w)
-		(&jute.PathWatchRequest{Path: "/mid"}).Encode(&w)
-		jute.EndFrame(&w, at)
-		_ = stalled.nc.SetWriteDeadline(time.Now().Add(time.Second))
-		if _, err := stalled.nc.Write(w.Buf); err != nil {
-			break // the server stopped reading: it is blocked writing, or gone
-		}
-	}
-	time.Sleep(time.Second) // well past the write timeout
+	// Ask for 64 MB of replies, then wait well past the write timeout.
+	floodGetData(stalled, "/mid", false, 2000, 1, time.Second)
+	time.Sleep(time.Second)
 	_ = stalled.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// EOF, or a reset (the server closed with requests unread), ends the
 	// copy; only a timeout means the connection is still open.
@@ -469,5 +446,24 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	setup.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/mid"})
 	if h := setup.reply(nil); h.Err != jute.OK {
 		t.Fatalf("getData on a reading client: %+v", h)
+	}
+}
+
+// floodGetData sends n getData requests for path (xids from firstXid), one
+// frame per write, reading nothing; it stops early once a write has been
+// blocked for perWrite (the server stopped reading, or is gone).
+func floodGetData(c *rawClient, path string, watch bool, n int, firstXid int32, perWrite time.Duration) {
+	var w jute.Writer
+	for i := 0; i < n; i++ {
+		w.Reset()
+		at := jute.BeginFrame(&w)
+		h := jute.RequestHeader{Xid: firstXid + int32(i), Type: jute.OpGetData}
+		h.Encode(&w)
+		(&jute.PathWatchRequest{Path: path, Watch: watch}).Encode(&w)
+		jute.EndFrame(&w, at)
+		_ = c.nc.SetWriteDeadline(time.Now().Add(perWrite))
+		if _, err := c.nc.Write(w.Buf); err != nil {
+			return
+		}
 	}
 }
