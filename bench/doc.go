@@ -15,7 +15,8 @@
 //   - create-delete: create a fresh persistent znode, then delete it
 //     (both pipelined; reported as two rows).
 //   - ephemeral-churn: each worker loops over a session's life: connect
-//     (TCP + handshake), --ephemerals ephemeral creates, closeSession. Rows:
+//     (TCP + handshake), --ephemerals ephemeral creates and the closeSession
+//     pipelined in one write, then close; one goroutine per worker. Rows:
 //     connect, create, closeSession and the whole session-cycle. Afterwards
 //     the benchmark checks that no ephemeral survived its session.
 //   - watch-fanout: --watchers sessions hold a data watch on one znode; one

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,12 +12,14 @@ import (
 
 // churnWorkload is ephemeral churn: each worker repeatedly opens a session
 // (new TCP connection + handshake), creates --ephemerals ephemeral znodes
-// (pipelined), and closes the session. It reports connect, create,
+// (pipelined, with the closeSession behind them), and closes the session,
+// on its own goroutine (churnClient). It reports connect, create,
 // closeSession and whole-cycle latencies; afterwards it checks that the
 // server removed every ephemeral.
 type churnWorkload struct {
-	dir  string
-	recs []*recorder
+	dir     string
+	recs    []*recorder
+	clients []*churnClient
 }
 
 func (w *churnWorkload) finite() bool { return false }
@@ -27,46 +30,37 @@ func (w *churnWorkload) setup(ctx context.Context, r *run) (int, error) {
 		return 0, err
 	}
 	w.recs = make([]*recorder, r.cfg.Sessions)
+	w.clients = make([]*churnClient, r.cfg.Sessions)
 	for i := range w.recs {
 		w.recs[i] = r.newRecorder()
+		w.clients[i] = newChurnClient(r.cfg.Servers[i%len(r.cfg.Servers)], r.cfg.SessionTimeout, r.cfg.ConnectTimeout)
 	}
 	return r.cfg.Sessions, nil
 }
 
 func (w *churnWorkload) work(ctx context.Context, r *run, i int) error {
-	rec := w.recs[i]
+	rec, cc := w.recs[i], w.clients[i]
 	prefix := w.dir + "/w" + strconv.Itoa(i) + "-"
-	for cycle := 0; !r.stopping(); cycle++ {
-		if err := w.cycle(ctx, r, i, rec, prefix+strconv.Itoa(cycle)+"-"); err != nil {
+	var name []byte
+	for cycle := 0; !r.stopping() && ctx.Err() == nil; cycle++ {
+		name = strconv.AppendInt(append(name[:0], prefix...), int64(cycle), 10)
+		name = append(name, '-')
+		t0 := nowNanos()
+		connected, err := cc.cycle(rec, string(name), r.cfg.Ephemerals, r.value)
+		switch {
+		case err == nil:
+		case !connected:
+			rec.failIn(classConnect, t0, jute.OK, "connect")
+			if r.stopping() || ctx.Err() != nil {
+				return nil
+			}
+			time.Sleep(100 * time.Millisecond) // a refused connection must not spin
+		case errors.Is(err, ErrProtocol) || errors.Is(err, errChurnReply):
 			return fmt.Errorf("worker %d: %w", i, err)
+		default:
+			rec.failIn(classCycle, t0, jute.OK, "connection lost")
 		}
 	}
-	return nil
-}
-
-// cycle is one session's life.
-func (w *churnWorkload) cycle(ctx context.Context, r *run, i int, rec *recorder, prefix string) error {
-	t0 := nowNanos()
-	c, err := r.dial(ctx, i, rec, nil)
-	if err != nil {
-		rec.failIn(classConnect, t0, jute.OK, "connect")
-		if ctx.Err() != nil || r.stopping() {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond) // a refused connection must not spin
-		return nil
-	}
-	rec.sample(classConnect, t0, nowNanos())
-	for e := 0; e < r.cfg.Ephemerals; e++ {
-		if err := c.Create(prefix+strconv.Itoa(e), r.value, jute.FlagEphemeral, classCreate, nil, 0); err != nil {
-			return err
-		}
-	}
-	if err := c.Close(r.cfg.SessionTimeout, classClose); err != nil {
-		rec.failIn(classCycle, t0, jute.OK, "close")
-		return nil
-	}
-	rec.sample(classCycle, t0, nowNanos())
 	return nil
 }
 
