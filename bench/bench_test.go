@@ -140,6 +140,15 @@ func TestWorkloadsAgainstZkraft(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkResult(t, res, tc.want...)
+			// The client's own CPU over the measurement (here it includes
+			// the in-process server's), in the JSON and the table.
+			var table bytes.Buffer
+			if err := res.WriteTable(&table); err != nil {
+				t.Fatal(err)
+			}
+			if res.ClientCPUSeconds <= 0 || !strings.Contains(table.String(), "client CPU: ") {
+				t.Errorf("client CPU %v s, table:\n%s", res.ClientCPUSeconds, table.String())
+			}
 			if tc.workload == "populate" && !strings.Contains(fmt.Sprint(res.Notes), "2500 leaves") {
 				t.Errorf("populate notes: %v", res.Notes)
 			}

@@ -39,7 +39,11 @@
 // reflection and no allocation per reply, pings when idle, a read timeout
 // of 2/3 of the session timeout like ZooKeeper's own client, and latencies
 // recorded into lock-free log-linear histograms (1.6% resolution) owned by
-// each worker.
+// each worker. Ephemeral churn runs each short session on its worker's
+// goroutine instead. The result reports the client's own CPU time during the
+// measurement (client_cpu_seconds; per op in the table), so a run can be
+// checked for a client that took much of a machine it shares with the
+// servers.
 //
 // A run has four phases: setup (znodes and sessions the workload needs, not
 // measured), warm-up (load applied, not measured), measurement, and cleanup

@@ -27,11 +27,17 @@ type Result struct {
 	Ops       []OpStats `json:"ops"`
 	// PerSecond is successful ops (all classes) in each whole second of the
 	// measurement; LongestStallMs the longest time without any reply.
-	PerSecond      []uint64         `json:"per_second,omitempty"`
-	LongestStallMs float64          `json:"longest_stall_ms"`
-	Errors         map[string]int64 `json:"errors"` // all classes, by code
-	Notes          []string         `json:"notes,omitempty"`
-	Problems       []string         `json:"problems,omitempty"` // server misbehaviour the workload detected
+	PerSecond      []uint64 `json:"per_second,omitempty"`
+	LongestStallMs float64  `json:"longest_stall_ms"`
+	// ClientCPUSeconds is the CPU time (user + system) this load generator
+	// used during the measurement, all its goroutines together (0 if not
+	// measured). Against Seconds it says how much of the machine the client
+	// took: on a machine it shares with the servers, a client that needs a
+	// whole core is part of what is measured.
+	ClientCPUSeconds float64          `json:"client_cpu_seconds"`
+	Errors           map[string]int64 `json:"errors"` // all classes, by code
+	Notes            []string         `json:"notes,omitempty"`
+	Problems         []string         `json:"problems,omitempty"` // server misbehaviour the workload detected
 }
 
 // OpStats is one operation class's throughput and latency.
@@ -45,6 +51,15 @@ type OpStats struct {
 	P999Ms    float64          `json:"p999_ms"`
 	MaxMs     float64          `json:"max_ms"`
 	Errors    map[string]int64 `json:"errors,omitempty"`
+}
+
+// TotalOps sums the successful ops of every class.
+func (r *Result) TotalOps() uint64 {
+	var n uint64
+	for _, o := range r.Ops {
+		n += o.Ops
+	}
+	return n
 }
 
 // TotalErrors sums every error of the run.
@@ -145,6 +160,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 			lo, hi = min(lo, n), max(hi, n)
 		}
 		fmt.Fprintf(w, "per second: min %d, max %d ops; longest time without a reply %.0f ms\n", lo, hi, r.LongestStallMs)
+	}
+	if r.ClientCPUSeconds > 0 && r.Seconds > 0 {
+		line := fmt.Sprintf("client CPU: %.2fs in %.2fs measured (%.0f%% of one core)", r.ClientCPUSeconds, r.Seconds, 100*r.ClientCPUSeconds/r.Seconds)
+		if ops := r.TotalOps(); ops > 0 {
+			line += fmt.Sprintf(", %.1f µs per op", r.ClientCPUSeconds*1e6/float64(ops))
+		}
+		fmt.Fprintln(w, line)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

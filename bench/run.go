@@ -134,8 +134,10 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	finished := make(chan struct{})
+	var cpuAtStart time.Duration // the client's own CPU when the measurement began
 	if w.finite() {
 		r.win.start.Store(nowNanos())
+		cpuAtStart = processCPU()
 	}
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
@@ -170,9 +172,11 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 		}
 	} else if cfg.Warmup <= 0 || sleep(cfg.Warmup) {
 		r.win.start.Store(nowNanos())
+		cpuAtStart = processCPU()
 		sleep(cfg.Duration)
 	}
 	end := nowNanos()
+	clientCPU := processCPU() - cpuAtStart
 	r.win.end.Store(end)
 	r.stop.Store(true)
 	var stuck error
@@ -191,6 +195,9 @@ func (r *run) measure(ctx context.Context, w workload, workers int, progress *Pr
 	}
 	res := r.result(time.Duration(end - start))
 	tl.finish(res)
+	if cpuAtStart > 0 && start < end {
+		res.ClientCPUSeconds = clientCPU.Seconds()
+	}
 	return res, errors.Join(append(errs, stuck)...)
 }
 

@@ -25,7 +25,11 @@ type result struct {
 	opsPerSec float64
 	p99       float64
 	cpuPerOp  time.Duration
-	errors    int64
+	// clientPerOp is the load generator's own CPU per op (0: not
+	// reported): the same client drives both servers, and on a machine
+	// it shares with them its CPU is part of what is measured.
+	clientPerOp time.Duration
+	errors      int64
 	// steal is the share of the machine's CPU time the hypervisor gave
 	// to other guests during the run (0-1): on a shared VM it, more than
 	// anything in either server, explains a run that is slower than its
@@ -41,7 +45,8 @@ type benchJSON struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 		P99Ms     float64 `json:"p99_ms"`
 	} `json:"ops"`
-	Errors map[string]int64 `json:"errors"`
+	Errors           map[string]int64 `json:"errors"`
+	ClientCPUSeconds float64          `json:"client_cpu_seconds"`
 }
 
 func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
@@ -74,6 +79,7 @@ func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra
 	}
 	if ops > 0 {
 		r.cpuPerOp = used / time.Duration(ops)
+		r.clientPerOp = time.Duration(j.ClientCPUSeconds * float64(time.Second) / float64(ops))
 	}
 	return r, nil
 }
@@ -123,7 +129,7 @@ func turn(both []*ensemble, rep int) []*ensemble {
 func describe(runs []result) string {
 	parts := make([]string, len(runs))
 	for i, r := range runs {
-		parts[i] = fmt.Sprintf("%.4g / %.3g / %d / %.0f%%", r.opsPerSec, r.p99, r.cpuPerOp.Microseconds(), 100*r.steal)
+		parts[i] = fmt.Sprintf("%.4g / %.3g / %d / %d / %.0f%%", r.opsPerSec, r.p99, r.cpuPerOp.Microseconds(), r.clientPerOp.Microseconds(), 100*r.steal)
 	}
 	return strings.Join(parts, " · ")
 }
@@ -243,7 +249,7 @@ func main() {
 					fail(err)
 				}
 				runs[e.name] = append(runs[e.name], r)
-				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.errors, 100*r.steal)
+				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  client cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.clientPerOp, r.errors, 100*r.steal)
 			}
 		}
 		z, k := median(runs[ref]), median(runs["zkraft"])
@@ -324,7 +330,7 @@ func main() {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1),
 		refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
 	if len(raw) > 0 {
-		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, steal: the share of the machine's CPU time " +
+		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, the bench client's own CPU µs/op, steal: the share of the machine's CPU time " +
 			"the hypervisor gave to other guests during the run):\n\n" +
 			"| workload | server | runs |\n|---|---|---|\n" + strings.Join(raw, "\n") + "\n"
 	}

@@ -20,7 +20,8 @@ func TestMedianTakesEachMeasureSeparately(t *testing.T) {
 		t.Fatalf("median of two: %+v", m)
 	}
 	runs[0].steal = 0.124
-	if got := describe(runs[:1]); got != "100 / 9 / 30 / 12%" {
+	runs[0].clientPerOp = 7 * time.Microsecond
+	if got := describe(runs[:1]); got != "100 / 9 / 30 / 7 / 12%" {
 		t.Fatalf("describe: %q", got)
 	}
 }
