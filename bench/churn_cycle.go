@@ -32,6 +32,10 @@ type churnClient struct {
 	digits         [20]byte
 }
 
+// maxChurnReply bounds a reply frame in a churn cycle, whose replies are a
+// few dozen bytes: ZooKeeper's default jute.maxbuffer.
+const maxChurnReply = 1 << 20
+
 // zeroPasswd is a new session's password field.
 var zeroPasswd [16]byte
 
@@ -165,7 +169,7 @@ func (cc *churnClient) next(nc net.Conn) ([]byte, error) {
 		need := 4
 		if len(avail) >= 4 {
 			size := binary.BigEndian.Uint32(avail)
-			if size > maxReply {
+			if size > maxChurnReply {
 				return nil, fmt.Errorf("%w: frame of %d bytes", ErrProtocol, size)
 			}
 			if need = 4 + int(size); len(avail) >= need {

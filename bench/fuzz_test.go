@@ -64,3 +64,69 @@ func FuzzServerReplies(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChurnReplies feeds arbitrary bytes to an ephemeral-churn cycle as the
+// server's side of its connection: the cycle must never panic, must end
+// once the server closes, and may count a whole cycle only if every request
+// was answered.
+func FuzzChurnReplies(f *testing.F) {
+	frame := func(parts ...func(w *jute.Writer)) []byte {
+		var w jute.Writer
+		at := jute.BeginFrame(&w)
+		for _, p := range parts {
+			p(&w)
+		}
+		jute.EndFrame(&w, at)
+		return w.Buf
+	}
+	connected := frame(func(w *jute.Writer) {
+		(&jute.ConnectResponse{TimeOut: 30000, SessionID: 9, Passwd: make([]byte, 16)}).Encode(w)
+	})
+	reply := func(xid int32, err jute.ErrCode) []byte {
+		return frame(func(w *jute.Writer) { (&jute.ReplyHeader{Xid: xid, Zxid: 5, Err: err}).Encode(w) })
+	}
+	whole := append([]byte(nil), connected...)
+	for xid := int32(1); xid <= 3; xid++ {
+		whole = append(whole, reply(xid, 0)...)
+	}
+	f.Add(whole)
+	f.Add(append(append(append([]byte(nil), connected...), reply(-2, 0)...), reply(1, -110)...))
+	f.Add(append(append([]byte(nil), connected...), reply(7, 0)...))
+	f.Add(connected[:9])
+	f.Add([]byte{0x7f, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Skip(err)
+		}
+		defer ln.Close()
+		go func() {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+			go func() { _, _ = io.Copy(io.Discard, nc) }()
+			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = nc.Write(stream)
+		}()
+		cc := newChurnClient(ln.Addr().String(), 2*time.Second, time.Second)
+		rec := churnRecorder()
+		done := make(chan error, 1)
+		go func() {
+			_, err := cc.cycle(rec, "/f-", 2, nil)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil && rec.ops[classCycle].Load() != 1 {
+				t.Fatal("a cycle without error was not counted")
+			}
+			if err != nil && rec.ops[classCycle].Load() != 0 {
+				t.Fatalf("a failed cycle (%v) was counted", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the cycle did not end after the server closed")
+		}
+	})
+}
