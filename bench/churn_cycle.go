@@ -39,9 +39,6 @@ const maxChurnReply = 1 << 20
 // zeroPasswd is a new session's password field.
 var zeroPasswd [16]byte
 
-// errChurnReply marks a reply that breaks the protocol (wrong xid, bad frame).
-var errChurnReply = errors.New("bench: unexpected reply")
-
 // newChurnClient returns a client for cycles against the server at addr.
 func newChurnClient(addr string, sessionTimeout, connectTimeout time.Duration) *churnClient {
 	return &churnClient{
@@ -133,7 +130,7 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 		}
 		if hdr.Xid != int32(i+1) {
 			cc.lost(rec, sent, n, i)
-			return true, fmt.Errorf("%w: reply xid %d, expected %d", errChurnReply, hdr.Xid, i+1)
+			return true, fmt.Errorf("%w: reply xid %d out of order, expected %d", ErrProtocol, hdr.Xid, i+1)
 		}
 		class := classCreate
 		if i == n {

@@ -176,7 +176,7 @@ func TestChurnCycleServerErrors(t *testing.T) {
 
 	f = &churnFake{answer: func(i int, hdr *jute.ReplyHeader) bool { hdr.Xid += 5; return true }}
 	cc = newChurnClient(startChurnFake(t, f), 10*time.Second, time.Second)
-	if _, err := cc.cycle(churnRecorder(), "/p-", 2, nil); !errors.Is(err, errChurnReply) {
+	if _, err := cc.cycle(churnRecorder(), "/p-", 2, nil); !errors.Is(err, ErrProtocol) {
 		t.Fatalf("reply out of order: %v", err)
 	}
 

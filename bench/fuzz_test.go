@@ -11,26 +11,28 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
+// testFrame encodes parts as one length-prefixed frame.
+func testFrame(parts ...func(w *jute.Writer)) []byte {
+	var w jute.Writer
+	at := jute.BeginFrame(&w)
+	for _, p := range parts {
+		p(&w)
+	}
+	jute.EndFrame(&w, at)
+	return w.Buf
+}
+
 // FuzzServerReplies feeds arbitrary bytes to a session as the server's side
 // of the stream: the client must never panic, must fail or answer every
 // pending request, and must stop cleanly.
 func FuzzServerReplies(f *testing.F) {
-	frame := func(parts ...func(w *jute.Writer)) []byte {
-		var w jute.Writer
-		at := jute.BeginFrame(&w)
-		for _, p := range parts {
-			p(&w)
-		}
-		jute.EndFrame(&w, at)
-		return w.Buf
-	}
 	hdr := func(xid int32, err jute.ErrCode) func(w *jute.Writer) {
 		return func(w *jute.Writer) { (&jute.ReplyHeader{Xid: xid, Zxid: 5, Err: err}).Encode(w) }
 	}
-	f.Add(frame(hdr(1, 0), func(w *jute.Writer) { w.Buffer([]byte("v")); (&jute.Stat{}).Encode(w) }))
-	f.Add(append(frame(hdr(-2, 0)), frame(hdr(1, -101))...))
-	f.Add(frame(hdr(-1, 0), func(w *jute.Writer) { (&jute.WatcherEvent{Type: 3, State: 3, Path: "/a"}).Encode(w) }))
-	f.Add(frame(hdr(2, 0)))
+	f.Add(testFrame(hdr(1, 0), func(w *jute.Writer) { w.Buffer([]byte("v")); (&jute.Stat{}).Encode(w) }))
+	f.Add(append(testFrame(hdr(-2, 0)), testFrame(hdr(1, -101))...))
+	f.Add(testFrame(hdr(-1, 0), func(w *jute.Writer) { (&jute.WatcherEvent{Type: 3, State: 3, Path: "/a"}).Encode(w) }))
+	f.Add(testFrame(hdr(2, 0)))
 	f.Add([]byte{0, 0, 0, 3, 1, 2, 3})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, stream []byte) {
@@ -70,20 +72,11 @@ func FuzzServerReplies(f *testing.F) {
 // once the server closes, and may count a whole cycle only if every request
 // was answered.
 func FuzzChurnReplies(f *testing.F) {
-	frame := func(parts ...func(w *jute.Writer)) []byte {
-		var w jute.Writer
-		at := jute.BeginFrame(&w)
-		for _, p := range parts {
-			p(&w)
-		}
-		jute.EndFrame(&w, at)
-		return w.Buf
-	}
-	connected := frame(func(w *jute.Writer) {
+	connected := testFrame(func(w *jute.Writer) {
 		(&jute.ConnectResponse{TimeOut: 30000, SessionID: 9, Passwd: make([]byte, 16)}).Encode(w)
 	})
 	reply := func(xid int32, err jute.ErrCode) []byte {
-		return frame(func(w *jute.Writer) { (&jute.ReplyHeader{Xid: xid, Zxid: 5, Err: err}).Encode(w) })
+		return testFrame(func(w *jute.Writer) { (&jute.ReplyHeader{Xid: xid, Zxid: 5, Err: err}).Encode(w) })
 	}
 	whole := append([]byte(nil), connected...)
 	for xid := int32(1); xid <= 3; xid++ {
@@ -97,7 +90,7 @@ func FuzzChurnReplies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Skip(err)
+			t.Fatal(err)
 		}
 		defer ln.Close()
 		go func() {
