@@ -36,9 +36,6 @@ type churnClient struct {
 // few dozen bytes: ZooKeeper's default jute.maxbuffer.
 const maxChurnReply = 1 << 20
 
-// zeroPasswd is a new session's password field.
-var zeroPasswd [16]byte
-
 // newChurnClient returns a client for cycles against the server at addr.
 func newChurnClient(addr string, sessionTimeout, connectTimeout time.Duration) *churnClient {
 	return &churnClient{
@@ -66,10 +63,7 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 
 	// The handshake.
 	cc.w.Reset()
-	at := jute.BeginFrame(&cc.w)
-	req := jute.ConnectRequest{TimeOut: int32(cc.sessionTimeout / time.Millisecond), Passwd: zeroPasswd[:], HasReadOnly: true}
-	req.Encode(&cc.w)
-	jute.EndFrame(&cc.w, at)
+	appendConnectRequest(&cc.w, cc.sessionTimeout)
 	if _, err := nc.Write(cc.w.Buf); err != nil {
 		return false, fmt.Errorf("send ConnectRequest: %w", err)
 	}
@@ -80,11 +74,8 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 	}
 	var resp jute.ConnectResponse
 	cc.r.Reset(frame)
-	if err := resp.Decode(&cc.r); err != nil {
-		return false, fmt.Errorf("%w: ConnectResponse: %w", ErrProtocol, err)
-	}
-	if resp.TimeOut <= 0 || resp.SessionID == 0 {
-		return false, fmt.Errorf("server refused the session: %w", jute.ErrSessionExpired)
+	if err := decodeConnectResponse(&resp, &cc.r); err != nil {
+		return false, err
 	}
 	rec.sample(classConnect, t0, nowNanos())
 
@@ -102,7 +93,7 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 		cc.w.Int(jute.FlagEphemeral)
 		jute.EndFrame(&cc.w, at)
 	}
-	at = jute.BeginFrame(&cc.w)
+	at := jute.BeginFrame(&cc.w)
 	cc.w.Int(int32(n + 1))
 	cc.w.Int(int32(jute.OpCloseSession))
 	jute.EndFrame(&cc.w, at)
@@ -132,11 +123,7 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 			cc.lost(rec, sent, n, i)
 			return true, fmt.Errorf("%w: reply xid %d out of order, expected %d", ErrProtocol, hdr.Xid, i+1)
 		}
-		class := classCreate
-		if i == n {
-			class = classClose
-		}
-		rec.done(class, sent, nowNanos(), hdr.Err)
+		rec.done(churnClass(i, n), sent, nowNanos(), hdr.Err)
 		if i == n && hdr.Err != jute.OK {
 			return true, fmt.Errorf("closeSession: %w", hdr.Err)
 		}
@@ -150,12 +137,17 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 // the closeSession) as lost with the connection.
 func (cc *churnClient) lost(rec *recorder, sent int64, n, answered int) {
 	for i := answered; i <= n; i++ {
-		class := classCreate
-		if i == n {
-			class = classClose
-		}
-		rec.failIn(class, sent, jute.ErrConnectionLoss, "")
+		rec.failIn(churnClass(i, n), sent, jute.ErrConnectionLoss, "")
 	}
+}
+
+// churnClass is the class of a cycle's i-th request: the n creates, then
+// the closeSession.
+func churnClass(i, n int) opClass {
+	if i == n {
+		return classClose
+	}
+	return classCreate
 }
 
 // next returns the next frame received on nc, reading as needed. Its bytes

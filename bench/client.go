@@ -148,14 +148,7 @@ func start(nc net.Conn, resp *jute.ConnectResponse, o dialOptions) *conn {
 // handshake sends a ConnectRequest for a new session and reads the answer.
 func handshake(nc net.Conn, timeout time.Duration) (*jute.ConnectResponse, error) {
 	var w jute.Writer
-	at := jute.BeginFrame(&w)
-	req := jute.ConnectRequest{
-		TimeOut:     int32(timeout / time.Millisecond),
-		Passwd:      make([]byte, 16),
-		HasReadOnly: true,
-	}
-	req.Encode(&w)
-	jute.EndFrame(&w, at)
+	appendConnectRequest(&w, timeout)
 	if _, err := nc.Write(w.Buf); err != nil {
 		return nil, fmt.Errorf("send ConnectRequest: %w", err)
 	}
@@ -164,13 +157,33 @@ func handshake(nc net.Conn, timeout time.Duration) (*jute.ConnectResponse, error
 		return nil, fmt.Errorf("read ConnectResponse: %w", err)
 	}
 	var resp jute.ConnectResponse
-	if err := resp.Decode(jute.NewReader(frame)); err != nil {
-		return nil, fmt.Errorf("%w: ConnectResponse: %w", ErrProtocol, err)
-	}
-	if resp.TimeOut <= 0 || resp.SessionID == 0 {
-		return nil, fmt.Errorf("server refused the session: %w", jute.ErrSessionExpired)
+	if err := decodeConnectResponse(&resp, jute.NewReader(frame)); err != nil {
+		return nil, err
 	}
 	return &resp, nil
+}
+
+// zeroPasswd is a new session's password field.
+var zeroPasswd [16]byte
+
+// appendConnectRequest appends the frame asking for a new session.
+func appendConnectRequest(w *jute.Writer, timeout time.Duration) {
+	at := jute.BeginFrame(w)
+	req := jute.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: zeroPasswd[:], HasReadOnly: true}
+	req.Encode(w)
+	jute.EndFrame(w, at)
+}
+
+// decodeConnectResponse reads the answer to a ConnectRequest from r; a
+// session the server refused (no timeout or id) is ErrSessionExpired.
+func decodeConnectResponse(resp *jute.ConnectResponse, r *jute.Reader) error {
+	if err := resp.Decode(r); err != nil {
+		return fmt.Errorf("%w: ConnectResponse: %w", ErrProtocol, err)
+	}
+	if resp.TimeOut <= 0 || resp.SessionID == 0 {
+		return fmt.Errorf("server refused the session: %w", jute.ErrSessionExpired)
+	}
+	return nil
 }
 
 // SessionID is the server-assigned session id.
