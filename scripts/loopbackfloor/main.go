@@ -1,18 +1,32 @@
-// Command loopbackfloor measures what the watch fan-out workload's message
+// Command loopbackfloor measures what a benchmark workload's message
 // pattern costs on this machine with no coordination service at all: three
-// minimal echo server processes on loopback and one client holding
-// -conns connections spread over them, sending one small frame on every
-// connection and waiting for every echo, round after round. That is the
-// arm phase of a fan-out round (100 getData with a watch on 100 sessions),
-// and a lower bound for any server written on the same kernel: it reports
-// the rounds per second and the CPU time of the servers and the client per
-// round.
+// minimal echo server processes on loopback (each writes back whatever it
+// reads) and one client, reporting the CPU time of the servers and of the
+// client per round or cycle: a lower bound for any server written on the
+// same kernel.
+//
+// -pattern fanout (the default) is the arm phase of a watch fan-out round:
+// the client holds -conns connections spread over the servers, sends one
+// small frame on every connection and waits for every echo, round after
+// round (100 getData with a watch on 100 sessions).
+//
+// -pattern churn is an ephemeral-churn cycle without the replicated writes:
+// -workers clients each dial a server, exchange one frame (the handshake),
+// then send -frames frames in one write and wait for their echo (the
+// creates and the closeSession), and close the connection, cycle after
+// cycle.
+//
+// -pattern fsync has no servers: it appends -size bytes to a file in -dir
+// and fdatasyncs it, over and over, and reports the wall and CPU time of
+// one such group commit (each member of an ensemble pays one per batch of
+// writes it logs).
 //
 //	go run ./scripts/loopbackfloor -conns 100 -duration 5s
+//	go run ./scripts/loopbackfloor -pattern churn -workers 16 -frames 5
+//	go run ./scripts/loopbackfloor -pattern fsync -size 2000 -dir .
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -27,30 +41,46 @@ import (
 
 func main() {
 	serve := flag.String("serve", "", "internal: run one echo server on this address")
-	conns := flag.Int("conns", 100, "client connections (spread over the three servers)")
-	size := flag.Int("size", 64, "bytes per message")
+	pattern := flag.String("pattern", "fanout", "message pattern: fanout, churn or fsync")
+	conns := flag.Int("conns", 100, "fanout: client connections (spread over the three servers)")
+	workers := flag.Int("workers", 16, "churn: concurrent workers")
+	frames := flag.Int("frames", 5, "churn: frames sent in one write after the handshake")
+	size := flag.Int("size", 64, "bytes per message (fsync: per write)")
+	dir := flag.String("dir", os.TempDir(), "fsync: directory of the file written")
 	dur := flag.Duration("duration", 5*time.Second, "measured time")
 	base := flag.Int("port", 35001, "first of the three server ports")
 	flag.Parse()
-	if *serve != "" {
-		if err := echo(*serve, *size); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case *serve != "":
+		err = echo(*serve)
+	case *pattern == "fanout":
+		err = withServers(*base, func(addrs []string) (func(), error) { return fanout(addrs, *conns, *size) }, *dur, "round")
+	case *pattern == "churn":
+		err = withServers(*base, func(addrs []string) (func(), error) { return churn(addrs, *workers, *frames, *size) }, *dur, "cycle")
+	case *pattern == "fsync":
+		err = fsyncCost(*dir, *size, *dur)
+	default:
+		err = fmt.Errorf("unknown -pattern %q", *pattern)
 	}
-	if err := run(*conns, *size, *dur, *base); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "loopbackfloor:", err)
 		os.Exit(1)
 	}
 }
 
-// echo serves one goroutine per connection that writes back every message.
-func echo(addr string, size int) error {
+// echo listens on addr and serves it (serveEcho).
+func echo(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	return serveEcho(ln)
+}
+
+// serveEcho serves one goroutine per connection that writes back whatever
+// one read returns.
+func serveEcho(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -58,13 +88,13 @@ func echo(addr string, size int) error {
 		}
 		go func() {
 			defer c.Close()
-			br := bufio.NewReader(c)
-			buf := make([]byte, size)
+			buf := make([]byte, 64<<10)
 			for {
-				if _, err := io.ReadFull(br, buf); err != nil {
+				n, err := c.Read(buf)
+				if err != nil {
 					return
 				}
-				if _, err := c.Write(buf); err != nil {
+				if _, err := c.Write(buf[:n]); err != nil {
 					return
 				}
 			}
@@ -72,7 +102,10 @@ func echo(addr string, size int) error {
 	}
 }
 
-func run(n, size int, dur time.Duration, base int) error {
+// withServers starts the three echo servers, builds the pattern (a
+// function running one round or cycle), runs it for a second of warm-up
+// and then for dur, and prints the rate and the CPU per unit.
+func withServers(base int, build func(addrs []string) (func(), error), dur time.Duration, unit string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -87,7 +120,7 @@ func run(n, size int, dur time.Duration, base int) error {
 	}()
 	for i := 0; i < 3; i++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", base+i)
-		p := exec.Command(self, "-serve", addr, "-size", fmt.Sprint(size))
+		p := exec.Command(self, "-serve", addr)
 		p.Stderr = os.Stderr
 		if err := p.Start(); err != nil {
 			return err
@@ -95,17 +128,57 @@ func run(n, size int, dur time.Duration, base int) error {
 		procs = append(procs, p)
 		addrs = append(addrs, addr)
 	}
+	for _, a := range addrs { // wait until each listens
+		c, err := dialRetry(a)
+		if err != nil {
+			return err
+		}
+		c.Close()
+	}
+	once, err := build(addrs)
+	if err != nil {
+		return err
+	}
+	for t := time.Now(); time.Since(t) < time.Second; {
+		once() // warm-up
+	}
+	srv0, cli0 := serversCPU(procs), selfCPU()
+	start, units := time.Now(), 0
+	for time.Since(start) < dur {
+		once()
+		units++
+	}
+	el := time.Since(start)
+	srv, cli := serversCPU(procs)-srv0, selfCPU()-cli0
+	fmt.Printf("%d %ss in %v: %.0f %ss/s, %.3f ms per %s\n", units, unit, el.Round(time.Millisecond),
+		float64(units)/el.Seconds(), unit, el.Seconds()*1e3/float64(units), unit)
+	fmt.Printf("CPU per %s: servers %.1f µs, client %.1f µs\n", unit,
+		srv.Seconds()*1e6/float64(units), cli.Seconds()*1e6/float64(units))
+	return nil
+}
+
+// dialRetry dials addr, retrying for two seconds while the server starts.
+func dialRetry(addr string) (net.Conn, error) {
+	var err error
+	for try := 0; try < 100; try++ {
+		var c net.Conn
+		if c, err = net.Dial("tcp", addr); err == nil {
+			return c, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, err
+}
+
+// fanout returns one arm-phase round: a frame out and its echo back on
+// each of n connections at once.
+func fanout(addrs []string, n, size int) (func(), error) {
+	fmt.Printf("fanout: %d connections over 3 echo servers, %d B each way\n", n, size)
 	cs := make([]net.Conn, n)
 	for i := range cs {
 		var err error
-		for try := 0; try < 100; try++ {
-			if cs[i], err = net.Dial("tcp", addrs[i%3]); err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			return err
+		if cs[i], err = dialRetry(addrs[i%3]); err != nil {
+			return nil, err
 		}
 	}
 	var wg sync.WaitGroup
@@ -122,28 +195,71 @@ func run(n, size int, dur time.Duration, base int) error {
 			}
 		}(cs[i], kick[i])
 	}
-	round := func() {
+	return func() {
 		wg.Add(n)
 		for _, k := range kick {
 			k <- struct{}{}
 		}
 		wg.Wait()
+	}, nil
+}
+
+// churn returns a function that waits for workers cycles, one per worker
+// running concurrently: dial, one frame each way, frames frames in one
+// write and their echo, close.
+func churn(addrs []string, workers, frames, size int) (func(), error) {
+	fmt.Printf("churn: %d workers over 3 echo servers; per cycle a connection, one %d B frame each way, then %d in one write and back\n",
+		workers, size, frames)
+	done := make(chan struct{}, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			first, batch := make([]byte, size), make([]byte, size*frames)
+			for i := 0; ; i++ {
+				c, err := net.Dial("tcp", addrs[(w+i)%3])
+				if err == nil {
+					if _, err = c.Write(first); err == nil {
+						if _, err = io.ReadFull(c, first); err == nil {
+							if _, err = c.Write(batch); err == nil {
+								_, err = io.ReadFull(c, batch)
+							}
+						}
+					}
+					c.Close()
+				}
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+				}
+				done <- struct{}{}
+			}
+		}(w)
 	}
-	for t := time.Now(); time.Since(t) < time.Second; {
-		round() // warm-up
+	return func() { <-done }, nil
+}
+
+// fsyncCost appends size bytes to a file in dir and fdatasyncs it, for
+// dur, and prints the wall and CPU time per write and sync.
+func fsyncCost(dir string, size int, dur time.Duration) error {
+	f, err := os.CreateTemp(dir, "loopbackfloor-*.dat")
+	if err != nil {
+		return err
 	}
-	srv0, cli0 := serversCPU(procs), selfCPU()
-	start, rounds := time.Now(), 0
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, size)
+	cpu0, start, n := selfCPU(), time.Now(), 0
 	for time.Since(start) < dur {
-		round()
-		rounds++
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+		if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+			return err
+		}
+		n++
 	}
-	el := time.Since(start)
-	srv, cli := serversCPU(procs)-srv0, selfCPU()-cli0
-	fmt.Printf("%d connections over 3 echo servers, %d B each way: %d rounds in %v\n", n, size, rounds, el.Round(time.Millisecond))
-	fmt.Printf("%.0f rounds/s, %.3f ms per round; CPU per round: servers %.3f ms, client %.3f ms\n",
-		float64(rounds)/el.Seconds(), el.Seconds()*1e3/float64(rounds),
-		srv.Seconds()*1e3/float64(rounds), cli.Seconds()*1e3/float64(rounds))
+	el, cpu := time.Since(start), selfCPU()-cpu0
+	fmt.Printf("fsync: %d writes of %d B, each followed by fdatasync, in %s (%s)\n", n, size, el.Round(time.Millisecond), dir)
+	fmt.Printf("per write+fdatasync: %.1f µs wall, %.1f µs CPU of this process (the block layer's kernel threads not counted)\n",
+		el.Seconds()*1e6/float64(n), cpu.Seconds()*1e6/float64(n))
 	return nil
 }
 
