@@ -204,9 +204,9 @@ func fanout(addrs []string, n, size int) (func(), error) {
 	}, nil
 }
 
-// churn returns a function that waits for workers cycles, one per worker
-// running concurrently: dial, one frame each way, frames frames in one
-// write and their echo, close.
+// churn returns a function that waits for one completed cycle; workers
+// run cycles concurrently (churnCycle), each on the next server in turn. A
+// failed cycle is not counted; its worker retries after 10 ms.
 func churn(addrs []string, workers, frames, size int) (func(), error) {
 	fmt.Printf("churn: %d workers over 3 echo servers; per cycle a connection, one %d B frame each way, then %d in one write and back\n",
 		workers, size, frames)
@@ -215,25 +215,34 @@ func churn(addrs []string, workers, frames, size int) (func(), error) {
 		go func(w int) {
 			first, batch := make([]byte, size), make([]byte, size*frames)
 			for i := 0; ; i++ {
-				c, err := net.Dial("tcp", addrs[(w+i)%3])
-				if err == nil {
-					if _, err = c.Write(first); err == nil {
-						if _, err = io.ReadFull(c, first); err == nil {
-							if _, err = c.Write(batch); err == nil {
-								_, err = io.ReadFull(c, batch)
-							}
-						}
-					}
-					c.Close()
-				}
-				if err != nil {
+				if err := churnCycle(addrs[(w+i)%3], first, batch); err != nil {
 					time.Sleep(10 * time.Millisecond)
+					continue
 				}
 				done <- struct{}{}
 			}
 		}(w)
 	}
 	return func() { <-done }, nil
+}
+
+// churnCycle dials addr, sends first and reads its echo, sends batch in
+// one write and reads its echo, and closes the connection.
+func churnCycle(addr string, first, batch []byte) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, msg := range [][]byte{first, batch} {
+		if _, err := c.Write(msg); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, msg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fsyncCost appends size bytes to a file in dir and fdatasyncs it, for
