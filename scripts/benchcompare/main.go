@@ -191,7 +191,13 @@ func main() {
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
+	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
+	doFailover := flag.Bool("failover", true, "measure the time from a leader kill -9 to the next acknowledged write")
 	flag.Parse()
+	var wlArgs []string // passed to every workload run
+	if *inflight > 0 {
+		wlArgs = []string{"--inflight", fmt.Sprint(*inflight)}
+	}
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
 	if *keep {
@@ -235,7 +241,7 @@ func main() {
 			if !selected[w.name] {
 				continue
 			}
-			if _, err := runBench(*bin, zkE, w.name, jitWarmup); err != nil {
+			if _, err := runBench(*bin, zkE, w.name, jitWarmup, wlArgs...); err != nil {
 				fail(err)
 			}
 		}
@@ -258,7 +264,7 @@ func main() {
 		for rep := 0; rep < max(*reps, 1); rep++ {
 			for _, e := range turn(both, rep) {
 				time.Sleep(*settle)
-				r, err := runBench(*bin, e, w.name, *dur)
+				r, err := runBench(*bin, e, w.name, *dur, wlArgs...)
 				if err != nil {
 					fail(err)
 				}
@@ -278,7 +284,7 @@ func main() {
 	// Failover, like the workloads: reps kills per server, alternating
 	// who goes first; the table has the medians and every kill is listed.
 	fo := map[string][]float64{}
-	for rep := 0; rep < max(*reps, 1); rep++ {
+	for rep := 0; *doFailover && rep < max(*reps, 1); rep++ {
 		for _, e := range turn(both, rep) {
 			d, err := failover(e)
 			if err != nil {
@@ -293,13 +299,18 @@ func main() {
 		}
 	}
 	for _, e := range both {
+		if !*doFailover {
+			break
+		}
 		parts := make([]string, len(fo[e.name]))
 		for i, d := range fo[e.name] {
 			parts[i] = fmt.Sprintf("%.3g s", d)
 		}
 		raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
 	}
-	row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
+	if *doFailover {
+		row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
+	}
 
 	mem, memAnon, restart := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, e := range both {
@@ -338,10 +349,14 @@ func main() {
 		row("restart to serving with that tree", restart[ref], restart["zkraft"], "s", false)
 	}
 
-	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per run; "+
+	depth := ""
+	if *inflight > 0 {
+		depth = fmt.Sprintf(", %d requests in flight per session", *inflight)
+	}
+	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per run%s; "+
 		"workloads: the median of %d runs per server, the two servers alternating.\n\n"+
 		"| measure | %s | zkraft | zkraft / %s |\n|---|---|---|---|\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, max(*reps, 1),
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, depth, max(*reps, 1),
 		refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
 	if len(raw) > 0 {
 		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, the bench client's own CPU µs/op, steal: the share of the machine's CPU time " +
