@@ -283,32 +283,29 @@ func main() {
 
 	// Failover, like the workloads: reps kills per server, alternating
 	// who goes first; the table has the medians and every kill is listed.
-	fo := map[string][]float64{}
-	for rep := 0; *doFailover && rep < max(*reps, 1); rep++ {
-		for _, e := range turn(both, rep) {
-			d, err := failover(e)
-			if err != nil {
-				fail(err)
-			}
-			fo[e.name] = append(fo[e.name], d.Seconds())
-			fmt.Printf("failover %-9s %v\n", e.name, d)
-			if _, err := e.waitServing(2*time.Minute, 0); err != nil {
-				fail(err)
-			}
-			time.Sleep(*settle)
-		}
-	}
-	for _, e := range both {
-		if !*doFailover {
-			break
-		}
-		parts := make([]string, len(fo[e.name]))
-		for i, d := range fo[e.name] {
-			parts[i] = fmt.Sprintf("%.3g s", d)
-		}
-		raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
-	}
 	if *doFailover {
+		fo := map[string][]float64{}
+		for rep := 0; rep < max(*reps, 1); rep++ {
+			for _, e := range turn(both, rep) {
+				d, err := failover(e)
+				if err != nil {
+					fail(err)
+				}
+				fo[e.name] = append(fo[e.name], d.Seconds())
+				fmt.Printf("failover %-9s %v\n", e.name, d)
+				if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+					fail(err)
+				}
+				time.Sleep(*settle)
+			}
+		}
+		for _, e := range both {
+			parts := make([]string, len(fo[e.name]))
+			for i, d := range fo[e.name] {
+				parts[i] = fmt.Sprintf("%.3g s", d)
+			}
+			raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
+		}
 		row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
 	}
 
