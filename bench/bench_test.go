@@ -9,7 +9,6 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +25,8 @@ func startZkraft(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "zkraft")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(gobin, "build", "-o", bin, "./cmd/zkraft")
+	// go test puts its own GOROOT/bin first on PATH.
+	build := exec.Command("go", "build", "-o", bin, "./cmd/zkraft")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build zkraft: %v\n%s", err, out)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/zkraft/zkraft/jute"
@@ -61,19 +60,4 @@ func known(a daction, zkraft, zookeeper string) *knownDiff {
 		}
 	}
 	return nil
-}
-
-// malformedPath reports a path ZooKeeper's PathUtils.validatePath rejects
-// (the subset the generator produces).
-func malformedPath(p string) bool {
-	return p == "" || p[0] != '/' || strings.HasSuffix(p, "/") || strings.Contains(p, "//") ||
-		strings.Contains(p, "/./") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.") ||
-		strings.HasSuffix(p, "/..") || strings.ContainsRune(p, 0)
-}
-
-// sortedFields returns s's space-separated fields sorted and rejoined.
-func sortedFields(s string) string {
-	f := strings.Fields(strings.NewReplacer("[", " ", "]", " ", "{", " ", "}", " ").Replace(s))
-	sort.Strings(f)
-	return strings.Join(f, " ")
 }

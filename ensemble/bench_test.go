@@ -9,12 +9,6 @@ import (
 	"github.com/zkraft/zkraft/znode"
 )
 
-// countWaiter signals a WaitGroup when its proposal completes.
-type countWaiter struct{ wg *sync.WaitGroup }
-
-func (c countWaiter) Applied(*znode.Result, *znode.Tree) { c.wg.Done() }
-func (c countWaiter) Failed(error)                       { c.wg.Done() }
-
 // BenchmarkProposeSetData measures the write path of a lone member:
 // encode, Raft append with fsync (group commit), FSM apply, completion.
 // b.N writes are kept 512 in flight, like 16 sessions x 32 pipelined.

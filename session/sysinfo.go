@@ -33,13 +33,5 @@ func portOf(a net.Addr) string {
 	return p
 }
 
-func hostOf(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	h, _, _ := net.SplitHostPort(a.String())
-	return h
-}
-
 // hexID formats a session id as ZooKeeper logs it.
 func hexID(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }

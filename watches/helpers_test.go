@@ -51,8 +51,6 @@ func (w *testWatcher) take() []event {
 	return ev
 }
 
-func digest(user string) jute.Id { return jute.Id{Scheme: "digest", ID: user + ":hash"} }
-
 // checkInvariants verifies that the forward and reverse indexes and the
 // counters agree.
 func checkInvariants(t *testing.T, r *Registry) {

@@ -56,9 +56,3 @@ func loadZooConfig(path string) (*zooConfig, error) {
 	defer f.Close()
 	return parseZooConfig(f)
 }
-
-// get returns a key's value and whether it was set.
-func (c *zooConfig) get(key string) (string, bool) {
-	v, ok := c.values[key]
-	return v, ok
-}
