@@ -180,8 +180,8 @@ func (f *forwarder) breakLocked(c net.Conn, cause error) {
 
 func (f *forwarder) readResponses(c net.Conn) {
 	br := bufio.NewReaderSize(c, 64<<10)
+	var hdr [13]byte // outside the loop: a slice of it escapes into ReadFull
 	for {
-		var hdr [13]byte
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			f.mu.Lock()
 			f.breakLocked(c, err)
@@ -230,16 +230,25 @@ func (n *Node) serveForward(c net.Conn) {
 	}
 	defer n.trackForward(c, false)
 	defer c.Close()
+	// An answer is a log append's future (the common case, kept free of a
+	// closure) or a function computing the status and payload.
 	type answer struct {
-		seq  uint64
-		wait func() (byte, []byte)
+		seq   uint64
+		apply raft.ApplyFuture
+		wait  func() (byte, []byte)
 	}
 	answers := make(chan answer, 1024)
 	go func() {
 		bw := bufio.NewWriterSize(c, 64<<10)
+		var hdr [13]byte // outside the loop: a slice of it escapes into Write
 		for a := range answers {
-			status, payload := a.wait()
-			var hdr [13]byte
+			var status byte
+			var payload []byte
+			if a.apply != nil {
+				status, payload = futureStatus(a.apply.Error())
+			} else {
+				status, payload = a.wait()
+			}
 			binary.BigEndian.PutUint32(hdr[0:], uint32(9+len(payload)))
 			binary.BigEndian.PutUint64(hdr[4:], a.seq)
 			hdr[12] = status
@@ -255,8 +264,8 @@ func (n *Node) serveForward(c net.Conn) {
 	}()
 	defer close(answers)
 	br := bufio.NewReaderSize(c, 64<<10)
+	var hdr [13]byte // outside the loop: a slice of it escapes into ReadFull
 	for {
-		var hdr [13]byte
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			return
 		}
@@ -271,8 +280,7 @@ func (n *Node) serveForward(c net.Conn) {
 		}
 		switch typ {
 		case msgApply:
-			f := n.raft.Apply(payload, 0)
-			answers <- answer{seq: seq, wait: func() (byte, []byte) { return futureStatus(f.Error()) }}
+			answers <- answer{seq: seq, apply: n.raft.Apply(payload, 0)}
 		case msgReadIndex:
 			f := n.raft.VerifyLeader()
 			answers <- answer{seq: seq, wait: func() (byte, []byte) {
