@@ -21,6 +21,9 @@ const (
 	zookeeperJar = "/usr/share/java/zookeeper.jar"
 	slf4jNopJar  = "/usr/share/java/slf4j-nop.jar"
 	slf4jSimple  = "/usr/share/java/slf4j-simple.jar"
+	// servletAPIJar lets ZooKeeper's Jetty AdminServer load (Debian's
+	// zookeeper.jar manifest names Jetty but not the servlet API).
+	servletAPIJar = "/usr/share/java/servlet-api.jar"
 )
 
 // Super user credentials configured on every server the suite starts.

@@ -160,7 +160,10 @@ func (s *Server) command() (*exec.Cmd, error) {
 		}
 		if len(s.opts.ZooCfg) > 0 {
 			cfg := filepath.Join(s.dir, "zkraft-zoo.cfg")
-			if err := os.WriteFile(cfg, []byte(strings.Join(s.opts.ZooCfg, "\n")+"\n"), 0o644); err != nil {
+			// A zoo.cfg turns the AdminServer on (0.0.0.0:8080) unless it says
+			// otherwise, as ZooKeeper's does; tests listen on 127.0.0.1 only.
+			text := "admin.enableServer=false\n" + strings.Join(s.opts.ZooCfg, "\n") + "\n"
+			if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 				return nil, err
 			}
 			args = append(args, "--config", cfg)
@@ -189,7 +192,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",
 			"-Dzookeeper.DigestAuthenticationProvider.superDigest="+superDigest(),
-			"-cp", confDir+":"+zookeeperJar+":"+binding,
+			"-cp", confDir+":"+zookeeperJar+":"+binding+":"+servletAPIJar,
 			"org.apache.zookeeper.server.quorum.QuorumPeerMain",
 			filepath.Join(confDir, "zoo.cfg"),
 		), nil

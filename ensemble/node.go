@@ -35,6 +35,7 @@ type Node struct {
 	tracker *expiry
 	watches *watches.Registry
 	logs    *raft.LogCache
+	snaps   raft.SnapshotStore
 	trans   *appendTransport // nil for a single member
 	async   *asyncLogStore   // Raft's log writes, off Raft's critical path
 	journal *journalLogStore // makes them durable with one fdatasync
@@ -212,6 +213,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
 	}
+	n.snaps = snaps
 	trans, conf, err := n.transport(rc)
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ func (c *conn) auth(xid int32, body []byte) bool {
 	}
 	h := jute.RequestHeader{Xid: xid, Type: jute.OpPing}
 	if code != jute.OK {
+		c.srv.stats.authFailed.Add(1)
 		c.logger().Info("auth failed", zap.String("scheme", pkt.Scheme))
 		c.inOrder(h, func() {
 			c.out.reply(xid, 0, code, nil)

@@ -41,6 +41,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Env is reported by the conf and envi four-letter words.
 	Env map[string]string
+	// InitialConfig is the text of the configuration file the server
+	// started from ("" without one), for the AdminServer's
+	// initial_configuration.
+	InitialConfig string
 	// Logger receives structured logs.
 	Logger *zap.Logger
 }

@@ -223,14 +223,7 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 // writeConns lists connections as ZooKeeper's dumpConnectionInfo does:
 // brief for stat, with session details for cons.
 func (s *Server) writeConns(b *strings.Builder, brief bool) {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	sort.Slice(conns, func(i, j int) bool { return conns[i].stats.established.Before(conns[j].stats.established) })
-	for _, c := range conns {
+	for _, c := range s.connsByAge() {
 		ops := "1"
 		if c.sessionID == 0 {
 			ops = "0"
@@ -254,6 +247,18 @@ func (s *Server) writeConns(b *strings.Builder, brief bool) {
 		}
 		b.WriteString(")\n")
 	}
+}
+
+// connsByAge returns the open connections, oldest first.
+func (s *Server) connsByAge() []*conn {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	sort.Slice(conns, func(i, j int) bool { return conns[i].stats.established.Before(conns[j].stats.established) })
+	return conns
 }
 
 func (s *Server) resetConnStats() {

@@ -61,6 +61,7 @@ func freeAddr(t *testing.T) string {
 type member struct {
 	id         int
 	clientAddr string
+	adminAddr  string // its AdminServer
 	cfgPath    string
 	logPath    string
 	cmd        *exec.Cmd
@@ -97,7 +98,7 @@ func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 	var lines []string
 	members := make([]*member, size)
 	for i := range members {
-		members[i] = &member{id: i + 1, clientAddr: freeAddr(t)}
+		members[i] = &member{id: i + 1, clientAddr: freeAddr(t), adminAddr: freeAddr(t)}
 		lines = append(lines, fmt.Sprintf("server.%d=%s:0;%s", i+1, freeAddr(t), members[i].clientAddr))
 	}
 	for _, m := range members {
@@ -111,8 +112,10 @@ func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 		// syncLimit=20 gives a 500ms election timeout (electionTimeout); at
 		// the 250ms floor, a machine running every package's tests at once
 		// deposed leaders mid-test (a session create lost with its leader).
-		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=20\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n%s\n%s\n",
-			dir, strings.Join(extra, "\n"), strings.Join(lines, "\n"))
+		adminHost, adminPort, _ := strings.Cut(m.adminAddr, ":")
+		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=20\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n"+
+			"admin.serverAddress=%s\nadmin.serverPort=%s\n%s\n%s\n",
+			dir, adminHost, adminPort, strings.Join(extra, "\n"), strings.Join(lines, "\n"))
 		m.cfgPath = filepath.Join(dir, "zoo.cfg")
 		m.logPath = filepath.Join(dir, "zkraft.log")
 		if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o644); err != nil {

@@ -43,6 +43,7 @@ func serverCommand() *cli.Command {
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics here (metricsProvider.httpHost:httpPort)"},
+			&cli.StringFlag{Name: "admin-addr", Usage: "serve ZooKeeper's AdminServer (/commands/<name>, JSON) here; with a zoo.cfg it is on at admin.serverAddress:admin.serverPort (0.0.0.0:8080) unless admin.enableServer=false; \"\" = off"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
@@ -64,6 +65,11 @@ func runServer(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		st.InitialConfig = string(text)
 		if err := st.applyZooConfig(cfg, log); err != nil {
 			return err
 		}
@@ -125,6 +131,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		ReconfigEnabled:     st.ReconfigEnabled,
 		ReadOnlyMode:        st.ReadOnlyMode,
 		Env:                 map[string]string{"dataDir": st.DataDir},
+		InitialConfig:       st.InitialConfig,
 		Logger:              log,
 	}, node)
 
@@ -134,6 +141,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		defer stop()
+	}
+	if st.AdminAddr != "" {
+		defer startAdmin(st.AdminAddr, st.AdminCommandURL, srv, log)()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -32,6 +32,9 @@ type settings struct {
 	ReconfigEnabled   bool
 	ReadOnlyMode      bool
 	MetricsAddr       string // host:port for /metrics, "" = off
+	AdminAddr         string // host:port of the AdminServer, "" = off
+	AdminCommandURL   string // its admin.commandURL
+	InitialConfig     string // the zoo.cfg text, for the AdminServer's initial_configuration
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -46,6 +49,7 @@ func defaultSettings() settings {
 		MaxClientCnxns:    60,
 		JuteMaxBuffer:     0xfffff,
 		FourLetterWords:   []string{"srvr"},
+		AdminCommandURL:   "/commands",
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		ServerID:          1,
@@ -55,11 +59,10 @@ func defaultSettings() settings {
 }
 
 // knownIgnored are zoo.cfg keys that are valid for ZooKeeper but have no
-// meaning here (JVM, admin server, purging of ZooKeeper's own files...).
+// meaning here (JVM, purging of ZooKeeper's own files...).
 var knownIgnored = map[string]bool{
 	"dataLogDir": true, "autopurge.snapRetainCount": true,
-	"autopurge.purgeInterval": true, "admin.enableServer": true, "admin.serverPort": true,
-	"admin.serverAddress": true, "standaloneEnabled": true,
+	"autopurge.purgeInterval": true, "admin.idleTimeout": true, "standaloneEnabled": true,
 	"preAllocSize": true, "metricsProvider.className": true,
 	"metricsProvider.exportJvmInfo": true,
 }
@@ -68,6 +71,9 @@ var knownIgnored = map[string]bool{
 // fatal, so an operator's existing file works unchanged.
 func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 	var clientPort, clientAddr, metricsHost, metricsPort string
+	// ZooKeeper's AdminServer is on unless admin.enableServer=false, on
+	// 0.0.0.0:8080 unless admin.serverAddress / admin.serverPort say else.
+	adminOn, adminHost, adminPort := true, "0.0.0.0", "8080"
 	for _, k := range cfg.keys {
 		v := cfg.values[k]
 		var err error
@@ -102,6 +108,14 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			metricsPort = v
 		case "metricsProvider.httpHost":
 			metricsHost = v
+		case "admin.enableServer":
+			adminOn, err = strconv.ParseBool(v)
+		case "admin.serverAddress":
+			adminHost = v
+		case "admin.serverPort":
+			adminPort = v
+		case "admin.commandURL":
+			s.AdminCommandURL = v
 		case "readonlymode.enabled":
 			s.ReadOnlyMode, err = strconv.ParseBool(v)
 		case "reconfigEnabled":
@@ -125,6 +139,10 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		if err != nil {
 			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 		}
+	}
+	s.AdminAddr = ""
+	if adminOn {
+		s.AdminAddr = net.JoinHostPort(adminHost, adminPort)
 	}
 	if metricsPort != "" {
 		if metricsHost == "" {
@@ -187,6 +205,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("metrics-addr") {
 		s.MetricsAddr = c.String("metrics-addr")
+	}
+	if c.IsSet("admin-addr") {
+		s.AdminAddr = c.String("admin-addr")
 	}
 	if c.IsSet("read-only-mode") {
 		s.ReadOnlyMode = c.Bool("read-only-mode")

@@ -51,8 +51,47 @@ func TestZooConfigKeys(t *testing.T) {
 	if st.MetricsAddr != "0.0.0.0:7000" {
 		t.Fatalf("metrics address %q", st.MetricsAddr)
 	}
+	if st.AdminAddr != "0.0.0.0:8080" || st.AdminCommandURL != "/commands" {
+		t.Fatalf("a zoo.cfg that does not mention the AdminServer has it on 0.0.0.0:8080, as ZooKeeper's; got %q %q",
+			st.AdminAddr, st.AdminCommandURL)
+	}
 	if got := st.electionTimeout(); got != 500*time.Millisecond {
 		t.Fatalf("election timeout %v, want 500ms from tickTime 2000 x syncLimit 5 / 20", got)
+	}
+}
+
+// TestZooConfigAdminServer covers the admin.* keys: the AdminServer is
+// off without a zoo.cfg, on by default with one, and placed or disabled by
+// admin.serverAddress, admin.serverPort, admin.commandURL and
+// admin.enableServer.
+func TestZooConfigAdminServer(t *testing.T) {
+	if st := defaultSettings(); st.AdminAddr != "" {
+		t.Fatalf("embedded default has the AdminServer at %q", st.AdminAddr)
+	}
+	for _, tc := range []struct{ cfg, addr, url string }{
+		{"tickTime=2000\n", "0.0.0.0:8080", "/commands"},
+		{"admin.enableServer=false\nadmin.serverPort=9000\n", "", "/commands"},
+		{"admin.serverAddress=127.0.0.1\nadmin.serverPort=18080\nadmin.commandURL=/zk\n", "127.0.0.1:18080", "/zk"},
+		{"admin.enableServer=true\nadmin.serverAddress=::1\n", "[::1]:8080", "/commands"},
+		{"admin.idleTimeout=30000\n", "0.0.0.0:8080", "/commands"},
+	} {
+		cfg, err := parseZooConfig(strings.NewReader(tc.cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		st := defaultSettings()
+		if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
+			t.Fatal(err)
+		}
+		if st.AdminAddr != tc.addr || st.AdminCommandURL != tc.url || logs.Len() != 0 {
+			t.Fatalf("%q: admin %q %q, want %q %q; warnings %v", tc.cfg, st.AdminAddr, st.AdminCommandURL, tc.addr, tc.url, logs.All())
+		}
+	}
+	cfg, _ := parseZooConfig(strings.NewReader("admin.enableServer=maybe\n"))
+	st := defaultSettings()
+	if err := st.applyZooConfig(cfg, zap.NewNop()); err == nil {
+		t.Fatal("admin.enableServer=maybe accepted")
 	}
 }
 

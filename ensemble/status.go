@@ -1,0 +1,67 @@
+package ensemble
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Leader is the id and member address of the leader this member knows of;
+// ok is false while there is none (an election, or a lone member not yet
+// elected).
+func (n *Node) Leader() (id uint8, addr string, ok bool) {
+	if n.raft == nil {
+		return 0, "", false
+	}
+	a, sid := n.raft.LeaderWithID()
+	if a == "" {
+		return 0, "", false
+	}
+	v, err := strconv.ParseUint(string(sid), 10, 8)
+	if err != nil {
+		return 0, string(a), true
+	}
+	return uint8(v), string(a), true
+}
+
+// Term is the current Raft term, the counterpart of ZooKeeper's epoch.
+func (n *Node) Term() uint64 {
+	if n.raft == nil {
+		return 0
+	}
+	return n.raft.CurrentTerm()
+}
+
+// LastSnapshot is the log index (the zxid) of the newest snapshot on this
+// member's disk and when it was taken; ok is false when there is none.
+func (n *Node) LastSnapshot() (index uint64, at time.Time, ok bool) {
+	if n.snaps == nil {
+		return 0, time.Time{}, false
+	}
+	list, err := n.snaps.List()
+	if err != nil || len(list) == 0 {
+		return 0, time.Time{}, false
+	}
+	meta := list[0] // newest first
+	// hashicorp/raft names file snapshots term-index-unixMillis.
+	if parts := strings.Split(meta.ID, "-"); len(parts) == 3 {
+		if ms, err := strconv.ParseInt(parts[2], 10, 64); err == nil {
+			at = time.UnixMilli(ms)
+		}
+	}
+	return meta.Index, at, true
+}
+
+// SessionDeadlines is when each session this member tracks will expire
+// without further traffic. The leader's figures are the ones that count;
+// a follower's are refreshed only by traffic it sees itself.
+func (n *Node) SessionDeadlines() map[int64]time.Time {
+	e := n.tracker
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make(map[int64]time.Time, len(e.m))
+	for id, l := range e.m {
+		out[id] = time.Unix(0, l.deadline.Load())
+	}
+	return out
+}

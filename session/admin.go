@@ -1,0 +1,439 @@
+package session
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// adminCommand is one AdminServer command (ZooKeeper 3.8's
+// org.apache.zookeeper.server.admin.Commands): its primary name, the
+// aliases it also answers to, and what it returns before the "command" and
+// "error" fields every response ends with.
+type adminCommand struct {
+	names []string
+	run   func(s *Server) jsonObj
+}
+
+// adminCommands are ZooKeeper 3.8's AdminServer commands; responses keep
+// its field names, types and order.
+var adminCommands = []adminCommand{
+	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
+	{[]string{"connection_stat_reset", "crst"}, func(s *Server) jsonObj { s.resetConnStats(); return nil }},
+	{[]string{"connections", "cons"}, func(s *Server) jsonObj {
+		return jsonObj{}.add("connections", s.adminConns(false)).add("secure_connections", []any{})
+	}},
+	{[]string{"dirs"}, func(s *Server) jsonObj {
+		size := dirSize(s.cfg.Env["dataDir"])
+		return jsonObj{}.add("datadir_size", size).add("logdir_size", size)
+	}},
+	{[]string{"dump"}, (*Server).adminDump},
+	{[]string{"environment", "env", "envi"}, (*Server).adminEnv},
+	{[]string{"get_trace_mask", "gtmk"}, notSupported("get_trace_mask")},
+	{[]string{"hash"}, func(*Server) jsonObj { return jsonObj{}.add("digests", []any{}) }},
+	{[]string{"initial_configuration", "icfg"}, func(s *Server) jsonObj {
+		return jsonObj{}.add("initial_configuration", s.cfg.InitialConfig)
+	}},
+	{[]string{"is_read_only", "isro"}, func(s *Server) jsonObj { return jsonObj{}.add("read_only", !s.node.HasQuorum()) }},
+	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},
+	{[]string{"leader", "lead"}, (*Server).adminLeader},
+	{[]string{"monitor", "mntr"}, (*Server).adminMonitor},
+	{[]string{"observer_connection_stat_reset", "orst"}, func(*Server) jsonObj { return nil }},
+	{[]string{"observers", "obsr"}, (*Server).adminObservers},
+	{[]string{"ruok"}, func(*Server) jsonObj { return nil }},
+	{[]string{"server_stats", "srvr"}, func(s *Server) jsonObj { return s.adminServerStats() }},
+	{[]string{"set_trace_mask", "stmk"}, notSupported("set_trace_mask")},
+	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.stats.reset(); return nil }},
+	{[]string{"stats", "stat"}, func(s *Server) jsonObj {
+		return s.adminServerStats().add("connections", s.adminConns(true)).add("secure_connections", []any{})
+	}},
+	{[]string{"system_properties", "sysp"}, notSupported("system_properties")},
+	{[]string{"voting_view"}, (*Server).adminVotingView},
+	{[]string{"watch_summary", "wchs"}, func(s *Server) jsonObj {
+		conns, paths, total := s.node.Watches().Stats()
+		return jsonObj{}.add("num_connections", conns).add("num_paths", paths).add("num_total_watches", total)
+	}},
+	{[]string{"watches", "wchc"}, (*Server).adminWatchesBySession},
+	{[]string{"watches_by_path", "wchp"}, (*Server).adminWatchesByPath},
+	{[]string{"zabstate"}, (*Server).adminZabState},
+}
+
+// errorField marks a command's own failure: the response is then the
+// error and the command's name only, in that order, as ZooKeeper's.
+const errorField = "error"
+
+// notSupported answers a JVM-specific command (trace masks, Java system
+// properties) that has no meaning here.
+func notSupported(name string) func(*Server) jsonObj {
+	return func(*Server) jsonObj {
+		return jsonObj{}.add(errorField, name+" is not supported by this server")
+	}
+}
+
+// adminCommandByName finds a command by its name or an alias (case
+// sensitive, as ZooKeeper's).
+func adminCommandByName(name string) (adminCommand, bool) {
+	for _, c := range adminCommands {
+		for _, n := range c.names {
+			if n == name {
+				return c, true
+			}
+		}
+	}
+	return adminCommand{}, false
+}
+
+// AdminResponse runs the AdminServer command name (or alias) and returns
+// its JSON response as ZooKeeper 3.8's AdminServer writes it.
+func (s *Server) AdminResponse(name string) string {
+	var out jsonObj
+	c, ok := adminCommandByName(name)
+	switch {
+	case !ok:
+		out = jsonObj{}.add("command", name).add("error", "Unknown command: "+name)
+	default:
+		data := c.run(s)
+		if len(data) == 1 && data[0].key == errorField {
+			out = data.add("command", c.names[0])
+		} else {
+			out = append(data, jsonField{"command", c.names[0]}, jsonField{"error", nil})
+		}
+	}
+	var b strings.Builder
+	writeJackson(&b, out)
+	return b.String()
+}
+
+// AdminHandler serves the AdminServer under commandURL (ZooKeeper's
+// admin.commandURL, "/commands" by default): GET commandURL lists the
+// commands as links, GET commandURL/<name> answers one in JSON (200 even
+// for an unknown name, with the error in the body). Other methods get 405.
+func (s *Server) AdminHandler(commandURL string) http.Handler {
+	commandURL = "/" + strings.Trim(commandURL, "/")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, commandURL)
+		if !ok || (rest != "" && rest[0] != '/') {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name := strings.TrimPrefix(rest, "/")
+		if name == "" {
+			var b strings.Builder
+			for _, n := range adminCommandNames() {
+				fmt.Fprintf(&b, "<a href=\"%s/%s\">%s</a>\n<br/>\n", commandURL, n, n)
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(b.String()))
+			return
+		}
+		body := s.AdminResponse(name)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write([]byte(body))
+	})
+}
+
+// adminCommandNames are the primary names, sorted, as the listing shows.
+func adminCommandNames() []string {
+	names := make([]string, 0, len(adminCommands))
+	for _, c := range adminCommands {
+		names = append(names, c.names[0])
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s *Server) adminConf() jsonObj {
+	serverID := 0
+	if s.node.Mode() != "standalone" {
+		serverID = int(s.node.ID())
+	}
+	port, _ := strconv.Atoi(portOf(s.Addr()))
+	dataDir := s.cfg.Env["dataDir"]
+	return jsonObj{}.
+		add("client_port", port).
+		add("data_dir", dataDir).
+		add("data_log_dir", dataDir).
+		add("tick_time", s.cfg.TickTime.Milliseconds()).
+		add("max_client_cnxns", s.cfg.MaxClientCnxns).
+		add("min_session_timeout", s.cfg.MinSessionTimeout.Milliseconds()).
+		add("max_session_timeout", s.cfg.MaxSessionTimeout.Milliseconds()).
+		add("server_id", serverID).
+		add("client_port_listen_backlog", -1)
+}
+
+// adminConns lists connections as ZooKeeper's getConnectionInfo(brief).
+func (s *Server) adminConns(brief bool) []any {
+	out := []any{}
+	for _, c := range s.connsByAge() {
+		interest := 1
+		if c.sessionID == 0 {
+			interest = 0
+		}
+		info := jsonObj{}.
+			add("remote_socket_address", c.nc.RemoteAddr().String()).
+			add("interest_ops", interest).
+			add("outstanding_requests", c.queued()).
+			add("packets_received", c.stats.received.Load()).
+			add("packets_sent", c.stats.sent.Load())
+		if !brief {
+			st := &c.stats
+			lmin, _, lmax := st.lat.latencies()
+			avg := int64(0) // ZooKeeper's per-connection average is a long
+			if n := st.lat.count.Load(); n > 0 {
+				avg = st.lat.total.Load() / n
+			}
+			info = info.
+				add("session_id", c.sessionID).
+				add("last_operation", opName(st.lastOp.Load())).
+				add("established", st.established.UnixMilli()).
+				add("session_timeout", c.timeout).
+				add("last_cxid", st.lastCxid.Load()).
+				add("last_zxid", st.lastZxid.Load()).
+				add("last_response_time", st.lastResp.Load()).
+				add("last_latency", st.lastLat.Load()).
+				add("min_latency", lmin).
+				add("avg_latency", avg).
+				add("max_latency", lmax)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// adminDump is dump: sessions by expiry time (unix milliseconds, rounded
+// up to a tick as ZooKeeper's buckets are) and their ephemeral nodes.
+func (s *Server) adminDump() jsonObj {
+	t := s.node.RLockTree()
+	sessions := t.Sessions()
+	eph := make(map[int64][]string, len(sessions))
+	for _, si := range sessions {
+		if list := t.GetEphemerals(si.ID, "/"); len(list) > 0 {
+			eph[si.ID] = list
+		}
+	}
+	s.node.RUnlockTree()
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
+	deadlines := s.node.SessionDeadlines()
+	tick := s.cfg.TickTime.Milliseconds()
+	byExpiry := map[int64][]int64{}
+	for _, si := range sessions {
+		d, ok := deadlines[si.ID]
+		if !ok {
+			continue
+		}
+		ms := d.UnixMilli()
+		if tick > 0 {
+			ms = (ms/tick + 1) * tick
+		}
+		byExpiry[ms] = append(byExpiry[ms], si.ID)
+	}
+	times := make([]int64, 0, len(byExpiry))
+	for ms := range byExpiry {
+		times = append(times, ms)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	expiry := jsonObj{}
+	for _, ms := range times {
+		expiry = expiry.add(strconv.FormatInt(ms, 10), byExpiry[ms])
+	}
+	ephemerals := jsonObj{}
+	for _, si := range sessions {
+		if list, ok := eph[si.ID]; ok {
+			ephemerals = ephemerals.add(strconv.FormatInt(si.ID, 10), list)
+		}
+	}
+	return jsonObj{}.add("expiry_time_to_session_ids", expiry).add("session_id_to_ephemeral_paths", ephemerals)
+}
+
+func (s *Server) adminEnv() jsonObj {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	home, _ := os.UserHomeDir()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return jsonObj{}.
+		add("zookeeper.version", Version).
+		add("host.name", host).
+		add("go.version", runtime.Version()).
+		add("os.name", runtime.GOOS).
+		add("os.arch", runtime.GOARCH).
+		add("user.name", os.Getenv("USER")).
+		add("user.home", home).
+		add("user.dir", wd).
+		add("os.memory.heap", fmt.Sprintf("%dMB", ms.HeapAlloc>>20)).
+		add("os.memory.total", fmt.Sprintf("%dMB", ms.Sys>>20))
+}
+
+func (s *Server) adminLastSnapshot() jsonObj {
+	index, at, ok := s.node.LastSnapshot()
+	if !ok {
+		return jsonObj{}.add("zxid", "0").add("timestamp", int64(0))
+	}
+	return jsonObj{}.add("zxid", strconv.FormatUint(index, 16)).add("timestamp", at.Unix())
+}
+
+func (s *Server) adminLeader() jsonObj {
+	if s.node.Mode() == "standalone" {
+		return jsonObj{}.add(errorField, "server is not initialized")
+	}
+	id, addr, ok := s.node.Leader()
+	ip := ""
+	if ok {
+		ip, _, _ = net.SplitHostPort(addr)
+	}
+	leaderID := int64(id)
+	if !ok {
+		leaderID = -1
+	}
+	return jsonObj{}.add("is_leader", s.node.IsLeader()).add("leader_id", leaderID).add("leader_ip", ip)
+}
+
+// adminMonitor is mntr's figures without the zk_ prefix, numbers as JSON
+// numbers.
+func (s *Server) adminMonitor() jsonObj {
+	out := jsonObj{}
+	for _, v := range s.monitorValues() {
+		val := v.value
+		if str, ok := val.(string); ok && v.key == "avg_latency" {
+			val = jsonNumber(str)
+		}
+		out = out.add(v.key, val)
+	}
+	return out
+}
+
+func (s *Server) adminObservers() jsonObj {
+	observers := []any{}
+	if s.node.IsLeader() {
+		for _, p := range s.node.Members() {
+			if p.Observer {
+				observers = append(observers, jsonObj{}.add("sid", int64(p.ID)).add("address", p.Addr))
+			}
+		}
+	}
+	return jsonObj{}.add("synced_observers", len(observers)).add("observers", observers)
+}
+
+// adminServerStats is server_stats (srvr); stats adds the connections.
+func (s *Server) adminServerStats() jsonObj {
+	lmin, lavg, lmax := s.stats.latencies()
+	size := dirSize(s.cfg.Env["dataDir"])
+	// Reply sizes are not tracked per response (that would cost the hot
+	// path); -1 is ZooKeeper's value before its first response.
+	responses := jsonObj{}.add("last_buffer_size", -1).add("min_buffer_size", -1).add("max_buffer_size", -1)
+	stats := jsonObj{}.
+		add("packets_sent", s.stats.packetsSent.Load()).
+		add("packets_received", s.stats.packetsReceived.Load()).
+		add("fsync_threshold_exceed_count", 0).
+		add("client_response_stats", responses).
+		add("data_dir_size", size).
+		add("log_dir_size", size).
+		add("provider_null", false).
+		add("server_state", s.mode()).
+		add("last_processed_zxid", s.node.LastZxid()).
+		add("outstanding_requests", s.stats.outstanding.Load()).
+		add("avg_latency", jsonNumber(javaDouble(lavg))).
+		add("max_latency", lmax).
+		add("min_latency", lmin).
+		add("num_alive_client_connections", s.numConns()).
+		add("uptime", time.Since(s.stats.started).Milliseconds()).
+		add("auth_failed_count", s.stats.authFailed.Load()).
+		add("non_mtlsremote_conn_count", 0).
+		add("non_mtlslocal_conn_count", 0)
+	znodes, _, _, _ := s.treeStats()
+	return jsonObj{}.
+		add("version", Version).
+		add("read_only", s.mode() == "read-only").
+		add("server_stats", stats).
+		add("client_response", responses).
+		add("node_count", znodes)
+}
+
+// adminVotingView is voting_view: the members (observers included, as
+// ZooKeeper's getVotingView has them) by id.
+func (s *Server) adminVotingView() jsonObj {
+	view := jsonObj{}
+	if s.node.Mode() != "standalone" {
+		peers := s.node.Members()
+		sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
+		for _, p := range peers {
+			election := []string{}
+			if host, _, err := net.SplitHostPort(p.Addr); err == nil && p.ElectionPort > 0 {
+				election = append(election, net.JoinHostPort(host, strconv.Itoa(p.ElectionPort)))
+			}
+			role := "participant"
+			if p.Observer {
+				role = "observer"
+			}
+			view = view.add(strconv.Itoa(int(p.ID)), jsonObj{}.
+				add("server_addresses", []string{p.Addr}).
+				add("election_addresses", election).
+				add("client_address", p.ClientAddr).
+				add("learner_type", role))
+		}
+	}
+	return jsonObj{}.add("current_config", view)
+}
+
+func (s *Server) adminWatchesBySession() jsonObj {
+	bySession := s.node.Watches().BySession()
+	ids := make([]int64, 0, len(bySession))
+	for id := range bySession {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := jsonObj{}
+	for _, id := range ids {
+		out = out.add(strconv.FormatInt(id, 10), bySession[id])
+	}
+	return jsonObj{}.add("session_id_to_watched_paths", out)
+}
+
+func (s *Server) adminWatchesByPath() jsonObj {
+	byPath := s.node.Watches().ByPath()
+	paths := make([]string, 0, len(byPath))
+	for p := range byPath {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	out := jsonObj{}
+	for _, p := range paths {
+		out = out.add(p, byPath[p])
+	}
+	return jsonObj{}.add("path_to_session_ids", out)
+}
+
+// adminZabState is zabstate with Raft's counterparts: the term for the
+// epoch, "broadcast" while a leader is known and "election" otherwise. A
+// standalone server answers as ZooKeeper's does.
+func (s *Server) adminZabState() jsonObj {
+	if s.node.Mode() == "standalone" {
+		return jsonObj{}.add("voting", false).add("zabstate", "")
+	}
+	state := "election"
+	if _, _, ok := s.node.Leader(); ok {
+		state = "broadcast"
+	}
+	zxid := s.node.LastZxid()
+	return jsonObj{}.
+		add("myid", int64(s.node.ID())).
+		add("is_leader", s.node.IsLeader()).
+		add("client_address", s.Addr().String()).
+		add("voting", s.node.Mode() != "observer").
+		add("last_zxid", "0x"+strconv.FormatInt(zxid, 16)).
+		add("zab_epoch", s.node.Term()).
+		add("zab_counter", zxid).
+		add("zabstate", state)
+}
