@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"errors"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -49,7 +50,10 @@ func (n *Node) watchLeadership() {
 			switch d := o.Data.(type) {
 			case raft.RaftState:
 				if d != raft.Leader {
+					n.leaderSince.Store(0)
 					n.dropServedForwards()
+				} else {
+					n.leaderSince.Store(time.Now().UnixNano())
 				}
 				if d == raft.Shutdown {
 					n.waiters.failAll(errNotMember)

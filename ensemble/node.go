@@ -53,6 +53,7 @@ type Node struct {
 	nudgeSkipped atomic.Bool
 	noticedAt    atomic.Uint64 // the highest index beforeApply sent notices for
 	nudging      atomic.Bool   // nudges is ready and n.raft set
+	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 

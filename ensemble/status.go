@@ -65,3 +65,13 @@ func (n *Node) SessionDeadlines() map[int64]time.Time {
 	}
 	return out
 }
+
+// LeaderUptime is how long this member has led, 0 when it does not lead
+// (ZooKeeper's leader_uptime).
+func (n *Node) LeaderUptime() time.Duration {
+	since := n.leaderSince.Load()
+	if since == 0 || !n.IsLeader() {
+		return 0
+	}
+	return time.Since(time.Unix(0, since))
+}

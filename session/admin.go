@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkraft/zkraft/ensemble"
 )
 
 // adminCommand is one AdminServer command (ZooKeeper 3.8's
@@ -369,10 +371,7 @@ func (s *Server) adminVotingView() jsonObj {
 		peers := s.node.Members()
 		sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
 		for _, p := range peers {
-			election := []string{}
-			if host, _, err := net.SplitHostPort(p.Addr); err == nil && p.ElectionPort > 0 {
-				election = append(election, net.JoinHostPort(host, strconv.Itoa(p.ElectionPort)))
-			}
+			election := []string{electionAddr(p)}
 			role := "participant"
 			if p.Observer {
 				role = "observer"
@@ -426,14 +425,58 @@ func (s *Server) adminZabState() jsonObj {
 	if _, _, ok := s.node.Leader(); ok {
 		state = "broadcast"
 	}
+	quorum, election := jsonObj{}, jsonObj{}
+	for _, p := range s.node.Members() {
+		if p.ID != s.node.ID() {
+			continue
+		}
+		host, port, err := net.SplitHostPort(p.Addr)
+		if err != nil {
+			break
+		}
+		quorum = addressView(host, port)
+		_, eport, _ := net.SplitHostPort(electionAddr(p))
+		election = addressView(host, eport)
+	}
 	zxid := s.node.LastZxid()
 	return jsonObj{}.
 		add("myid", int64(s.node.ID())).
 		add("is_leader", s.node.IsLeader()).
+		add("quorum_address", quorum).
+		add("election_address", election).
 		add("client_address", s.Addr().String()).
 		add("voting", s.node.Mode() != "observer").
 		add("last_zxid", "0x"+strconv.FormatInt(zxid, 16)).
 		add("zab_epoch", s.node.Term()).
 		add("zab_counter", zxid).
 		add("zabstate", state)
+}
+
+// addressView is a member address as zabstate shows ZooKeeper's
+// MultipleAddresses (one address here).
+func addressView(host, port string) jsonObj {
+	addr := net.JoinHostPort(host, port)
+	n, _ := strconv.ParseInt(port, 10, 64)
+	return jsonObj{}.
+		add("empty", false).
+		add("all_addresses", []string{addr}).
+		add("all_reachable_addresses", []string{addr}).
+		add("one", addr).
+		add("reachable_address", addr).
+		add("wildcard_addresses", []string{net.JoinHostPort("0.0.0.0", port)}).
+		add("all_ports", []int64{n}).
+		add("all_host_strings", []string{host}).
+		add("all_reachable_addresses_or_all", []string{addr}).
+		add("reachable_or_one", addr)
+}
+
+// electionAddr is a member's zoo.cfg election address; without one (a
+// --peers member) its member address, whose one port serves Raft's
+// elections too.
+func electionAddr(p ensemble.Peer) string {
+	host, _, err := net.SplitHostPort(p.Addr)
+	if err != nil || p.ElectionPort <= 0 {
+		return p.Addr
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p.ElectionPort))
 }

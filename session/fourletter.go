@@ -162,9 +162,27 @@ func (s *Server) monitorValues() []monitorValue {
 		{"uptime", time.Since(s.stats.started).Milliseconds(), false},
 	}
 	if s.node.Mode() == "leader" {
-		followers := len(s.node.Members()) - 1
-		out = append(out, monitorValue{"followers", followers, true},
-			monitorValue{"synced_followers", followers, true}, monitorValue{"pending_syncs", 0, true})
+		// ZooKeeper 3.8's leader figures (LeaderZooKeeperServer's gauges),
+		// plus followers, the learner count under its 3.4 name that older
+		// monitoring still reads.
+		var voters, observers int
+		for _, p := range s.node.Members() {
+			switch {
+			case p.ID == s.node.ID():
+			case p.Observer:
+				observers++
+			default:
+				voters++
+			}
+		}
+		out = append(out,
+			monitorValue{"learners", voters + observers, true},
+			monitorValue{"synced_followers", voters, true},
+			monitorValue{"synced_non_voting_followers", 0, true},
+			monitorValue{"synced_observers", observers, true},
+			monitorValue{"pending_syncs", 0, true},
+			monitorValue{"leader_uptime", s.node.LeaderUptime().Milliseconds(), false},
+			monitorValue{"followers", voters + observers, true})
 	}
 	return out
 }

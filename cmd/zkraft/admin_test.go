@@ -2,19 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/jsonshape"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// adminGet fetches one AdminServer command from m and decodes its JSON.
-func adminGet(t *testing.T, m *member, command string) map[string]any {
+// adminBody fetches one AdminServer command from m.
+func adminBody(t *testing.T, m *member, command string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + m.adminAddr + "/commands/" + command)
 	if err != nil {
@@ -25,8 +29,15 @@ func adminGet(t *testing.T, m *member, command string) map[string]any {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("member %d: %s: %s %q\n%s", m.id, command, resp.Status, resp.Header.Get("Content-Type"), body)
 	}
+	return string(body)
+}
+
+// adminGet fetches one AdminServer command from m and decodes its JSON.
+func adminGet(t *testing.T, m *member, command string) map[string]any {
+	t.Helper()
+	body := adminBody(t, m, command)
 	var out map[string]any
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatalf("member %d: %s: %v\n%s", m.id, command, err, body)
 	}
 	return out
@@ -62,6 +73,28 @@ func TestAdminServerEnsemble(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Each member's leader, voting_view and zabstate have the fields, order
+	// and types of a real ZooKeeper 3.8 ensemble member in the same role
+	// (testdata/admin/zookeeper-3.8-ensemble); monitor's fields are among
+	// ZooKeeper's.
+	for _, m := range members {
+		role := "follower"
+		if m == leader {
+			role = "leader"
+		}
+		for _, cmd := range []string{"leader", "voting_view", "zabstate"} {
+			want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "admin", "zookeeper-3.8-ensemble", role+"-"+cmd+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := adminBody(t, m, cmd)
+			ws, err1 := jsonshape.Of(want)
+			gs, err2 := jsonshape.Of([]byte(got))
+			if err1 != nil || err2 != nil || ws != gs {
+				t.Errorf("member %d (%s) %s:\n got shape %s\nwant shape %s (%v %v)\n%s", m.id, role, cmd, gs, ws, err1, err2, got)
+			}
+		}
+	}
 	for _, m := range members {
 		view := adminGet(t, m, "voting_view")["current_config"].(map[string]any)
 		if len(view) != 3 {
@@ -78,11 +111,28 @@ func TestAdminServerEnsemble(t *testing.T) {
 			t.Fatalf("member %d zabstate: %v", m.id, zab)
 		}
 		mon := adminGet(t, m, "mntr")
+		zkMon := map[string]any{}
+		zkFile := filepath.Join("..", "..", "testdata", "admin", "zookeeper-3.8-ensemble", "follower-monitor.json")
+		if m == leader {
+			zkFile = strings.Replace(zkFile, "follower-", "leader-", 1)
+		}
+		if b, err := os.ReadFile(zkFile); err != nil || json.Unmarshal(b, &zkMon) != nil {
+			t.Fatalf("%s: %v", zkFile, err)
+		}
+		for k, v := range mon {
+			if k == "followers" { // ZooKeeper 3.4's name for learners, kept for older monitoring
+				continue
+			}
+			if zv, ok := zkMon[k]; !ok || fmt.Sprintf("%T", zv) != fmt.Sprintf("%T", v) {
+				t.Errorf("member %d monitor field %s (%T) not in ZooKeeper's %s monitor", m.id, k, v, filepath.Base(zkFile))
+			}
+		}
 		wantState := "follower"
 		if m == leader {
 			wantState = "leader"
-			if mon["followers"] != float64(2) || mon["synced_followers"] != float64(2) {
-				t.Fatalf("leader monitor: followers %v synced %v", mon["followers"], mon["synced_followers"])
+			if mon["learners"] != float64(2) || mon["followers"] != float64(2) || mon["synced_followers"] != float64(2) ||
+				mon["synced_observers"] != float64(0) || mon["leader_uptime"].(float64) <= 0 {
+				t.Fatalf("leader monitor: %v", mon)
 			}
 		} else if _, ok := mon["followers"]; ok {
 			t.Fatalf("follower %d reports followers", m.id)
