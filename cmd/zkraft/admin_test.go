@@ -88,8 +88,8 @@ func TestAdminServerEnsemble(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := adminBody(t, m, cmd)
-			ws, err1 := jsonshape.Of(want)
-			gs, err2 := jsonshape.Of([]byte(got))
+			ws, err1 := jsonshape.OfTopOrdered(want)
+			gs, err2 := jsonshape.OfTopOrdered([]byte(got))
 			if err1 != nil || err2 != nil || ws != gs {
 				t.Errorf("member %d (%s) %s:\n got shape %s\nwant shape %s (%v %v)\n%s", m.id, role, cmd, gs, ws, err1, err2, got)
 			}

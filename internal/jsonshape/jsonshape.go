@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -18,10 +19,20 @@ import (
 // digits, such as a session id, or a path starting with "/") collapses to
 // {*:shape} with the first of its values that is not an empty array, so
 // maps keyed by sessions or paths compare equal across servers.
-func Of(doc []byte) (string, error) {
+func Of(doc []byte) (string, error) { return of(doc, false) }
+
+// OfTopOrdered is Of with the fields of nested objects sorted by name: only
+// the top level's order counts. ZooKeeper's AdminServer writes its
+// responses from ordered maps but serializes nested Java beans (the
+// server_stats object, zabstate's addresses) in reflection order, which
+// differs between JVM runs.
+func OfTopOrdered(doc []byte) (string, error) { return of(doc, true) }
+
+func of(doc []byte, sortNested bool) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
-	s, err := value(dec)
+	d := &decoder{dec: dec, sortNested: sortNested}
+	s, err := d.value(0)
 	if err != nil {
 		return "", err
 	}
@@ -31,7 +42,14 @@ func Of(doc []byte) (string, error) {
 	return s, nil
 }
 
-func value(dec *json.Decoder) (string, error) {
+// decoder walks one document.
+type decoder struct {
+	dec        *json.Decoder
+	sortNested bool
+}
+
+func (d *decoder) value(depth int) (string, error) {
+	dec := d.dec
 	tok, err := dec.Token()
 	if err != nil {
 		return "", fmt.Errorf("jsonshape: %w", err)
@@ -39,9 +57,9 @@ func value(dec *json.Decoder) (string, error) {
 	switch x := tok.(type) {
 	case json.Delim:
 		if x == '{' {
-			return object(dec)
+			return d.object(depth)
 		}
-		return array(dec)
+		return d.array(depth)
 	case json.Number:
 		return "number", nil
 	case string:
@@ -53,14 +71,15 @@ func value(dec *json.Decoder) (string, error) {
 	}
 }
 
-func object(dec *json.Decoder) (string, error) {
+func (d *decoder) object(depth int) (string, error) {
+	dec := d.dec
 	var keys, shapes []string
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
 			return "", fmt.Errorf("jsonshape: %w", err)
 		}
-		s, err := value(dec)
+		s, err := d.value(depth + 1)
 		if err != nil {
 			return "", err
 		}
@@ -83,13 +102,17 @@ func object(dec *json.Decoder) (string, error) {
 	for i := range keys {
 		parts[i] = keys[i] + ":" + shapes[i]
 	}
+	if d.sortNested && depth > 0 {
+		sort.Strings(parts)
+	}
 	return "{" + strings.Join(parts, ",") + "}", nil
 }
 
-func array(dec *json.Decoder) (string, error) {
+func (d *decoder) array(depth int) (string, error) {
+	dec := d.dec
 	first := ""
 	for dec.More() {
-		s, err := value(dec)
+		s, err := d.value(depth + 1)
 		if err != nil {
 			return "", err
 		}
