@@ -33,6 +33,15 @@ func TestCompatJava(t *testing.T) {
 	if out, err := runTool(t, 2*time.Minute, "", javac, args...); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
+	runJavaCompat(t, classes+":"+cp, "ZkCompat", "/compat-java", javaChecksMin)
+}
+
+// runJavaCompat runs a compiled compatibility program (mainClass, printing
+// PASS/FAIL lines) in one JVM per server, against zkraft and Apache
+// ZooKeeper at once, and checks each report for failures and at least min
+// checks.
+func runJavaCompat(t *testing.T, classPath, mainClass, root string, min int) {
+	t.Helper()
 	servers := compatServers(t)
 	var wg sync.WaitGroup
 	outs := make(map[string]string)
@@ -43,7 +52,7 @@ func TestCompatJava(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			out, err := runTool(t, 3*time.Minute, "", javaBin, "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-cp", classes+":"+cp, "ZkCompat", s.Addr, "/compat-java")
+				"-cp", classPath, mainClass, s.Addr, root)
 			mu.Lock()
 			outs[kind], errs[kind] = out, err
 			mu.Unlock()
@@ -51,6 +60,6 @@ func TestCompatJava(t *testing.T) {
 	}
 	wg.Wait()
 	for _, kind := range compatKinds() {
-		checkReport(t, kind, outs[kind], errs[kind], javaChecksMin)
+		checkReport(t, kind, outs[kind], errs[kind], min)
 	}
 }
