@@ -12,16 +12,21 @@ import (
 )
 
 // startAdmin serves ZooKeeper's AdminServer (admin.serverAddress,
-// admin.serverPort, admin.commandURL): GET <commandURL>/<command> answers
-// in JSON. As with ZooKeeper, a port that cannot be bound is logged and
-// the server runs on without it.
-func startAdmin(addr, commandURL string, srv *session.Server, log *zap.Logger) func() {
+// admin.serverPort, admin.commandURL, admin.idleTimeout): GET
+// <commandURL>/<command> answers in JSON. As with ZooKeeper, a port that
+// cannot be bound is logged and the server runs on without it.
+func startAdmin(addr, commandURL string, idle time.Duration, srv *session.Server, log *zap.Logger) func() {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		log.Warn("problem starting AdminServer; serving clients without it", zap.String("addr", addr), zap.Error(err))
 		return func() {}
 	}
-	hs := &http.Server{Handler: srv.AdminHandler(commandURL), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           srv.AdminHandler(commandURL),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       idle,
+		MaxHeaderBytes:    64 << 10,
+	}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("AdminServer stopped", zap.Error(err))

@@ -143,7 +143,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		defer stop()
 	}
 	if st.AdminAddr != "" {
-		defer startAdmin(st.AdminAddr, st.AdminCommandURL, srv, log)()
+		defer startAdmin(st.AdminAddr, st.AdminCommandURL, st.AdminIdleTimeout, srv, log)()
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -31,10 +31,11 @@ type settings struct {
 	ServerID          uint8
 	ReconfigEnabled   bool
 	ReadOnlyMode      bool
-	MetricsAddr       string // host:port for /metrics, "" = off
-	AdminAddr         string // host:port of the AdminServer, "" = off
-	AdminCommandURL   string // its admin.commandURL
-	InitialConfig     string // the zoo.cfg text, for the AdminServer's initial_configuration
+	MetricsAddr       string        // host:port for /metrics, "" = off
+	AdminAddr         string        // host:port of the AdminServer, "" = off
+	AdminCommandURL   string        // its admin.commandURL
+	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
+	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -50,6 +51,7 @@ func defaultSettings() settings {
 		JuteMaxBuffer:     0xfffff,
 		FourLetterWords:   []string{"srvr"},
 		AdminCommandURL:   "/commands",
+		AdminIdleTimeout:  30 * time.Second,
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		ServerID:          1,
@@ -62,7 +64,7 @@ func defaultSettings() settings {
 // meaning here (JVM, purging of ZooKeeper's own files...).
 var knownIgnored = map[string]bool{
 	"dataLogDir": true, "autopurge.snapRetainCount": true,
-	"autopurge.purgeInterval": true, "admin.idleTimeout": true, "standaloneEnabled": true,
+	"autopurge.purgeInterval": true, "standaloneEnabled": true,
 	"preAllocSize": true, "metricsProvider.className": true,
 	"metricsProvider.exportJvmInfo": true,
 }
@@ -116,6 +118,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			adminPort = v
 		case "admin.commandURL":
 			s.AdminCommandURL = v
+		case "admin.idleTimeout":
+			s.AdminIdleTimeout, err = millis(v)
 		case "readonlymode.enabled":
 			s.ReadOnlyMode, err = strconv.ParseBool(v)
 		case "reconfigEnabled":

@@ -73,7 +73,7 @@ func TestZooConfigAdminServer(t *testing.T) {
 		{"admin.enableServer=false\nadmin.serverPort=9000\n", "", "/commands"},
 		{"admin.serverAddress=127.0.0.1\nadmin.serverPort=18080\nadmin.commandURL=/zk\n", "127.0.0.1:18080", "/zk"},
 		{"admin.enableServer=true\nadmin.serverAddress=::1\n", "[::1]:8080", "/commands"},
-		{"admin.idleTimeout=30000\n", "0.0.0.0:8080", "/commands"},
+		{"admin.idleTimeout=5000\n", "0.0.0.0:8080", "/commands"},
 	} {
 		cfg, err := parseZooConfig(strings.NewReader(tc.cfg))
 		if err != nil {
@@ -84,7 +84,11 @@ func TestZooConfigAdminServer(t *testing.T) {
 		if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
 			t.Fatal(err)
 		}
-		if st.AdminAddr != tc.addr || st.AdminCommandURL != tc.url || logs.Len() != 0 {
+		idle := 30 * time.Second
+		if strings.Contains(tc.cfg, "idleTimeout") {
+			idle = 5 * time.Second
+		}
+		if st.AdminAddr != tc.addr || st.AdminCommandURL != tc.url || st.AdminIdleTimeout != idle || logs.Len() != 0 {
 			t.Fatalf("%q: admin %q %q, want %q %q; warnings %v", tc.cfg, st.AdminAddr, st.AdminCommandURL, tc.addr, tc.url, logs.All())
 		}
 	}
