@@ -16,6 +16,9 @@ const (
 	SchemeDigest = "digest"
 	SchemeIP     = "ip"
 	SchemeSuper  = "super"
+	// SchemeX509 is a TLS client certificate's subject (the secure client
+	// port's identities).
+	SchemeX509 = "x509"
 )
 
 // Predefined ACL lists (ZooDefs.Ids).
@@ -61,7 +64,7 @@ func Check(list []jute.ACL, perm int32, ids []jute.Id) bool {
 // server provider (world with another id, auth, super) never match.
 func matches(scheme, id, expr string) bool {
 	switch scheme {
-	case SchemeDigest:
+	case SchemeDigest, SchemeX509:
 		return id == expr
 	case SchemeIP:
 		return MatchIP(expr, id)
@@ -70,9 +73,9 @@ func matches(scheme, id, expr string) bool {
 }
 
 // authenticated reports whether a scheme's provider counts as authenticated
-// for "auth" expansion (isAuthenticated): digest does, ip does not, and
-// schemes with no provider (super, world) are skipped.
-func authenticated(scheme string) bool { return scheme == SchemeDigest }
+// for "auth" expansion (isAuthenticated): digest and x509 do, ip does not,
+// and schemes with no provider (super, world) are skipped.
+func authenticated(scheme string) bool { return scheme == SchemeDigest || scheme == SchemeX509 }
 
 // Fixup validates list for create or setACL, removes exact duplicates
 // (keeping first occurrences) and expands each "auth" entry into one entry per
@@ -104,6 +107,8 @@ func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 		case a.ID.Scheme == SchemeDigest && validDigest(a.ID.ID):
 			out = append(out, a)
 		case a.ID.Scheme == SchemeIP && ValidIP(a.ID.ID):
+			out = append(out, a)
+		case a.ID.Scheme == SchemeX509 && ValidDN(a.ID.ID):
 			out = append(out, a)
 		default:
 			return nil, jute.ErrInvalidACL

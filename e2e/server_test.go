@@ -192,7 +192,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",
 			"-Dzookeeper.DigestAuthenticationProvider.superDigest="+superDigest(),
-			"-cp", confDir+":"+zookeeperJar+":"+binding+":"+servletAPIJar,
+			"-cp", confDir+":"+zookeeperJar+":"+binding+":"+servletAPIJar+":"+strings.Join(nettyClientJars, ":"),
 			"org.apache.zookeeper.server.quorum.QuorumPeerMain",
 			filepath.Join(confDir, "zoo.cfg"),
 		), nil

@@ -25,6 +25,10 @@ type Config struct {
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth
 	// matching it is the super user.
 	SuperDigest string
+	// X509SuperUser is the distinguished name of the client certificate
+	// that is the super user on the secure port
+	// (zookeeper.X509AuthenticationProvider.superUser).
+	X509SuperUser string
 	// FourLetterWhitelist lists the enabled four-letter words ("*" = all).
 	FourLetterWhitelist []string
 	// LinearizableReads makes every read wait for a barrier through the

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -121,6 +122,9 @@ const (
 func (c *conn) serve() {
 	go c.out.writeLoop(c.nc, c.srv.closed, c.srv.cfg.WriteTimeout)
 	defer c.teardown()
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.tlsHandshake(tc) {
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	if !c.handshake(br) {
 		return

@@ -200,7 +200,11 @@ func (s *Server) writeConf(b *strings.Builder) {
 	dataDir := s.cfg.Env["dataDir"]
 	size := dirSize(dataDir)
 	fmt.Fprintf(b, "clientPort=%s\n", portOf(s.Addr()))
-	b.WriteString("secureClientPort=-1\n")
+	securePort := "-1"
+	if a := s.SecureAddr(); a != nil {
+		securePort = portOf(a)
+	}
+	fmt.Fprintf(b, "secureClientPort=%s\n", securePort)
 	fmt.Fprintf(b, "dataDir=%s\n", dataDir)
 	fmt.Fprintf(b, "dataDirSize=%d\n", size)
 	fmt.Fprintf(b, "dataLogDir=%s\n", dataDir)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -26,7 +27,8 @@ type Server struct {
 	conns     map[*conn]struct{}
 	bySession map[int64]*conn
 	perIP     map[string]int
-	ln        net.Listener
+	ln        net.Listener // the client port
+	secureLn  net.Listener // the secure client port (ServeSecure), if any
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -57,6 +59,21 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()
+	return s.accept(ln, nil)
+}
+
+// ServeSecure accepts TLS connections on ln (ZooKeeper's secureClientPort)
+// until Close: each completes its handshake within handshakeTimeout, and a
+// client certificate becomes the connection's x509 identity, as with
+// ZooKeeper's X509AuthenticationProvider. It returns nil after Close.
+func (s *Server) ServeSecure(ln net.Listener, cfg *tls.Config) error {
+	s.mu.Lock()
+	s.secureLn = ln
+	s.mu.Unlock()
+	return s.accept(ln, cfg)
+}
+
+func (s *Server) accept(ln net.Listener, tlsCfg *tls.Config) error {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -71,6 +88,9 @@ func (s *Server) Serve(ln net.Listener) error {
 				continue
 			}
 			return fmt.Errorf("session: accept: %w", err)
+		}
+		if tlsCfg != nil {
+			nc = tls.Server(nc, tlsCfg)
 		}
 		c := newConn(s, nc)
 		if !s.admit(c) {
@@ -180,14 +200,27 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// SecureAddr is the secure client port's address, once ServeSecure has
+// started; nil without one.
+func (s *Server) SecureAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secureLn == nil {
+		return nil
+	}
+	return s.secureLn.Addr()
+}
+
 // Close stops accepting, closes every connection and waits for their
 // goroutines. Sessions survive (they expire or resume elsewhere).
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		s.mu.Lock()
-		if s.ln != nil {
-			s.ln.Close()
+		for _, ln := range []net.Listener{s.ln, s.secureLn} {
+			if ln != nil {
+				ln.Close()
+			}
 		}
 		for c := range s.conns {
 			c.out.kill()

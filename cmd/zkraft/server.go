@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/gctune"
+	"github.com/zkraft/zkraft/internal/zktls"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -43,6 +45,12 @@ func serverCommand() *cli.Command {
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics here (metricsProvider.httpHost:httpPort)"},
+			&cli.StringFlag{Name: "secure-client-addr", Usage: "also serve clients over TLS here (secureClientPortAddress:secureClientPort); needs --tls-keystore"},
+			&cli.StringFlag{Name: "tls-keystore", Usage: "the secure port's key and certificate chain: PKCS12 (.p12), JKS (.jks) or PEM (.pem) (ssl.keyStore.location)"},
+			&cli.StringFlag{Name: "tls-keystore-password", Usage: "ssl.keyStore.password"},
+			&cli.StringFlag{Name: "tls-truststore", Usage: "authorities client certificates must chain to (ssl.trustStore.location; default: the system's)"},
+			&cli.StringFlag{Name: "tls-truststore-password", Usage: "ssl.trustStore.password"},
+			&cli.StringFlag{Name: "tls-client-auth", Usage: "need (default), want or none (ssl.clientAuth)"},
 			&cli.StringFlag{Name: "admin-addr", Usage: "serve ZooKeeper's AdminServer (/commands/<name>, JSON) here; with a zoo.cfg it is on at admin.serverAddress:admin.serverPort (0.0.0.0:8080) unless admin.enableServer=false; \"\" = off"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -118,6 +126,16 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	var secureLn net.Listener
+	var tlsCfg *tls.Config
+	if st.SecureClientAddr != "" {
+		if tlsCfg, err = zktls.ServerConfig(st.TLS); err != nil {
+			return fmt.Errorf("secure client port: %w", err)
+		}
+		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
+			return err
+		}
+	}
 	srv := session.New(session.Config{
 		ServerID:            st.ServerID,
 		TickTime:            st.TickTime,
@@ -126,6 +144,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MaxClientCnxns:      st.MaxClientCnxns,
 		MaxBuffer:           st.JuteMaxBuffer,
 		SuperDigest:         st.SuperDigest,
+		X509SuperUser:       st.X509SuperUser,
 		FourLetterWhitelist: st.FourLetterWords,
 		LinearizableReads:   c.Bool("linearizable-reads"),
 		ReconfigEnabled:     st.ReconfigEnabled,
@@ -145,8 +164,13 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if st.AdminAddr != "" {
 		defer startAdmin(st.AdminAddr, st.AdminCommandURL, st.AdminIdleTimeout, srv, log)()
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if secureLn != nil {
+		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
+		log.Info("zkraft serving TLS clients", zap.String("secureClientAddr", secureLn.Addr().String()),
+			zap.String("clientAuth", tlsCfg.ClientAuth.String()))
+	}
 	log.Info("zkraft serving",
 		zap.String("clientAddr", ln.Addr().String()),
 		zap.String("dataDir", st.DataDir),

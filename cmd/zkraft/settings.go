@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/zktls"
 )
 
 // settings is the server's effective configuration: defaults, then zoo.cfg,
@@ -36,6 +37,9 @@ type settings struct {
 	AdminCommandURL   string        // its admin.commandURL
 	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
 	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
+	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
+	TLS               zktls.Options // the ssl.* settings of the secure client port
+	X509SuperUser     string        // X509AuthenticationProvider.superUser
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -72,14 +76,21 @@ var knownIgnored = map[string]bool{
 // applyZooConfig overlays zoo.cfg keys. Unknown keys are logged once, never
 // fatal, so an operator's existing file works unchanged.
 func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
-	var clientPort, clientAddr, metricsHost, metricsPort string
+	var clientPort, clientAddr, metricsHost, metricsPort, securePort, secureAddr string
 	// ZooKeeper's AdminServer is on unless admin.enableServer=false, on
 	// 0.0.0.0:8080 unless admin.serverAddress / admin.serverPort say else.
 	adminOn, adminHost, adminPort := true, "0.0.0.0", "8080"
 	for _, k := range cfg.keys {
 		v := cfg.values[k]
 		var err error
+		if s.applySSLKey(strings.TrimPrefix(k, "zookeeper."), v) {
+			continue
+		}
 		switch k {
+		case "secureClientPort":
+			securePort = v
+		case "secureClientPortAddress":
+			secureAddr = v
 		case "dataDir":
 			s.DataDir = v
 		case "clientPort":
@@ -144,6 +155,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 		}
 	}
+	if securePort != "" {
+		if secureAddr == "" {
+			secureAddr = "0.0.0.0" // ZooKeeper's default, like clientPortAddress's
+		}
+		s.SecureClientAddr = net.JoinHostPort(secureAddr, securePort)
+	}
 	s.AdminAddr = ""
 	if adminOn {
 		s.AdminAddr = net.JoinHostPort(adminHost, adminPort)
@@ -165,6 +182,43 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		s.ClientAddr = net.JoinHostPort(host, port)
 	}
 	return nil
+}
+
+// applySSLKey takes one of ZooKeeper's ssl.* keys for the secure client
+// port (in zoo.cfg with or without the "zookeeper." of the system
+// property); it reports whether key was one.
+func (s *settings) applySSLKey(key, v string) bool {
+	t := &s.TLS
+	switch key {
+	case "ssl.keyStore.location":
+		t.KeyStore = v
+	case "ssl.keyStore.password":
+		t.KeyStorePassword = v
+	case "ssl.keyStore.type":
+		t.KeyStoreType = v
+	case "ssl.trustStore.location":
+		t.TrustStore = v
+	case "ssl.trustStore.password":
+		t.TrustStorePassword = v
+	case "ssl.trustStore.type":
+		t.TrustStoreType = v
+	case "ssl.clientAuth":
+		t.ClientAuth = v
+	case "ssl.protocol":
+		t.Protocol = v
+	case "ssl.enabledProtocols":
+		t.EnabledProtocols = splitList(v)
+	case "ssl.ciphersuites":
+		t.CipherSuites = splitList(v)
+	case "X509AuthenticationProvider.superUser":
+		s.X509SuperUser = v
+	case "ssl.hostnameVerification", "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
+		// ZooKeeper's checks of clients' host names and its Java class
+		// choices: nothing to configure here.
+	default:
+		return false
+	}
+	return true
 }
 
 // applyFlags overlays flags the user set explicitly. Time flags take
@@ -212,6 +266,15 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("admin-addr") {
 		s.AdminAddr = c.String("admin-addr")
+	}
+	for flag, dst := range map[string]*string{
+		"secure-client-addr": &s.SecureClientAddr, "tls-keystore": &s.TLS.KeyStore,
+		"tls-keystore-password": &s.TLS.KeyStorePassword, "tls-truststore": &s.TLS.TrustStore,
+		"tls-truststore-password": &s.TLS.TrustStorePassword, "tls-client-auth": &s.TLS.ClientAuth,
+	} {
+		if c.IsSet(flag) {
+			*dst = c.String(flag)
+		}
 	}
 	if c.IsSet("read-only-mode") {
 		s.ReadOnlyMode = c.Bool("read-only-mode")
