@@ -105,7 +105,13 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		}
 		defer stop()
 	}
+	listen, dial, err := memberTransport(st)
+	if err != nil {
+		return err
+	}
 	node, err := ensemble.Open(ensemble.Config{
+		Listen:            listen,
+		Dial:              dial,
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,
 		TickTime:          st.TickTime,

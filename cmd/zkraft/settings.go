@@ -40,6 +40,9 @@ type settings struct {
 	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	TLS               zktls.Options // the ssl.* settings of the secure client port
 	X509SuperUser     string        // X509AuthenticationProvider.superUser
+	SSLQuorum         bool          // sslQuorum: member connections over mutual TLS
+	QuorumTLS         zktls.Options // its ssl.quorum.* stores
+	QuorumVerifyHost  bool          // ssl.quorum.hostnameVerification
 	SyncLimit         int
 	InitLimit         int
 	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -56,6 +59,7 @@ func defaultSettings() settings {
 		FourLetterWords:   []string{"srvr"},
 		AdminCommandURL:   "/commands",
 		AdminIdleTimeout:  30 * time.Second,
+		QuorumVerifyHost:  true,
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		ServerID:          1,
@@ -189,6 +193,9 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 // property); it reports whether key was one.
 func (s *settings) applySSLKey(key, v string) bool {
 	t := &s.TLS
+	if rest, ok := strings.CutPrefix(key, "ssl.quorum."); ok {
+		t, key = &s.QuorumTLS, "ssl."+rest
+	}
 	switch key {
 	case "ssl.keyStore.location":
 		t.KeyStore = v
@@ -212,7 +219,15 @@ func (s *settings) applySSLKey(key, v string) bool {
 		t.CipherSuites = splitList(v)
 	case "X509AuthenticationProvider.superUser":
 		s.X509SuperUser = v
-	case "ssl.hostnameVerification", "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
+	case "ssl.hostnameVerification":
+		// Checked only for members, which dial each other by host name;
+		// ZooKeeper's check of clients' reverse-resolved names is not done.
+		if t == &s.QuorumTLS {
+			s.QuorumVerifyHost = v != "false"
+		}
+	case "sslQuorum":
+		s.SSLQuorum = v == "true"
+	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
 		// ZooKeeper's checks of clients' host names and its Java class
 		// choices: nothing to configure here.
 	default:

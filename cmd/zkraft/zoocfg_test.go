@@ -133,3 +133,47 @@ func TestMillisOrDuration(t *testing.T) {
 		t.Error("accepted garbage")
 	}
 }
+
+// TestZooConfigTLS covers the secure client port and quorum TLS keys,
+// with and without the "zookeeper." prefix of their system properties.
+func TestZooConfigTLS(t *testing.T) {
+	cfg, err := parseZooConfig(strings.NewReader(`secureClientPort=2281
+ssl.keyStore.location=/etc/zk/ks.p12
+zookeeper.ssl.keyStore.password=pw
+ssl.trustStore.location=/etc/zk/ts.jks
+ssl.trustStore.type=JKS
+ssl.clientAuth=want
+ssl.enabledProtocols=TLSv1.2,TLSv1.3
+ssl.ciphersuites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+ssl.hostnameVerification=false
+X509AuthenticationProvider.superUser=CN=admin
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+sslQuorum=true
+ssl.quorum.keyStore.location=/etc/zk/q.pem
+ssl.quorum.trustStore.location=/etc/zk/qt.pem
+ssl.quorum.hostnameVerification=false
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	st := defaultSettings()
+	if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
+		t.Fatal(err)
+	}
+	tl := st.TLS
+	if st.SecureClientAddr != "0.0.0.0:2281" || tl.KeyStore != "/etc/zk/ks.p12" || tl.KeyStorePassword != "pw" ||
+		tl.TrustStore != "/etc/zk/ts.jks" || tl.TrustStoreType != "JKS" || tl.ClientAuth != "want" ||
+		strings.Join(tl.EnabledProtocols, "|") != "TLSv1.2|TLSv1.3" || len(tl.CipherSuites) != 1 || st.X509SuperUser != "CN=admin" {
+		t.Fatalf("client TLS settings %+v %q", st, st.SecureClientAddr)
+	}
+	if !st.SSLQuorum || st.QuorumTLS.KeyStore != "/etc/zk/q.pem" || st.QuorumTLS.TrustStore != "/etc/zk/qt.pem" || st.QuorumVerifyHost {
+		t.Fatalf("quorum TLS settings %+v verifyHost %v", st.QuorumTLS, st.QuorumVerifyHost)
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("warnings: %v", logs.All())
+	}
+	if d := defaultSettings(); d.SSLQuorum || !d.QuorumVerifyHost || d.SecureClientAddr != "" {
+		t.Fatalf("defaults %+v", d)
+	}
+}

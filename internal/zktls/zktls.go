@@ -134,3 +134,42 @@ func ClientIdentity(cert *x509.Certificate) string {
 	}
 	return rdns.String()
 }
+
+// MemberConfigs are the TLS configurations of an ensemble's member
+// connections (ZooKeeper's sslQuorum with ssl.quorum.* stores): both ends
+// present the key store's certificate and verify the other's against the
+// trust store (mutual authentication, always required); the dialing end
+// also checks the member's host name or IP against the certificate unless
+// verifyHost is false (ssl.quorum.hostnameVerification=false).
+func MemberConfigs(o Options, verifyHost bool) (server, client *tls.Config, err error) {
+	o.ClientAuth = "need"
+	server, err = ServerConfig(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	client = &tls.Config{
+		Certificates: server.Certificates,
+		RootCAs:      server.ClientCAs,
+		MinVersion:   server.MinVersion,
+		MaxVersion:   server.MaxVersion,
+		CipherSuites: server.CipherSuites,
+	}
+	if !verifyHost {
+		// Verify the chain, not the name: crypto/tls checks both or, with
+		// InsecureSkipVerify, neither, so the chain check is done here.
+		roots := client.RootCAs
+		client.InsecureSkipVerify = true
+		client.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("zktls: member presented no certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+			return err
+		}
+	}
+	return server, client, nil
+}

@@ -3,14 +3,9 @@ package zktls
 import (
 	"bytes"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,63 +13,26 @@ import (
 	"time"
 
 	keystore "github.com/pavlo-v-chernykh/keystore-go/v4"
+
+	"github.com/zkraft/zkraft/internal/zktls/zktlstest"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
 // issued is a key and its certificate.
-type issued struct {
-	key  *ecdsa.PrivateKey
-	cert *x509.Certificate
-}
+type issued = zktlstest.Issued
 
-// issue makes a certificate for subject, signed by ca (self-signed when
-// ca is nil).
 func issue(t *testing.T, subject pkix.Name, ca *issued, isCA bool) issued {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	is, err := zktlstest.Issue(subject, ca, isCA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               subject,
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  isCA,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	parent, signer := tmpl, key
-	if ca != nil {
-		parent, signer = ca.cert, ca.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return issued{key, cert}
+	return is
 }
 
 func pemFile(t *testing.T, path string, key *ecdsa.PrivateKey, certs ...*x509.Certificate) {
 	t.Helper()
-	var b bytes.Buffer
-	if key != nil {
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = pem.Encode(&b, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	}
-	for _, c := range certs {
-		_ = pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	if err := zktlstest.WritePEM(path, key, certs...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -87,34 +45,34 @@ func stores(t *testing.T, dir, typ string, server, ca issued, password string) (
 	ks, ts := filepath.Join(dir, "server"+ext), filepath.Join(dir, "trust"+ext)
 	switch typ {
 	case "PEM":
-		pemFile(t, ks, server.key, server.cert, ca.cert)
-		pemFile(t, ts, nil, ca.cert)
+		pemFile(t, ks, server.Key, server.Cert, ca.Cert)
+		pemFile(t, ts, nil, ca.Cert)
 	case "PKCS12":
-		data, err := pkcs12.Modern.Encode(server.key, server.cert, []*x509.Certificate{ca.cert}, password)
+		data, err := pkcs12.Modern.Encode(server.Key, server.Cert, []*x509.Certificate{ca.Cert}, password)
 		if err != nil {
 			t.Fatal(err)
 		}
-		trust, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.cert}, password)
+		trust, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.Cert}, password)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = os.WriteFile(ks, data, 0o600)
 		_ = os.WriteFile(ts, trust, 0o600)
 	case "JKS":
-		der, err := x509.MarshalPKCS8PrivateKey(server.key)
+		der, err := x509.MarshalPKCS8PrivateKey(server.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		k := keystore.New()
 		if err := k.SetPrivateKeyEntry("server", keystore.PrivateKeyEntry{
 			CreationTime: time.Now(), PrivateKey: der,
-			CertificateChain: []keystore.Certificate{{Type: "X509", Content: server.cert.Raw}, {Type: "X509", Content: ca.cert.Raw}},
+			CertificateChain: []keystore.Certificate{{Type: "X509", Content: server.Cert.Raw}, {Type: "X509", Content: ca.Cert.Raw}},
 		}, []byte(password)); err != nil {
 			t.Fatal(err)
 		}
 		tr := keystore.New()
 		if err := tr.SetTrustedCertificateEntry("ca", keystore.TrustedCertificateEntry{
-			CreationTime: time.Now(), Certificate: keystore.Certificate{Type: "X509", Content: ca.cert.Raw},
+			CreationTime: time.Now(), Certificate: keystore.Certificate{Type: "X509", Content: ca.Cert.Raw},
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +122,7 @@ func handshake(t *testing.T, cfg *tls.Config, ca *x509.Certificate, clientCert *
 	roots.AddCert(ca)
 	ccfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: version, MaxVersion: version}
 	if clientCert != nil {
-		ccfg.Certificates = []tls.Certificate{{Certificate: [][]byte{clientCert.cert.Raw}, PrivateKey: clientCert.key}}
+		ccfg.Certificates = []tls.Certificate{{Certificate: [][]byte{clientCert.Cert.Raw}, PrivateKey: clientCert.Key}}
 	}
 	c, err := tls.Dial("tcp", ln.Addr().String(), ccfg)
 	if err == nil {
@@ -204,14 +162,14 @@ func TestStoresAndClientAuth(t *testing.T) {
 				t.Fatalf("server chain has %d certificates, want 2", n)
 			}
 			for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
-				peers, err := handshake(t, cfg, ca.cert, &client, v)
+				peers, err := handshake(t, cfg, ca.Cert, &client, v)
 				if err != nil || len(peers) == 0 || ClientIdentity(peers[0]) != "CN=client,OU=ops,O=example" {
 					t.Fatalf("version %x: client with a certificate: %v %v", v, err, peers)
 				}
-				if _, err := handshake(t, cfg, ca.cert, nil, v); err == nil {
+				if _, err := handshake(t, cfg, ca.Cert, nil, v); err == nil {
 					t.Fatalf("version %x: need admitted a client without a certificate", v)
 				}
-				if _, err := handshake(t, cfg, ca.cert, &rogue, v); err == nil {
+				if _, err := handshake(t, cfg, ca.Cert, &rogue, v); err == nil {
 					t.Fatalf("version %x: need admitted a certificate from another authority", v)
 				}
 			}
@@ -220,7 +178,7 @@ func TestStoresAndClientAuth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := handshake(t, want, ca.cert, nil, tls.VersionTLS12); err != nil {
+			if _, err := handshake(t, want, ca.Cert, nil, tls.VersionTLS12); err != nil {
 				t.Fatalf("want refused a client without a certificate: %v", err)
 			}
 			if typ != "PEM" {
@@ -266,5 +224,67 @@ func TestOptionErrors(t *testing.T) {
 	}
 	if _, err := ServerConfig(Options{KeyStore: filepath.Join(dir, "enc.pem")}); err == nil || !strings.Contains(err.Error(), "encrypted") {
 		t.Fatalf("encrypted PEM key: %v", err)
+	}
+}
+
+// TestMemberConfigs: both ends authenticate; without host name checks the
+// chain is still verified.
+func TestMemberConfigs(t *testing.T) {
+	dir := t.TempDir()
+	ks, ts, err := zktlstest.PEMStores(dir, pkix.Name{CommonName: "member"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKS, _, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "intruder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := func(verifyHost bool, clientKS string, serverName string) error {
+		srv, _, err := MemberConfigs(Options{KeyStore: ks, TrustStore: ts}, verifyHost)
+		if err != nil {
+			return err
+		}
+		_, cli, err := MemberConfigs(Options{KeyStore: clientKS, TrustStore: ts}, verifyHost)
+		if err != nil {
+			return err
+		}
+		cli = cli.Clone()
+		cli.ServerName = serverName
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", srv)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				_ = c.(*tls.Conn).Handshake()
+				_, _ = c.Write([]byte("x"))
+				c.Close()
+			}
+		}()
+		c, err := tls.Dial("tcp", ln.Addr().String(), cli)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := c.Read(make([]byte, 1))
+		if n == 1 {
+			return nil
+		}
+		return err
+	}
+	if err := pair(true, ks, "127.0.0.1"); err != nil {
+		t.Fatalf("members with the store's certificate: %v", err)
+	}
+	if err := pair(true, ks, "member.example"); err == nil {
+		t.Fatal("a host name the certificate does not name was accepted")
+	}
+	if err := pair(false, ks, "member.example"); err != nil {
+		t.Fatalf("without host name checks: %v", err)
+	}
+	if err := pair(false, otherKS, "127.0.0.1"); err == nil {
+		t.Fatal("a member certificate from another authority was accepted")
 	}
 }
