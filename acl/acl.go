@@ -3,6 +3,7 @@ package acl
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -19,6 +20,8 @@ const (
 	// SchemeX509 is a TLS client certificate's subject (the secure client
 	// port's identities).
 	SchemeX509 = "x509"
+	// SchemeSASL is a SASL-authenticated user name.
+	SchemeSASL = "sasl"
 )
 
 // Predefined ACL lists (ZooDefs.Ids).
@@ -64,7 +67,7 @@ func Check(list []jute.ACL, perm int32, ids []jute.Id) bool {
 // server provider (world with another id, auth, super) never match.
 func matches(scheme, id, expr string) bool {
 	switch scheme {
-	case SchemeDigest, SchemeX509:
+	case SchemeDigest, SchemeX509, SchemeSASL:
 		return id == expr
 	case SchemeIP:
 		return MatchIP(expr, id)
@@ -73,9 +76,11 @@ func matches(scheme, id, expr string) bool {
 }
 
 // authenticated reports whether a scheme's provider counts as authenticated
-// for "auth" expansion (isAuthenticated): digest and x509 do, ip does not,
-// and schemes with no provider (super, world) are skipped.
-func authenticated(scheme string) bool { return scheme == SchemeDigest || scheme == SchemeX509 }
+// for "auth" expansion (isAuthenticated): digest, x509 and sasl do, ip
+// does not, and schemes with no provider (super, world) are skipped.
+func authenticated(scheme string) bool {
+	return scheme == SchemeDigest || scheme == SchemeX509 || scheme == SchemeSASL
+}
 
 // Fixup validates list for create or setACL, removes exact duplicates
 // (keeping first occurrences) and expands each "auth" entry into one entry per
@@ -110,6 +115,8 @@ func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 			out = append(out, a)
 		case a.ID.Scheme == SchemeX509 && ValidDN(a.ID.ID):
 			out = append(out, a)
+		case a.ID.Scheme == SchemeSASL && validKerberosName.MatchString(a.ID.ID):
+			out = append(out, a)
 		default:
 			return nil, jute.ErrInvalidACL
 		}
@@ -131,6 +138,10 @@ outer:
 	}
 	return out
 }
+
+// validKerberosName is SASLAuthenticationProvider.isValid: a Kerberos
+// principal's syntax, user[/host][@REALM].
+var validKerberosName = regexp.MustCompile(`^[^/@]+(/[^/@]+)?(@[^/@]+)?$`)
 
 // validDigest is DigestAuthenticationProvider.isValid: Java's
 // id.split(":") must yield exactly two parts (trailing empty parts dropped).

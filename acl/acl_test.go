@@ -143,7 +143,8 @@ func TestFixup(t *testing.T) {
 		{"ip bad", []jute.ACL{entry(31, "ip", "10.0.0/8")}, nil, nil, true},
 		{"ip bad bits", []jute.ACL{entry(31, "ip", "10.0.0.0/40")}, nil, nil, true},
 		{"super scheme", []jute.ACL{entry(31, "super", "")}, nil, nil, true},
-		{"unknown scheme", []jute.ACL{entry(31, "sasl", "bob")}, nil, nil, true},
+		{"unknown scheme", []jute.ACL{entry(31, "kerberos", "bob")}, nil, nil, true},
+		{"sasl bad", []jute.ACL{entry(31, "sasl", "a@b@c")}, nil, nil, true},
 		{"one bad entry", []jute.ACL{entry(31, "world", "anyone"), entry(31, "x", "y")}, nil, nil, true},
 	}
 	for _, c := range cases {

@@ -41,6 +41,8 @@ type ServerOptions struct {
 	NoExtendedTypes bool
 	// ExtraArgs are appended to the zkraft command line (zkraft target only).
 	ExtraArgs []string
+	// JVMArgs are added to the JVM's flags (ZooKeeper target only).
+	JVMArgs []string
 }
 
 // Server is one zkraft or ZooKeeper process on a fixed 127.0.0.1 port with a
@@ -188,14 +190,15 @@ func (s *Server) command() (*exec.Cmd, error) {
 		if os.Getenv("ZKRAFT_E2E_ZK_LOG") == "1" {
 			binding = slf4jSimple
 		}
-		return exec.Command(javaBin,
+		jvm := append([]string{}, s.opts.JVMArgs...)
+		return exec.Command(javaBin, append(jvm,
 			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",
 			"-Dzookeeper.DigestAuthenticationProvider.superDigest="+superDigest(),
 			"-cp", confDir+":"+zookeeperJar+":"+binding+":"+servletAPIJar+":"+strings.Join(nettyClientJars, ":"),
 			"org.apache.zookeeper.server.quorum.QuorumPeerMain",
 			filepath.Join(confDir, "zoo.cfg"),
-		), nil
+		)...), nil
 	}
 	return nil, fmt.Errorf("unknown server kind %q", s.Kind)
 }

@@ -60,7 +60,37 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 		return false
 	}
 	h := jute.RequestHeader{Xid: xid, Type: jute.OpPing}
-	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
+	if c.srv.cfg.SASLUsers == nil {
+		// No SASL users configured: ZooKeeper without a JAAS Server section
+		// answers an empty token.
+		c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
+		return true
+	}
+	if c.saslState == nil {
+		c.saslState = &digestMD5{users: c.srv.cfg.SASLUsers}
+	}
+	token, done, err := c.saslState.next(req.Token)
+	if err != nil {
+		// ZooKeeper answers AuthFailed with a null token (the client, still
+		// mid-SASL, reads the body as one) and closes the connection.
+		c.srv.stats.authFailed.Add(1)
+		c.logger().Info("SASL authentication failed", zap.Error(err))
+		c.inOrder(h, func() {
+			c.out.replyErrorWithBody(xid, 0, jute.ErrAuthFailed, &jute.SetSASLResponse{})
+			c.out.closeAfterFlush()
+		})
+		return false
+	}
+	if done {
+		// In ZooKeeper's order (whoAmI lists identities in its hash
+		// table's order, ties in insertion order): sasl, then super.
+		user := c.saslState.user
+		c.addID(jute.Id{Scheme: "sasl", ID: user})
+		if su := c.srv.cfg.SASLSuperUser; su != "" && user == su {
+			c.addID(jute.Id{Scheme: "super", ID: ""})
+		}
+	}
+	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{Token: token}) })
 	return true
 }
 

@@ -25,6 +25,13 @@ type Config struct {
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth
 	// matching it is the super user.
 	SuperDigest string
+	// SASLUsers are the user names and passwords SASL DIGEST-MD5 clients
+	// authenticate with (the user_<name>="<password>" options of a JAAS
+	// "Server" section); nil leaves SASL unconfigured.
+	SASLUsers map[string]string
+	// SASLSuperUser is the SASL user that is the super user
+	// (zookeeper.superUser).
+	SASLSuperUser string
 	// X509SuperUser is the distinguished name of the client certificate
 	// that is the super user on the secure port
 	// (zookeeper.X509AuthenticationProvider.superUser).

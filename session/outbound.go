@@ -64,6 +64,26 @@ func (o *outbound) replyWith(xid int32, zxid int64, code jute.ErrCode, encode fu
 	return ok
 }
 
+// replyErrorWithBody queues an error reply that still carries a body, as
+// ZooKeeper's failed SASL answer does (a client mid-SASL reads every reply
+// as a SASL token).
+func (o *outbound) replyErrorWithBody(xid int32, zxid int64, code jute.ErrCode, body jute.Record) bool {
+	o.mu.Lock()
+	if o.dead || o.closing {
+		o.mu.Unlock()
+		return false
+	}
+	at := jute.BeginFrame(&o.w)
+	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
+	h.Encode(&o.w)
+	body.Encode(&o.w)
+	jute.EndFrame(&o.w, at)
+	ok := o.checkLimitLocked()
+	o.mu.Unlock()
+	o.signal()
+	return ok
+}
+
 // record queues a frame holding a record without a reply header
 // (ConnectResponse).
 func (o *outbound) record(rec jute.Record) {

@@ -45,6 +45,7 @@ func serverCommand() *cli.Command {
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics here (metricsProvider.httpHost:httpPort)"},
+			&cli.StringFlag{Name: "jaas-config", Usage: "a JAAS file whose Server section (DigestLoginModule, user_<name>=\"<password>\") lists the SASL DIGEST-MD5 users, as -Djava.security.auth.login.config for ZooKeeper"},
 			&cli.StringFlag{Name: "secure-client-addr", Usage: "also serve clients over TLS here (secureClientPortAddress:secureClientPort); needs --tls-keystore"},
 			&cli.StringFlag{Name: "tls-keystore", Usage: "the secure port's key and certificate chain: PKCS12 (.p12), JKS (.jks) or PEM (.pem) (ssl.keyStore.location)"},
 			&cli.StringFlag{Name: "tls-keystore-password", Usage: "ssl.keyStore.password"},
@@ -132,6 +133,12 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	var users map[string]string
+	if st.JAASConfig != "" {
+		if users, err = saslUsers(st.JAASConfig, st.JAASSection); err != nil {
+			return fmt.Errorf("SASL: %w", err)
+		}
+	}
 	var secureLn net.Listener
 	var tlsCfg *tls.Config
 	if st.SecureClientAddr != "" {
@@ -151,6 +158,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MaxBuffer:           st.JuteMaxBuffer,
 		SuperDigest:         st.SuperDigest,
 		X509SuperUser:       st.X509SuperUser,
+		SASLUsers:           users,
+		SASLSuperUser:       st.SASLSuperUser,
 		FourLetterWhitelist: st.FourLetterWords,
 		LinearizableReads:   c.Bool("linearizable-reads"),
 		ReconfigEnabled:     st.ReconfigEnabled,

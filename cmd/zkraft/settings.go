@@ -40,6 +40,9 @@ type settings struct {
 	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	TLS               zktls.Options // the ssl.* settings of the secure client port
 	X509SuperUser     string        // X509AuthenticationProvider.superUser
+	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
+	JAASSection       string        // its section (zookeeper.sasl.serverconfig, "Server")
+	SASLSuperUser     string        // superUser (zookeeper.superUser)
 	SSLQuorum         bool          // sslQuorum: member connections over mutual TLS
 	QuorumTLS         zktls.Options // its ssl.quorum.* stores
 	QuorumVerifyHost  bool          // ssl.quorum.hostnameVerification
@@ -60,6 +63,7 @@ func defaultSettings() settings {
 		AdminCommandURL:   "/commands",
 		AdminIdleTimeout:  30 * time.Second,
 		QuorumVerifyHost:  true,
+		JAASSection:       "Server",
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		ServerID:          1,
@@ -151,6 +155,9 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 				}
 				break
 			}
+			if strings.HasPrefix(k, "authProvider.") {
+				break // ip, digest, x509 and sasl are built in
+			}
 			if !knownIgnored[k] {
 				log.Warn("ignoring unsupported zoo.cfg key", zap.String("key", k))
 			}
@@ -227,6 +234,10 @@ func (s *settings) applySSLKey(key, v string) bool {
 		}
 	case "sslQuorum":
 		s.SSLQuorum = v == "true"
+	case "superUser":
+		s.SASLSuperUser = v
+	case "sasl.serverconfig":
+		s.JAASSection = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
 		// ZooKeeper's checks of clients' host names and its Java class
 		// choices: nothing to configure here.
@@ -283,6 +294,7 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		s.AdminAddr = c.String("admin-addr")
 	}
 	for flag, dst := range map[string]*string{
+		"jaas-config":        &s.JAASConfig,
 		"secure-client-addr": &s.SecureClientAddr, "tls-keystore": &s.TLS.KeyStore,
 		"tls-keystore-password": &s.TLS.KeyStorePassword, "tls-truststore": &s.TLS.TrustStore,
 		"tls-truststore-password": &s.TLS.TrustStorePassword, "tls-client-auth": &s.TLS.ClientAuth,

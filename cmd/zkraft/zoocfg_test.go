@@ -134,7 +134,7 @@ func TestMillisOrDuration(t *testing.T) {
 	}
 }
 
-// TestZooConfigTLS covers the secure client port and quorum TLS keys,
+// TestZooConfigTLS covers the secure client port, quorum TLS and SASL keys,
 // with and without the "zookeeper." prefix of their system properties.
 func TestZooConfigTLS(t *testing.T) {
 	cfg, err := parseZooConfig(strings.NewReader(`secureClientPort=2281
@@ -152,6 +152,8 @@ sslQuorum=true
 ssl.quorum.keyStore.location=/etc/zk/q.pem
 ssl.quorum.trustStore.location=/etc/zk/qt.pem
 ssl.quorum.hostnameVerification=false
+authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
+superUser=admin
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +171,9 @@ ssl.quorum.hostnameVerification=false
 	}
 	if !st.SSLQuorum || st.QuorumTLS.KeyStore != "/etc/zk/q.pem" || st.QuorumTLS.TrustStore != "/etc/zk/qt.pem" || st.QuorumVerifyHost {
 		t.Fatalf("quorum TLS settings %+v verifyHost %v", st.QuorumTLS, st.QuorumVerifyHost)
+	}
+	if st.SASLSuperUser != "admin" || st.JAASSection != "Server" {
+		t.Fatalf("SASL settings %q %q", st.SASLSuperUser, st.JAASSection)
 	}
 	if logs.Len() != 0 {
 		t.Fatalf("warnings: %v", logs.All())
