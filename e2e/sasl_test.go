@@ -21,10 +21,11 @@ func jaasFile(t *testing.T, dir, name, text string) string {
 // TestSASLDigest authenticates the Java client with SASL DIGEST-MD5
 // against zkraft (--jaas-config) and Apache ZooKeeper
 // (-Djava.security.auth.login.config, SASLAuthenticationProvider), both
-// given the same JAAS Server section and superUser, and expects identical
-// zkCli transcripts: the user's sasl identity (whoami), an ACL for it that
-// admits it and one for another user that does not, the super user
-// reading past the ACL, and a wrong password failing with AuthFailed.
+// given the same JAAS Server section, superUser and enforce.auth.schemes=sasl,
+// and expects identical zkCli transcripts: the user's sasl identity
+// (whoami), an ACL for it that admits it and one for another user that
+// does not, the super user reading past the ACL, a wrong password failing
+// with AuthFailed, and a client without SASL refused.
 func TestSASLDigest(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -44,7 +45,8 @@ Server {
 	addrs := map[string]string{}
 	for _, kind := range []string{targetZkraft, targetZookeeper} {
 		s := StartServer(t, ServerOptions{Kind: kind,
-			ZooCfg:    []string{"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider", "superUser=super"},
+			ZooCfg: []string{"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider", "superUser=super",
+				"enforce.auth.enabled=true", "enforce.auth.schemes=sasl"},
 			ExtraArgs: []string{"--jaas-config", server},
 			JVMArgs:   []string{"-Djava.security.auth.login.config=" + server},
 		})
@@ -65,6 +67,7 @@ Server {
 			"create /sasl-other x sasl:alice:cdrwa\nget /sasl-other\ncreate /sasl-bad x sasl:a@b@c:cdrwa\nquit\n"},
 		{client("super", "adminsecret"), "whoami\nget /sasl\nget /sasl-other\nquit\n"},
 		{client("bob", "wrong"), "whoami\nget /sasl\nquit\n"},
+		{"/nonexistent.jaas", "ls /\nquit\n"}, // no SASL: enforce.auth.schemes=sasl refuses the session
 	}
 	for i, st := range steps {
 		z, k := run(targetZookeeper, st.jaas, st.script), run(targetZkraft, st.jaas, st.script)
@@ -80,6 +83,9 @@ Server {
 		}
 		if i == 2 && !strings.Contains(k, "state:AuthFailed") {
 			t.Errorf("a wrong password did not fail:\n%s", k)
+		}
+		if i == 3 && strings.Contains(k, "[zookeeper") {
+			t.Errorf("a client without SASL was served under enforce.auth.schemes=sasl:\n%s", k)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -188,9 +190,27 @@ func readAllConn(nc net.Conn) ([]byte, error) {
 	}
 }
 
-var tlsVolatile = regexp.MustCompile(`(?m)^(WATCHER::|Connecting to ).*\n?`)
+var tlsVolatile = regexp.MustCompile(`^(WATCHER::|Connecting to |WatchedEvent state:(Closed|Disconnected) )`)
 
-// normalizeTLSTranscript drops zkCli's connection chatter, which names the
-// server's address (its WatchedEvent lines stay: they show the session's
-// states, SaslAuthenticated and AuthFailed among them).
-func normalizeTLSTranscript(s string) string { return tlsVolatile.ReplaceAllString(s, "") }
+// normalizeTLSTranscript makes zkCli transcripts comparable: it drops the
+// connection chatter, which names the server's address, and blank lines,
+// and moves the session events (printed by the client's event thread, so
+// placed anywhere among the commands' output, and repeated by reconnects
+// the JVM may or may not make before it exits) after the rest, sorted and
+// each once; Closed and Disconnected are dropped, as the JVM may exit
+// before printing them. The events that matter stay: SaslAuthenticated and
+// AuthFailed.
+func normalizeTLSTranscript(s string) string {
+	var lines, events []string
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.TrimSpace(l) == "" || tlsVolatile.MatchString(l):
+		case strings.HasPrefix(l, "WatchedEvent "):
+			events = append(events, l)
+		default:
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(events)
+	return strings.Join(append(lines, slices.Compact(events)...), "\n")
+}

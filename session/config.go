@@ -25,6 +25,11 @@ type Config struct {
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth
 	// matching it is the super user.
 	SuperDigest string
+	// EnforceAuthSchemes, when set, closes every connection that sends a
+	// request (other than auth and SASL) before it holds an identity of
+	// one of these schemes (zookeeper.enforce.auth.enabled and
+	// enforce.auth.schemes; sessionRequireClientSASLAuth is "sasl").
+	EnforceAuthSchemes []string
 	// SASLUsers are the user names and passwords SASL DIGEST-MD5 clients
 	// authenticate with (the user_<name>="<password>" options of a JAAS
 	// "Server" section); nil leaves SASL unconfigured.

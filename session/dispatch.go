@@ -1,11 +1,25 @@
 package session
 
 import (
+	"slices"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
+
+// authenticatedForEnforcement reports whether the connection holds an
+// identity of one of the schemes the server enforces (enforce.auth.schemes).
+func (c *conn) authenticatedForEnforcement() bool {
+	for _, id := range c.Ids() {
+		if slices.Contains(c.srv.cfg.EnforceAuthSchemes, id.Scheme) {
+			return true
+		}
+	}
+	return false
+}
 
 // opKind says how the pipeline treats an opcode.
 type opKind uint8
@@ -34,6 +48,17 @@ func kindOf(op jute.Op) opKind {
 // is only valid until the next frame is read. It reports whether the
 // connection stays open.
 func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
+	if len(c.srv.cfg.EnforceAuthSchemes) > 0 && h.Type != jute.OpAuth && h.Type != jute.OpSASL && !c.authenticatedForEnforcement() {
+		// ZooKeeper's AuthenticationHelper.enforceAuthentication: answer
+		// SessionClosedRequireSaslAuth and close the connection.
+		c.logger().Warn("closing a connection without the authentication the server enforces",
+			zap.Strings("schemes", c.srv.cfg.EnforceAuthSchemes))
+		c.inOrder(h, func() {
+			c.out.reply(h.Xid, 0, jute.ErrSessionClosedNoSASL, nil)
+			c.out.closeAfterFlush()
+		})
+		return false
+	}
 	if c.readOnly && (kindOf(h.Type) == kindWrite || h.Type == jute.OpSync || h.Type == jute.OpReconfig ||
 		h.Type == jute.OpCheck || h.Type == jute.OpDeleteContainer) {
 		if h.Type == jute.OpCloseSession {

@@ -159,6 +159,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		SuperDigest:         st.SuperDigest,
 		X509SuperUser:       st.X509SuperUser,
 		SASLUsers:           users,
+		EnforceAuthSchemes:  st.EnforceSchemes,
 		SASLSuperUser:       st.SASLSuperUser,
 		FourLetterWhitelist: st.FourLetterWords,
 		LinearizableReads:   c.Bool("linearizable-reads"),

@@ -43,6 +43,8 @@ type settings struct {
 	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
 	JAASSection       string        // its section (zookeeper.sasl.serverconfig, "Server")
 	SASLSuperUser     string        // superUser (zookeeper.superUser)
+	EnforceAuth       bool          // enforce.auth.enabled
+	EnforceSchemes    []string      // enforce.auth.schemes
 	SSLQuorum         bool          // sslQuorum: member connections over mutual TLS
 	QuorumTLS         zktls.Options // its ssl.quorum.* stores
 	QuorumVerifyHost  bool          // ssl.quorum.hostnameVerification
@@ -166,6 +168,9 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 		}
 	}
+	if err := s.checkEnforcedAuth(); err != nil {
+		return err
+	}
 	if securePort != "" {
 		if secureAddr == "" {
 			secureAddr = "0.0.0.0" // ZooKeeper's default, like clientPortAddress's
@@ -191,6 +196,27 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			port = clientPort
 		}
 		s.ClientAddr = net.JoinHostPort(host, port)
+	}
+	return nil
+}
+
+// checkEnforcedAuth validates enforce.auth.*: schemes are required when it
+// is on, and each must be one this server authenticates (ZooKeeper refuses
+// to start otherwise, too).
+func (s *settings) checkEnforcedAuth() error {
+	if !s.EnforceAuth {
+		s.EnforceSchemes = nil
+		return nil
+	}
+	if len(s.EnforceSchemes) == 0 {
+		return fmt.Errorf("zoo.cfg enforce.auth.enabled is true: enforce.auth.schemes must be configured")
+	}
+	for _, scheme := range s.EnforceSchemes {
+		switch scheme {
+		case "ip", "digest", "x509", "sasl":
+		default:
+			return fmt.Errorf("zoo.cfg enforce.auth.schemes: authentication scheme %q is not available", scheme)
+		}
 	}
 	return nil
 }
@@ -236,6 +262,14 @@ func (s *settings) applySSLKey(key, v string) bool {
 		s.SSLQuorum = v == "true"
 	case "superUser":
 		s.SASLSuperUser = v
+	case "enforce.auth.enabled":
+		s.EnforceAuth = v == "true"
+	case "enforce.auth.schemes":
+		s.EnforceSchemes = splitList(v)
+	case "sessionRequireClientSASLAuth":
+		if v == "true" {
+			s.EnforceAuth, s.EnforceSchemes = true, []string{"sasl"}
+		}
 	case "sasl.serverconfig":
 		s.JAASSection = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":

@@ -182,3 +182,29 @@ superUser=admin
 		t.Fatalf("defaults %+v", d)
 	}
 }
+
+// TestZooConfigEnforceAuth: enforce.auth.* and sessionRequireClientSASLAuth,
+// and the configurations ZooKeeper refuses to start with.
+func TestZooConfigEnforceAuth(t *testing.T) {
+	for text, want := range map[string]string{
+		"enforce.auth.enabled=true\nenforce.auth.schemes=sasl, digest\n": "sasl,digest",
+		"zookeeper.sessionRequireClientSASLAuth=true\n":                  "sasl",
+		"enforce.auth.schemes=sasl\n":                                    "",
+	} {
+		cfg, err := parseZooConfig(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := defaultSettings()
+		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil || strings.Join(st.EnforceSchemes, ",") != want {
+			t.Errorf("%q: schemes %v, err %v; want %q", text, st.EnforceSchemes, err, want)
+		}
+	}
+	for _, text := range []string{"enforce.auth.enabled=true\n", "enforce.auth.enabled=true\nenforce.auth.schemes=kerberos\n"} {
+		cfg, _ := parseZooConfig(strings.NewReader(text))
+		st := defaultSettings()
+		if err := st.applyZooConfig(cfg, zap.NewNop()); err == nil {
+			t.Errorf("%q accepted", text)
+		}
+	}
+}
