@@ -2,10 +2,12 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,16 +219,7 @@ func (s *Server) adminConns(brief bool) []any {
 // adminDump is dump: sessions by expiry time (unix milliseconds, rounded
 // up to a tick as ZooKeeper's buckets are) and their ephemeral nodes.
 func (s *Server) adminDump() jsonObj {
-	t := s.node.RLockTree()
-	sessions := t.Sessions()
-	eph := make(map[int64][]string, len(sessions))
-	for _, si := range sessions {
-		if list := t.GetEphemerals(si.ID, "/"); len(list) > 0 {
-			eph[si.ID] = list
-		}
-	}
-	s.node.RUnlockTree()
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
+	sessions, eph := s.sessionsAndEphemerals()
 	deadlines := s.node.SessionDeadlines()
 	tick := s.cfg.TickTime.Milliseconds()
 	byExpiry := map[int64][]int64{}
@@ -241,13 +234,8 @@ func (s *Server) adminDump() jsonObj {
 		}
 		byExpiry[ms] = append(byExpiry[ms], si.ID)
 	}
-	times := make([]int64, 0, len(byExpiry))
-	for ms := range byExpiry {
-		times = append(times, ms)
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	expiry := jsonObj{}
-	for _, ms := range times {
+	for _, ms := range slices.Sorted(maps.Keys(byExpiry)) {
 		expiry = expiry.add(strconv.FormatInt(ms, 10), byExpiry[ms])
 	}
 	ephemerals := jsonObj{}
@@ -388,13 +376,8 @@ func (s *Server) adminVotingView() jsonObj {
 
 func (s *Server) adminWatchesBySession() jsonObj {
 	bySession := s.node.Watches().BySession()
-	ids := make([]int64, 0, len(bySession))
-	for id := range bySession {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	out := jsonObj{}
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(bySession)) {
 		out = out.add(strconv.FormatInt(id, 10), bySession[id])
 	}
 	return jsonObj{}.add("session_id_to_watched_paths", out)
@@ -402,13 +385,8 @@ func (s *Server) adminWatchesBySession() jsonObj {
 
 func (s *Server) adminWatchesByPath() jsonObj {
 	byPath := s.node.Watches().ByPath()
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	out := jsonObj{}
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
 		out = out.add(p, byPath[p])
 	}
 	return jsonObj{}.add("path_to_session_ids", out)

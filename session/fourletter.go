@@ -2,12 +2,16 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkraft/zkraft/znode"
 )
 
 // Version is reported by srvr, stat, mntr and envi in ZooKeeper's format,
@@ -306,12 +310,7 @@ func (c *conn) queued() int {
 
 func (s *Server) writeWatchesBySession(b *strings.Builder) {
 	bySession := s.node.Watches().BySession()
-	ids := make([]int64, 0, len(bySession))
-	for id := range bySession {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(bySession)) {
 		fmt.Fprintf(b, "%s\n", hexID(id))
 		for _, p := range bySession[id] {
 			fmt.Fprintf(b, "\t%s\n", p)
@@ -321,12 +320,7 @@ func (s *Server) writeWatchesBySession(b *strings.Builder) {
 
 func (s *Server) writeWatchesByPath(b *strings.Builder) {
 	byPath := s.node.Watches().ByPath()
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(byPath)) {
 		fmt.Fprintf(b, "%s\n", p)
 		for _, id := range byPath[p] {
 			fmt.Fprintf(b, "\t%s\n", hexID(id))
@@ -334,8 +328,9 @@ func (s *Server) writeWatchesByPath(b *strings.Builder) {
 	}
 }
 
-// writeDump is dump: sessions and their ephemeral nodes.
-func (s *Server) writeDump(b *strings.Builder) {
+// sessionsAndEphemerals returns the sessions, by id, and the ephemeral
+// nodes of those that own any (dump, in both its forms).
+func (s *Server) sessionsAndEphemerals() ([]znode.SessionInfo, map[int64][]string) {
 	t := s.node.RLockTree()
 	sessions := t.Sessions()
 	eph := make(map[int64][]string, len(sessions))
@@ -346,6 +341,12 @@ func (s *Server) writeDump(b *strings.Builder) {
 	}
 	s.node.RUnlockTree()
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
+	return sessions, eph
+}
+
+// writeDump is dump: sessions and their ephemeral nodes.
+func (s *Server) writeDump(b *strings.Builder) {
+	sessions, eph := s.sessionsAndEphemerals()
 	b.WriteString("SessionTracker dump:\n")
 	fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
 	for _, si := range sessions {

@@ -46,6 +46,14 @@ func (o *outbound) reply(xid int32, zxid int64, code jute.ErrCode, body jute.Rec
 // and never kept), so a hot path can pass a concrete record's Encode
 // without the record escaping to the heap.
 func (o *outbound) replyWith(xid int32, zxid int64, code jute.ErrCode, encode func(*jute.Writer)) bool {
+	if code != jute.OK {
+		encode = nil
+	}
+	return o.frame(xid, zxid, code, encode)
+}
+
+// frame queues a reply header and the body encode writes (none if nil).
+func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*jute.Writer)) bool {
 	o.mu.Lock()
 	if o.dead || o.closing {
 		o.mu.Unlock()
@@ -54,7 +62,7 @@ func (o *outbound) replyWith(xid int32, zxid int64, code jute.ErrCode, encode fu
 	at := jute.BeginFrame(&o.w)
 	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
 	h.Encode(&o.w)
-	if code == jute.OK && encode != nil {
+	if encode != nil {
 		encode(&o.w)
 	}
 	jute.EndFrame(&o.w, at)
@@ -68,20 +76,7 @@ func (o *outbound) replyWith(xid int32, zxid int64, code jute.ErrCode, encode fu
 // ZooKeeper's failed SASL answer does (a client mid-SASL reads every reply
 // as a SASL token).
 func (o *outbound) replyErrorWithBody(xid int32, zxid int64, code jute.ErrCode, body jute.Record) bool {
-	o.mu.Lock()
-	if o.dead || o.closing {
-		o.mu.Unlock()
-		return false
-	}
-	at := jute.BeginFrame(&o.w)
-	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
-	h.Encode(&o.w)
-	body.Encode(&o.w)
-	jute.EndFrame(&o.w, at)
-	ok := o.checkLimitLocked()
-	o.mu.Unlock()
-	o.signal()
-	return ok
+	return o.frame(xid, zxid, code, body.Encode)
 }
 
 // record queues a frame holding a record without a reply header
