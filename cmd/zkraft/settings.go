@@ -93,7 +93,7 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 	for _, k := range cfg.keys {
 		v := cfg.values[k]
 		var err error
-		if s.applySSLKey(strings.TrimPrefix(k, "zookeeper."), v) {
+		if s.applySecurityKey(strings.TrimPrefix(k, "zookeeper."), v) {
 			continue
 		}
 		switch k {
@@ -198,87 +198,6 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		s.ClientAddr = net.JoinHostPort(host, port)
 	}
 	return nil
-}
-
-// checkEnforcedAuth validates enforce.auth.*: schemes are required when it
-// is on, and each must be one this server authenticates (ZooKeeper refuses
-// to start otherwise, too).
-func (s *settings) checkEnforcedAuth() error {
-	if !s.EnforceAuth {
-		s.EnforceSchemes = nil
-		return nil
-	}
-	if len(s.EnforceSchemes) == 0 {
-		return fmt.Errorf("zoo.cfg enforce.auth.enabled is true: enforce.auth.schemes must be configured")
-	}
-	for _, scheme := range s.EnforceSchemes {
-		switch scheme {
-		case "ip", "digest", "x509", "sasl":
-		default:
-			return fmt.Errorf("zoo.cfg enforce.auth.schemes: authentication scheme %q is not available", scheme)
-		}
-	}
-	return nil
-}
-
-// applySSLKey takes one of ZooKeeper's ssl.* keys for the secure client
-// port (in zoo.cfg with or without the "zookeeper." of the system
-// property); it reports whether key was one.
-func (s *settings) applySSLKey(key, v string) bool {
-	t := &s.TLS
-	if rest, ok := strings.CutPrefix(key, "ssl.quorum."); ok {
-		t, key = &s.QuorumTLS, "ssl."+rest
-	}
-	switch key {
-	case "ssl.keyStore.location":
-		t.KeyStore = v
-	case "ssl.keyStore.password":
-		t.KeyStorePassword = v
-	case "ssl.keyStore.type":
-		t.KeyStoreType = v
-	case "ssl.trustStore.location":
-		t.TrustStore = v
-	case "ssl.trustStore.password":
-		t.TrustStorePassword = v
-	case "ssl.trustStore.type":
-		t.TrustStoreType = v
-	case "ssl.clientAuth":
-		t.ClientAuth = v
-	case "ssl.protocol":
-		t.Protocol = v
-	case "ssl.enabledProtocols":
-		t.EnabledProtocols = splitList(v)
-	case "ssl.ciphersuites":
-		t.CipherSuites = splitList(v)
-	case "X509AuthenticationProvider.superUser":
-		s.X509SuperUser = v
-	case "ssl.hostnameVerification":
-		// Checked only for members, which dial each other by host name;
-		// ZooKeeper's check of clients' reverse-resolved names is not done.
-		if t == &s.QuorumTLS {
-			s.QuorumVerifyHost = v != "false"
-		}
-	case "sslQuorum":
-		s.SSLQuorum = v == "true"
-	case "superUser":
-		s.SASLSuperUser = v
-	case "enforce.auth.enabled":
-		s.EnforceAuth = v == "true"
-	case "enforce.auth.schemes":
-		s.EnforceSchemes = splitList(v)
-	case "sessionRequireClientSASLAuth":
-		if v == "true" {
-			s.EnforceAuth, s.EnforceSchemes = true, []string{"sasl"}
-		}
-	case "sasl.serverconfig":
-		s.JAASSection = v
-	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
-		// ZooKeeper's checks of clients' host names and its Java class
-		// choices: nothing to configure here.
-	default:
-		return false
-	}
-	return true
 }
 
 // applyFlags overlays flags the user set explicitly. Time flags take
