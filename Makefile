@@ -37,8 +37,9 @@ test-short:
 
 # Short fuzzing pass over every fuzz target, one after another: the Jute,
 # log-pack, AppendEntries and snapshot decoders, the request dispatcher,
-# ACL IP parsing, the watch registry against a model and the bench client's
-# reply reader (FUZZTIME=5m for longer runs).
+# the SASL DIGEST-MD5 exchange, ACL IP, DN and Kerberos-name parsing, the
+# watch registry against a model and the bench client's reply reader
+# (FUZZTIME=5m for longer runs).
 FUZZTIME ?= 30s
 FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/
 fuzz:

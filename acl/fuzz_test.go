@@ -25,3 +25,26 @@ func FuzzIP(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDN checks the x509 and sasl schemes never panic: any id is either a
+// valid ACL or ErrInvalidACL, and a valid one matches exactly itself.
+func FuzzDN(f *testing.F) {
+	for _, s := range []string{"CN=a,O=b", `CN="x, y"+UID=z`, "2.5.4.3=#0c0161", "bob/host@REALM", "a@b@c", `\`, `"`, ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		for _, scheme := range []string{SchemeX509, SchemeSASL} {
+			who := jute.Id{Scheme: scheme, ID: id}
+			list, err := Fixup([]jute.ACL{{Perms: jute.PermRead, ID: who}}, nil)
+			if err != nil {
+				if err != jute.ErrInvalidACL {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if !Check(list, jute.PermRead, []jute.Id{who}) || Check(list, jute.PermRead, []jute.Id{{Scheme: scheme, ID: id + "x"}}) {
+				t.Fatalf("%s:%q does not match exactly itself", scheme, id)
+			}
+		}
+	})
+}
