@@ -25,7 +25,8 @@ func jaasFile(t *testing.T, dir, name, text string) string {
 // and expects identical zkCli transcripts: the user's sasl identity
 // (whoami), an ACL for it that admits it and one for another user that
 // does not, the super user reading past the ACL, a wrong password failing
-// with AuthFailed, and a client without SASL refused.
+// with AuthFailed, and a client without SASL refused. kazoo (Debian's
+// python3-pure-sasl) authenticates and sees its sasl ACL alike on both.
 func TestSASLDigest(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -68,6 +69,23 @@ Server {
 		{client("super", "adminsecret"), "whoami\nget /sasl\nget /sasl-other\nquit\n"},
 		{client("bob", "wrong"), "whoami\nget /sasl\nquit\n"},
 		{"/nonexistent.jaas", "ls /\nquit\n"}, // no SASL: enforce.auth.schemes=sasl refuses the session
+	}
+	// kazoo (python3-pure-sasl) authenticates the same way.
+	if _, err := os.Stat(kazooPython); err == nil {
+		script := filepath.Join(compatDir("kazoo"), "sasl.py")
+		var outs []string
+		for _, kind := range []string{targetZookeeper, targetZkraft} {
+			out, err := runTool(t, time.Minute, "", kazooPython, script, addrs[kind], "bob", "bobsecret", "/kazoo-sasl")
+			if err != nil {
+				t.Fatalf("%s: kazoo SASL: %v\n%s", kind, err, out)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] || !strings.Contains(outs[1], "id=Id(scheme='sasl', id='bob')") {
+			t.Errorf("kazoo over SASL\nzookeeper:\n%s\nzkraft:\n%s", outs[0], outs[1])
+		}
+	} else {
+		requireTool(t, err)
 	}
 	for i, st := range steps {
 		z, k := run(targetZookeeper, st.jaas, st.script), run(targetZkraft, st.jaas, st.script)
