@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,12 +32,21 @@ func Command() *cli.Command {
 			&cli.IntFlag{Name: "timeout", Value: 30000, Usage: "session timeout in milliseconds"},
 			&cli.BoolFlag{Name: "r", Usage: "read-only session (accepted for zkCli compatibility; ignored)"},
 			&cli.BoolFlag{Name: "waitforconnection", Usage: "wait for the session before running commands"},
-			&cli.StringFlag{Name: "client-configuration", Usage: "accepted for zkCli compatibility; ignored"},
+			&cli.StringFlag{Name: "client-configuration", Usage: "zkCli's client properties file: zookeeper.client.secure=true with zookeeper.ssl.keyStore.*/trustStore.* connects over TLS"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output format of read commands: text or json"},
 			&cli.StringFlag{Name: "history-file", Usage: "interactive history file (default ~/.zkraft_history)"},
 		},
 		Action: func(c *cli.Context) error {
+			var tlsCfg *tls.Config
+			if path := c.String("client-configuration"); path != "" {
+				cfg, err := LoadClientConfiguration(path)
+				if err != nil {
+					return cli.Exit(err.Error(), exitFailed)
+				}
+				tlsCfg = cfg
+			}
 			opts := Options{
+				TLS:               tlsCfg,
 				Server:            c.String("server"),
 				Timeout:           time.Duration(c.Int("timeout")) * time.Millisecond,
 				ReadOnly:          c.Bool("r"),

@@ -50,6 +50,13 @@
 //     data and child watches are printed data first; zkCli's order depends on
 //     a hash map.
 //
+// -client-configuration reads zkCli's client properties file: with
+// zookeeper.client.secure=true the shell connects over TLS, presenting the
+// zookeeper.ssl.keyStore.* certificate and checking the server against
+// zookeeper.ssl.trustStore.* (PKCS12, JKS or PEM), its host name too
+// unless zookeeper.ssl.hostnameVerification=false. SASL keys have no
+// effect: go-zookeeper does not speak SASL.
+//
 // A chroot in the connect string ("host:port/app") is applied by the shell
 // (chroot.go) as the Java client does, including its quirk that
 // getEphemerals ignores the chroot.

@@ -66,6 +66,7 @@ func (s *Shell) connect(host string) error {
 	ss.tap = newTap(func(zxid int64, ev jute.WatcherEvent) { s.onNotify(ss, zxid, ev) })
 	ss.tap.persistent = ss.persistentWatches
 	ss.tap.onAuthFailed = func() { s.authFailed(ss) }
+	ss.tap.tls = s.opts.TLS
 	conn, _, err := zk.Connect(servers, s.opts.Timeout,
 		zk.WithDialer(ss.tap.dial),
 		zk.WithLogger(quietLogger{}),

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ type Options struct {
 	Output string
 	// Terminal marks stdout as a terminal: binary data is then escaped.
 	Terminal bool
+	// TLS, when set, connects over TLS (zkCli's -client-configuration with
+	// zookeeper.client.secure=true; see LoadClientConfiguration).
+	TLS *tls.Config
 }
 
 // Shell is one zkCli-compatible session: the connection, the command

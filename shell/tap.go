@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,6 +43,8 @@ type tap struct {
 	// reply carries the packet's xid and AuthFailed; the server closes the
 	// connection right after).
 	onAuthFailed func()
+	// tls, when set, dials over TLS (the shell's TLS option).
+	tls *tls.Config
 
 	mu      sync.Mutex
 	dialed  *tapConn // most recently dialed connection
@@ -76,7 +79,18 @@ func newTap(onNotify func(int64, jute.WatcherEvent)) *tap {
 
 // dial is a zk.Dialer: it opens a TCP connection and wraps it.
 func (t *tap) dial(network, address string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout(network, address, timeout)
+	var c net.Conn
+	var err error
+	if t.tls != nil {
+		cfg := t.tls
+		if host, _, splitErr := net.SplitHostPort(address); splitErr == nil && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			cfg.ServerName = host
+		}
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
+	} else {
+		c, err = net.DialTimeout(network, address, timeout)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -155,21 +155,57 @@ func MemberConfigs(o Options, verifyHost bool) (server, client *tls.Config, err 
 		CipherSuites: server.CipherSuites,
 	}
 	if !verifyHost {
-		// Verify the chain, not the name: crypto/tls checks both or, with
-		// InsecureSkipVerify, neither, so the chain check is done here.
-		roots := client.RootCAs
-		client.InsecureSkipVerify = true
-		client.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("zktls: member presented no certificate")
-			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-			return err
-		}
+		skipHostCheck(client)
 	}
 	return server, client, nil
+}
+
+// ClientConfig is a client's TLS configuration from ZooKeeper's client
+// ssl settings (zookeeper.ssl.* in a zkCli -client-configuration file):
+// the key store's certificate when one is given, the trust store's
+// authorities (the system's without one), and the server's host name or IP
+// checked against its certificate unless verifyHost is false. The caller
+// sets ServerName per connection.
+func ClientConfig(o Options, verifyHost bool) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.KeyStore != "" {
+		cert, err := loadKeyStore(o.KeyStore, o.KeyStorePassword, o.KeyStoreType)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if o.TrustStore != "" {
+		roots, err := loadTrustStore(o.TrustStore, o.TrustStorePassword, o.TrustStoreType)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = roots
+	}
+	if err := setVersions(cfg, o); err != nil {
+		return nil, err
+	}
+	if !verifyHost {
+		skipHostCheck(cfg)
+	}
+	return cfg, nil
+}
+
+// skipHostCheck makes cfg verify the peer's chain against its RootCAs (the
+// system's when nil) but not its name: crypto/tls checks both or, with
+// InsecureSkipVerify, neither, so the chain check is done here.
+func skipHostCheck(cfg *tls.Config) {
+	roots := cfg.RootCAs
+	cfg.InsecureSkipVerify = true
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("zktls: the peer presented no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
 }
