@@ -27,8 +27,22 @@ server.2=10.0.0.2:2888:3888:participant;2182
 server.3=[::1]:2888:3888:observer;127.0.0.3:2183
 `
 
-func TestZooConfigKeys(t *testing.T) {
-	cfg, err := parseZooConfig(strings.NewReader(sampleCfg))
+// apply parses text as a zoo.cfg and applies it over the defaults.
+func apply(t *testing.T, text string) (settings, error) {
+	t.Helper()
+	cfg, err := parseZooConfig(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := defaultSettings()
+	return st, st.applyZooConfig(cfg, zap.NewNop())
+}
+
+// mustApply is apply for a zoo.cfg that must be accepted; it also returns
+// the warnings logged.
+func mustApply(t *testing.T, text string) (settings, *observer.ObservedLogs) {
+	t.Helper()
+	cfg, err := parseZooConfig(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +51,11 @@ func TestZooConfigKeys(t *testing.T) {
 	if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
 		t.Fatal(err)
 	}
+	return st, logs
+}
+
+func TestZooConfigKeys(t *testing.T) {
+	st, logs := mustApply(t, sampleCfg)
 	if st.TickTime != 2*time.Second || st.DataDir != "/var/lib/zookeeper" || st.ClientAddr != "127.0.0.1:2181" ||
 		st.MaxClientCnxns != 0 || strings.Join(st.FourLetterWords, ",") != "srvr,mntr,ruok" || st.SyncLimit != 5 {
 		t.Fatalf("settings %+v", st)
@@ -75,15 +94,7 @@ func TestZooConfigAdminServer(t *testing.T) {
 		{"admin.enableServer=true\nadmin.serverAddress=::1\n", "[::1]:8080", "/commands"},
 		{"admin.idleTimeout=5000\n", "0.0.0.0:8080", "/commands"},
 	} {
-		cfg, err := parseZooConfig(strings.NewReader(tc.cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		core, logs := observer.New(zap.WarnLevel)
-		st := defaultSettings()
-		if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
-			t.Fatal(err)
-		}
+		st, logs := mustApply(t, tc.cfg)
 		idle := 30 * time.Second
 		if strings.Contains(tc.cfg, "idleTimeout") {
 			idle = 5 * time.Second
@@ -92,9 +103,7 @@ func TestZooConfigAdminServer(t *testing.T) {
 			t.Fatalf("%q: admin %q %q, want %q %q; warnings %v", tc.cfg, st.AdminAddr, st.AdminCommandURL, tc.addr, tc.url, logs.All())
 		}
 	}
-	cfg, _ := parseZooConfig(strings.NewReader("admin.enableServer=maybe\n"))
-	st := defaultSettings()
-	if err := st.applyZooConfig(cfg, zap.NewNop()); err == nil {
+	if _, err := apply(t, "admin.enableServer=maybe\n"); err == nil {
 		t.Fatal("admin.enableServer=maybe accepted")
 	}
 }
@@ -137,7 +146,7 @@ func TestMillisOrDuration(t *testing.T) {
 // TestZooConfigTLS covers the secure client port, quorum TLS and SASL keys,
 // with and without the "zookeeper." prefix of their system properties.
 func TestZooConfigTLS(t *testing.T) {
-	cfg, err := parseZooConfig(strings.NewReader(`secureClientPort=2281
+	st, logs := mustApply(t, `secureClientPort=2281
 ssl.keyStore.location=/etc/zk/ks.p12
 zookeeper.ssl.keyStore.password=pw
 ssl.trustStore.location=/etc/zk/ts.jks
@@ -154,15 +163,7 @@ ssl.quorum.trustStore.location=/etc/zk/qt.pem
 ssl.quorum.hostnameVerification=false
 authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
 superUser=admin
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, logs := observer.New(zap.WarnLevel)
-	st := defaultSettings()
-	if err := st.applyZooConfig(cfg, zap.New(core)); err != nil {
-		t.Fatal(err)
-	}
+`)
 	tl := st.TLS
 	if st.SecureClientAddr != "0.0.0.0:2281" || tl.KeyStore != "/etc/zk/ks.p12" || tl.KeyStorePassword != "pw" ||
 		tl.TrustStore != "/etc/zk/ts.jks" || tl.TrustStoreType != "JKS" || tl.ClientAuth != "want" ||
@@ -191,19 +192,13 @@ func TestZooConfigEnforceAuth(t *testing.T) {
 		"zookeeper.sessionRequireClientSASLAuth=true\n":                  "sasl",
 		"enforce.auth.schemes=sasl\n":                                    "",
 	} {
-		cfg, err := parseZooConfig(strings.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := defaultSettings()
-		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil || strings.Join(st.EnforceSchemes, ",") != want {
+		st, err := apply(t, text)
+		if err != nil || strings.Join(st.EnforceSchemes, ",") != want {
 			t.Errorf("%q: schemes %v, err %v; want %q", text, st.EnforceSchemes, err, want)
 		}
 	}
 	for _, text := range []string{"enforce.auth.enabled=true\n", "enforce.auth.enabled=true\nenforce.auth.schemes=kerberos\n"} {
-		cfg, _ := parseZooConfig(strings.NewReader(text))
-		st := defaultSettings()
-		if err := st.applyZooConfig(cfg, zap.NewNop()); err == nil {
+		if _, err := apply(t, text); err == nil {
 			t.Errorf("%q accepted", text)
 		}
 	}
