@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -54,8 +55,8 @@ func tlsStores(t *testing.T) (keyStore, trustStore string) {
 // (zkCli over ClientCnxnSocketNetty) gets the same transcript from both:
 // its certificate's subject is its x509 identity (whoami), an x509 ACL
 // admits it and an ACL for another name does not. go-zookeeper over
-// crypto/tls works with a certificate; without one, or without TLS, the
-// secure port refuses the client.
+// crypto/tls and kazoo over Python's ssl work with a certificate; without
+// one, or without TLS, the secure port refuses the client.
 func TestTLSClientPort(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -112,6 +113,32 @@ func TestTLSClientPort(t *testing.T) {
 
 	// go-zookeeper over crypto/tls, with the key store's certificate.
 	cert, roots := goTLSCert(t, keyStore, trustStore)
+
+	// kazoo over Python's ssl, with the same certificate as PEM files.
+	if _, err := os.Stat(kazooPython); err == nil {
+		dir := t.TempDir()
+		certPEM, keyPEM := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Leaf.Raw}), 0o600)
+		_ = os.WriteFile(keyPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+		var outs []string
+		for _, kind := range []string{targetZookeeper, targetZkraft} {
+			out, err := runTool(t, time.Minute, "", kazooPython, filepath.Join(compatDir("kazoo"), "tls.py"),
+				secure[kind], certPEM, keyPEM, certPEM, "/kazoo-tls")
+			if err != nil {
+				t.Fatalf("%s: kazoo over TLS: %v\n%s", kind, err, out)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] || !strings.Contains(outs[1], "id=Id(scheme='x509', id='CN=localhost')") {
+			t.Errorf("kazoo over TLS\nzookeeper:\n%s\nzkraft:\n%s", outs[0], outs[1])
+		}
+	} else {
+		requireTool(t, err)
+	}
 	dialTLS := func(withCert bool) zk.Dialer {
 		return func(network, address string, timeout time.Duration) (net.Conn, error) {
 			cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
