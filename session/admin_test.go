@@ -326,8 +326,10 @@ func TestAdminStatefulCommands(t *testing.T) {
 	}
 	c.request(100, jute.OpAuth, &jute.AuthPacket{Scheme: "nosuchscheme", Auth: []byte("x")})
 	c.reply(nil)
-	if got := ts.srv.AdminResponse("srvr"); !strings.Contains(got, `"auth_failed_count" : 1`) {
-		t.Errorf("auth failure not counted:\n%s", got)
+	for _, cmd := range []string{"srvr", "mntr"} {
+		if got := ts.srv.AdminResponse(cmd); !strings.Contains(got, `"auth_failed_count" : 1`) {
+			t.Errorf("%s: auth failure not counted:\n%s", cmd, got)
+		}
 	}
 	keys := []string{}
 	for _, f := range parseOrdered(t, []byte(ts.srv.AdminResponse("environment"))) {

@@ -158,6 +158,7 @@ func (s *Server) monitorValues() []monitorValue {
 		{"packets_sent", s.stats.packetsSent.Load(), false},
 		{"packets_received", s.stats.packetsReceived.Load(), false},
 		{"watch_count", watches, true},
+		{"auth_failed_count", s.stats.authFailed.Load(), false},
 		{"min_latency", lmin, true},
 		{"max_latency", lmax, true},
 		{"max_file_descriptor_count", maxFDs(), true},
