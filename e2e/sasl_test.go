@@ -71,22 +71,9 @@ Server {
 		{"/nonexistent.jaas", "ls /\nquit\n"}, // no SASL: enforce.auth.schemes=sasl refuses the session
 	}
 	// kazoo (python3-pure-sasl) authenticates the same way.
-	if _, err := os.Stat(kazooPython); err == nil {
-		script := filepath.Join(compatDir("kazoo"), "sasl.py")
-		var outs []string
-		for _, kind := range []string{targetZookeeper, targetZkraft} {
-			out, err := runTool(t, time.Minute, "", kazooPython, script, addrs[kind], "bob", "bobsecret", "/kazoo-sasl")
-			if err != nil {
-				t.Fatalf("%s: kazoo SASL: %v\n%s", kind, err, out)
-			}
-			outs = append(outs, out)
-		}
-		if outs[0] != outs[1] || !strings.Contains(outs[1], "id=Id(scheme='sasl', id='bob')") {
-			t.Errorf("kazoo over SASL\nzookeeper:\n%s\nzkraft:\n%s", outs[0], outs[1])
-		}
-	} else {
-		requireTool(t, err)
-	}
+	kazooAlike(t, "sasl.py", "id=Id(scheme='sasl', id='bob')", func(kind string) []string {
+		return []string{addrs[kind], "bob", "bobsecret", "/kazoo-sasl"}
+	})
 	for i, st := range steps {
 		z, k := run(targetZookeeper, st.jaas, st.script), run(targetZkraft, st.jaas, st.script)
 		if z != k {
@@ -105,5 +92,24 @@ Server {
 		if i == 3 && strings.Contains(k, "[zookeeper") {
 			t.Errorf("a client without SASL was served under enforce.auth.schemes=sasl:\n%s", k)
 		}
+	}
+}
+
+// kazooAlike runs a kazoo script from testdata/compat/kazoo against
+// ZooKeeper and zkraft (args gives each run's arguments) and expects the
+// same output from both, containing want.
+func kazooAlike(t *testing.T, script, want string, args func(kind string) []string) {
+	t.Helper()
+	requireTool(t, needFiles(kazooPython))
+	var outs []string
+	for _, kind := range []string{targetZookeeper, targetZkraft} {
+		out, err := runTool(t, time.Minute, "", kazooPython, append([]string{filepath.Join(compatDir("kazoo"), script)}, args(kind)...)...)
+		if err != nil {
+			t.Fatalf("%s: kazoo %s: %v\n%s", kind, script, err, out)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] || !strings.Contains(outs[1], want) {
+		t.Errorf("kazoo %s\nzookeeper:\n%s\nzkraft:\n%s", script, outs[0], outs[1])
 	}
 }

@@ -115,30 +115,17 @@ func TestTLSClientPort(t *testing.T) {
 	cert, roots := goTLSCert(t, keyStore, trustStore)
 
 	// kazoo over Python's ssl, with the same certificate as PEM files.
-	if _, err := os.Stat(kazooPython); err == nil {
-		dir := t.TempDir()
-		certPEM, keyPEM := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-		der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = os.WriteFile(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Leaf.Raw}), 0o600)
-		_ = os.WriteFile(keyPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
-		var outs []string
-		for _, kind := range []string{targetZookeeper, targetZkraft} {
-			out, err := runTool(t, time.Minute, "", kazooPython, filepath.Join(compatDir("kazoo"), "tls.py"),
-				secure[kind], certPEM, keyPEM, certPEM, "/kazoo-tls")
-			if err != nil {
-				t.Fatalf("%s: kazoo over TLS: %v\n%s", kind, err, out)
-			}
-			outs = append(outs, out)
-		}
-		if outs[0] != outs[1] || !strings.Contains(outs[1], "id=Id(scheme='x509', id='CN=localhost')") {
-			t.Errorf("kazoo over TLS\nzookeeper:\n%s\nzkraft:\n%s", outs[0], outs[1])
-		}
-	} else {
-		requireTool(t, err)
+	dir := t.TempDir()
+	certPEM, keyPEM := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
 	}
+	_ = os.WriteFile(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Leaf.Raw}), 0o600)
+	_ = os.WriteFile(keyPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	kazooAlike(t, "tls.py", "id=Id(scheme='x509', id='CN=localhost')", func(kind string) []string {
+		return []string{secure[kind], certPEM, keyPEM, certPEM, "/kazoo-tls"}
+	})
 	dialTLS := func(withCert bool) zk.Dialer {
 		return func(network, address string, timeout time.Duration) (net.Conn, error) {
 			cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
