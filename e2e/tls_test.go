@@ -89,18 +89,9 @@ func TestTLSClientPort(t *testing.T) {
 		"delete /tls",
 		"quit",
 	}, "\n") + "\n"
-	cp := strings.Join(append([]string{zookeeperJar, slf4jNopJar}, nettyClientJars...), ":")
 	transcripts := map[string]string{}
 	for _, kind := range []string{targetZkraft, targetZookeeper} {
-		out, err := runTool(t, 2*time.Minute, script, javaBin,
-			"-Dzookeeper.client.secure=true", "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
-			"-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.password=secret123",
-			"-Dzookeeper.ssl.trustStore.location="+trustStore, "-Dzookeeper.ssl.trustStore.password=secret123",
-			"-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", secure[kind])
-		if err != nil {
-			t.Fatalf("%s: zkCli over TLS: %v\n%s", kind, err, out)
-		}
-		transcripts[kind] = normalizeTLSTranscript(out)
+		transcripts[kind] = zkCliTLS(t, secure[kind], keyStore, trustStore, script)
 	}
 	if transcripts[targetZkraft] != transcripts[targetZookeeper] {
 		t.Errorf("zkCli over TLS differs\nzookeeper:\n%s\nzkraft:\n%s", transcripts[targetZookeeper], transcripts[targetZkraft])
@@ -164,6 +155,26 @@ func TestTLSClientPort(t *testing.T) {
 		}
 		nc.Close()
 	}
+}
+
+// zkCliTLS runs script in zkCli (ZooKeeperMain over Netty) against addr:
+// over TLS with keytool's stores (password secret123) when keyStore is
+// set, in plain text otherwise. It returns the normalized transcript.
+func zkCliTLS(t *testing.T, addr, keyStore, trustStore, script string) string {
+	t.Helper()
+	args := []string{"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty"}
+	if keyStore != "" {
+		args = append(args, "-Dzookeeper.client.secure=true",
+			"-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.password=secret123",
+			"-Dzookeeper.ssl.trustStore.location="+trustStore, "-Dzookeeper.ssl.trustStore.password=secret123")
+	}
+	cp := strings.Join(append([]string{zookeeperJar, slf4jNopJar}, nettyClientJars...), ":")
+	args = append(args, "-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addr)
+	out, err := runTool(t, 2*time.Minute, script, javaBin, args...)
+	if err != nil {
+		t.Fatalf("zkCli against %s (TLS %v): %v\n%s", addr, keyStore != "", err, out)
+	}
+	return normalizeTLSTranscript(out)
 }
 
 // goTLSCert reads keytool's PKCS12 stores for crypto/tls.

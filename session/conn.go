@@ -19,10 +19,13 @@ import (
 // conn is one client connection. After the handshake it is bound to a
 // session; it is the watches.Watcher for every watch it registers.
 type conn struct {
-	srv    *Server
-	nc     net.Conn
-	out    *outbound
-	remote string // client IP
+	srv *Server
+	nc  net.Conn
+	out *outbound
+	// unified is the TLS configuration of a client port serving plaintext
+	// and TLS alike (ServeUnified): serve sniffs which this client speaks.
+	unified *tls.Config
+	remote  string // client IP
 
 	sessionID int64
 	timeout   int32      // negotiated, ms
@@ -121,12 +124,25 @@ const (
 // serve runs the connection: the writer in its own goroutine, the reader
 // here. It returns when the connection is finished.
 func (c *conn) serve() {
-	go c.out.writeLoop(c.nc, c.srv.closed, c.srv.cfg.WriteTimeout)
+	stream, err := c.nc, error(nil)
+	if c.unified != nil {
+		stream, err = sniff(c.nc, c.unified)
+		if err != nil {
+			stream = c.nc
+		}
+	}
+	go c.out.writeLoop(stream, c.srv.closed, c.srv.cfg.WriteTimeout)
 	defer c.teardown()
-	if tc, ok := c.nc.(*tls.Conn); ok && !c.tlsHandshake(tc) {
+	if err != nil {
+		if c.debugOn() {
+			c.logger().Debug("closing connection", zap.Error(err))
+		}
 		return
 	}
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	if tc, ok := stream.(*tls.Conn); ok && !c.tlsHandshake(tc) {
+		return
+	}
+	br := bufio.NewReaderSize(stream, readBufferSize)
 	if !c.handshake(br) {
 		return
 	}

@@ -59,7 +59,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()
-	return s.accept(ln, nil)
+	return s.accept(ln, acceptMode{})
 }
 
 // ServeSecure accepts TLS connections on ln (ZooKeeper's secureClientPort)
@@ -70,10 +70,10 @@ func (s *Server) ServeSecure(ln net.Listener, cfg *tls.Config) error {
 	s.mu.Lock()
 	s.secureLn = ln
 	s.mu.Unlock()
-	return s.accept(ln, cfg)
+	return s.accept(ln, acceptMode{tls: cfg})
 }
 
-func (s *Server) accept(ln net.Listener, tlsCfg *tls.Config) error {
+func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -89,10 +89,10 @@ func (s *Server) accept(ln net.Listener, tlsCfg *tls.Config) error {
 			}
 			return fmt.Errorf("session: accept: %w", err)
 		}
-		if tlsCfg != nil {
-			nc = tls.Server(nc, tlsCfg)
+		c := newConn(s, mode.wrap(nc))
+		if mode.unified {
+			c.unified = mode.tls
 		}
-		c := newConn(s, nc)
 		if !s.admit(c) {
 			c.logger().Warn("too many connections from client", zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns))
 			nc.Close()

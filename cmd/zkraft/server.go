@@ -47,6 +47,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics here (metricsProvider.httpHost:httpPort)"},
 			&cli.StringFlag{Name: "jaas-config", Usage: "a JAAS file whose Server section (DigestLoginModule, user_<name>=\"<password>\") lists the SASL DIGEST-MD5 users, as -Djava.security.auth.login.config for ZooKeeper"},
 			&cli.StringFlag{Name: "secure-client-addr", Usage: "also serve clients over TLS here (secureClientPortAddress:secureClientPort); needs --tls-keystore"},
+			&cli.BoolFlag{Name: "port-unification", Usage: "serve TLS clients on the client port too, told apart by their first byte (client.portUnification); needs --tls-keystore"},
 			&cli.StringFlag{Name: "tls-keystore", Usage: "the secure port's key and certificate chain: PKCS12 (.p12), JKS (.jks) or PEM (.pem) (ssl.keyStore.location)"},
 			&cli.StringFlag{Name: "tls-keystore-password", Usage: "ssl.keyStore.password"},
 			&cli.StringFlag{Name: "tls-truststore", Usage: "authorities client certificates must chain to (ssl.trustStore.location; default: the system's)"},
@@ -141,10 +142,12 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	var secureLn net.Listener
 	var tlsCfg *tls.Config
-	if st.SecureClientAddr != "" {
+	if st.SecureClientAddr != "" || st.PortUnification {
 		if tlsCfg, err = zktls.ServerConfig(st.TLS); err != nil {
-			return fmt.Errorf("secure client port: %w", err)
+			return fmt.Errorf("TLS clients (secureClientPort or client.portUnification): %w", err)
 		}
+	}
+	if st.SecureClientAddr != "" {
 		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
 			return err
 		}
@@ -181,7 +184,11 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		defer startAdmin(st.AdminAddr, st.AdminCommandURL, st.AdminIdleTimeout, srv, log)()
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	if st.PortUnification {
+		go func() { errc <- srv.ServeUnified(ln, tlsCfg) }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	if secureLn != nil {
 		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
 		log.Info("zkraft serving TLS clients", zap.String("secureClientAddr", secureLn.Addr().String()),
@@ -193,7 +200,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		zap.Duration("tickTime", st.TickTime),
 		zap.Uint8("serverId", st.ServerID),
 		zap.String("mode", node.Mode()),
-		zap.String("4lw", strings.Join(st.FourLetterWords, ",")))
+		zap.String("4lw", strings.Join(st.FourLetterWords, ",")),
+		zap.Bool("portUnification", st.PortUnification))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -38,6 +38,7 @@ type settings struct {
 	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
 	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
+	PortUnification   bool          // client.portUnification: the client port takes TLS clients too
 	TLS               zktls.Options // the ssl.* settings of the secure client port
 	X509SuperUser     string        // X509AuthenticationProvider.superUser
 	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
@@ -258,6 +259,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("read-only-mode") {
 		s.ReadOnlyMode = c.Bool("read-only-mode")
+	}
+	if c.IsSet("port-unification") {
+		s.PortUnification = c.Bool("port-unification")
 	}
 	if c.IsSet("reconfig-enabled") {
 		s.ReconfigEnabled = c.Bool("reconfig-enabled")

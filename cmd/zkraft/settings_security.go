@@ -27,7 +27,8 @@ func (s *settings) checkEnforcedAuth() error {
 }
 
 // applySecurityKey takes one of ZooKeeper's security keys: ssl.* for the
-// secure client port, sslQuorum and ssl.quorum.* for member connections,
+// secure client port (and the client port under client.portUnification),
+// sslQuorum and ssl.quorum.* for member connections,
 // the x509 and SASL super users and enforce.auth.* (in zoo.cfg with or
 // without the "zookeeper." of their system properties). It reports whether
 // key was one.
@@ -65,6 +66,8 @@ func (s *settings) applySecurityKey(key, v string) bool {
 		if t == &s.QuorumTLS {
 			s.QuorumVerifyHost = v != "false"
 		}
+	case "client.portUnification":
+		s.PortUnification = v == "true"
 	case "sslQuorum":
 		s.SSLQuorum = v == "true"
 	case "superUser":

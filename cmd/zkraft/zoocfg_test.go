@@ -163,12 +163,16 @@ ssl.quorum.trustStore.location=/etc/zk/qt.pem
 ssl.quorum.hostnameVerification=false
 authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
 superUser=admin
+zookeeper.client.portUnification=true
 `)
 	tl := st.TLS
 	if st.SecureClientAddr != "0.0.0.0:2281" || tl.KeyStore != "/etc/zk/ks.p12" || tl.KeyStorePassword != "pw" ||
 		tl.TrustStore != "/etc/zk/ts.jks" || tl.TrustStoreType != "JKS" || tl.ClientAuth != "want" ||
 		strings.Join(tl.EnabledProtocols, "|") != "TLSv1.2|TLSv1.3" || len(tl.CipherSuites) != 1 || st.X509SuperUser != "CN=admin" {
 		t.Fatalf("client TLS settings %+v %q", st, st.SecureClientAddr)
+	}
+	if !st.PortUnification {
+		t.Fatal("client.portUnification=true was not taken")
 	}
 	if !st.SSLQuorum || st.QuorumTLS.KeyStore != "/etc/zk/q.pem" || st.QuorumTLS.TrustStore != "/etc/zk/qt.pem" || st.QuorumVerifyHost {
 		t.Fatalf("quorum TLS settings %+v verifyHost %v", st.QuorumTLS, st.QuorumVerifyHost)
