@@ -38,10 +38,11 @@ test-short:
 # Short fuzzing pass over every fuzz target, one after another: the Jute,
 # log-pack, AppendEntries and snapshot decoders, the request dispatcher,
 # the SASL DIGEST-MD5 exchange, ACL IP, DN and Kerberos-name parsing, the
-# watch registry against a model and the bench client's reply reader
+# watch registry against a model, the bench client's reply reader and the
+# readers of ZooKeeper's snapshots and transaction logs
 # (FUZZTIME=5m for longer runs).
 FUZZTIME ?= 30s
-FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/ ./internal/zkdata/
 fuzz:
 	@for p in $(FUZZPKGS); do \
 		for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \

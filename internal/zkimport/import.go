@@ -1,0 +1,89 @@
+package zkimport
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Result is a ZooKeeper data directory as a zkraft tree.
+type Result struct {
+	Tree *znode.Tree
+	// LastZxid is ZooKeeper's last logged zxid: zkraft's log must go on
+	// above it, so clients that saw it are not refused as ahead of it.
+	LastZxid int64
+	Snapshot string   // the snapshot file loaded, "" when none
+	Logs     []string // the log files read
+	Replayed int      // transactions applied after the snapshot
+	Skipped  int      // error and reconfig transactions
+	// Conflicts describes transactions that failed here (at most 20):
+	// transactions a fuzzy snapshot already held (ZooKeeper snapshots
+	// while it serves) fail as NodeExists or NoNode, and are harmless.
+	Conflicts []string
+	Failed    int
+}
+
+// Load reads ZooKeeper's dataDir and dataLogDir ("" when they are one) and
+// builds the tree ZooKeeper would serve from them.
+func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
+	d, err := zkdata.Load(dataDir, logDir)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{LastZxid: d.LastZxid(), Snapshot: d.SnapshotFile, Logs: d.Logs}
+	if d.Snapshot == nil {
+		res.Tree = znode.NewTree(opts)
+	} else if res.Tree, err = fromSnapshot(d.Snapshot, opts); err != nil {
+		return nil, err
+	}
+	for _, t := range d.Txns {
+		txn, err := convert(t)
+		if errors.Is(err, errSkip) {
+			res.Skipped++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r := res.Tree.Apply(txn, t.Zxid)
+		if r.Err == jute.OK {
+			res.Replayed++
+			continue
+		}
+		res.Failed++
+		if len(res.Conflicts) < 20 {
+			res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, t.Type, r.Err))
+		}
+	}
+	res.Tree.AdvanceZxid(res.LastZxid)
+	return res, nil
+}
+
+// fromSnapshot builds the tree of a ZooKeeper snapshot.
+func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, error) {
+	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	nodes := make([]znode.ImportedNode, len(s.Nodes))
+	for i, n := range s.Nodes {
+		list := open
+		if n.ACL != zkdata.OpenACL {
+			l, ok := s.ACLs[n.ACL]
+			if !ok {
+				return nil, fmt.Errorf("zkimport: %s: ACL %d is not in the snapshot's ACL cache", n.Path, n.ACL)
+			}
+			list = l
+		}
+		nodes[i] = znode.ImportedNode{Path: n.Path, Data: n.Data, ACL: list, Stat: n.Stat}
+	}
+	sessions := make([]znode.SessionInfo, len(s.Sessions))
+	for i, ss := range s.Sessions {
+		sessions[i] = znode.SessionInfo{ID: ss.ID, Timeout: ss.Timeout, Passwd: Passwd(ss.ID)}
+	}
+	t, err := znode.Import(nodes, sessions, s.Zxid, opts)
+	if err != nil {
+		return nil, fmt.Errorf("zkimport: %w", err)
+	}
+	return t, nil
+}

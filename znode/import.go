@@ -1,0 +1,140 @@
+package znode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// ImportedNode is one znode of another server's state (Apache
+// ZooKeeper's snapshot): its path, data, ACL and the stored fields of its
+// Stat. EphemeralOwner is in ZooKeeper's encoding: 0 for a persistent
+// node, math.MinInt64 for a container, 0xFF in the top byte and the TTL
+// in ms below for a TTL node (with Options.ExtendedTypes), else the
+// owning session.
+type ImportedNode struct {
+	Path string
+	Data []byte
+	ACL  []jute.ACL
+	Stat jute.Stat // DataLength and NumChildren are derived, not read
+}
+
+// ttlMask marks a TTL node's EphemeralOwner in ZooKeeper's EphemeralType.
+const ttlMask = int64(-1) << 56
+
+// Import builds a tree from nodes (the root first, every parent before
+// its children), sessions and the zxid of the last transaction they
+// reflect. The result is checked as a snapshot is: a node without its
+// parent, a duplicate, or a child of an ephemeral fails with
+// ErrBadSnapshot. Quotas are those whose zookeeper_limits node exists,
+// and each zookeeper_stats node is recounted, as ZooKeeper does when it
+// loads a snapshot.
+func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts Options) (*Tree, error) {
+	if len(nodes) == 0 || nodes[0].Path != RootPath {
+		return nil, badSnap("the root must come first")
+	}
+	var buf bytes.Buffer
+	var jw jute.Writer
+	frame := func(fill func(*jute.Writer)) {
+		jw.Reset()
+		fill(&jw)
+		buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(jw.Buf))))
+		buf.Write(jw.Buf)
+	}
+	buf.WriteString(snapMagic)
+	buf.Write(binary.BigEndian.AppendUint32(nil, snapVersion))
+
+	number := map[string]int32{}
+	var lists [][]jute.ACL
+	for _, n := range nodes {
+		k := aclKey(n.ACL)
+		if _, ok := number[k]; !ok {
+			number[k] = int32(len(lists))
+			lists = append(lists, n.ACL)
+		}
+	}
+	var quotas []string
+	for _, n := range nodes {
+		if p, ok := strings.CutSuffix(n.Path, "/"+QuotaLimitNode); ok && strings.HasPrefix(p, QuotaPath+"/") {
+			quotas = append(quotas, p[len(QuotaPath):])
+		}
+	}
+	frame(func(jw *jute.Writer) {
+		jw.Long(lastZxid)
+		jw.Int(int32(len(lists)))
+		jw.Long(int64(len(nodes)))
+		jw.Int(int32(len(sessions)))
+		jw.Int(int32(len(quotas)))
+	})
+	for _, l := range lists {
+		frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
+	}
+	for _, n := range nodes {
+		kind, owner, ttl := importedKind(n.Stat.EphemeralOwner, opts.ExtendedTypes)
+		st := n.Stat
+		frame(func(jw *jute.Writer) {
+			jw.String(n.Path)
+			jw.Buffer(n.Data)
+			jw.Int(number[aclKey(n.ACL)])
+			jw.Long(st.Czxid)
+			jw.Long(st.Mzxid)
+			jw.Long(st.Pzxid)
+			jw.Long(st.Ctime)
+			jw.Long(st.Mtime)
+			jw.Int(st.Version)
+			jw.Int(st.Cversion)
+			jw.Int(st.Aversion)
+			jw.Int(int32(kind))
+			jw.Long(owner)
+			jw.Long(ttl)
+		})
+	}
+	for _, s := range sessions {
+		frame(func(jw *jute.Writer) {
+			jw.Long(s.ID)
+			jw.Int(s.Timeout)
+			jw.Buffer(s.Passwd)
+		})
+	}
+	for _, p := range quotas {
+		frame(func(jw *jute.Writer) { jw.String(p) })
+	}
+	buf.WriteString(snapEnd)
+	buf.Write(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(buf.Bytes()[:buf.Len()-len(snapEnd)])))
+
+	t, err := ReadSnapshot(&buf, opts)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	a := &applier{t: t}
+	for _, p := range quotas {
+		a.recountQuota(p)
+	}
+	return t, nil
+}
+
+// importedKind decodes ZooKeeper's EphemeralOwner into a node kind and the
+// owner and TTL fields of a snapshot frame.
+func importedKind(owner int64, extended bool) (kind nodeKind, sessionID, ttl int64) {
+	switch {
+	case owner == 0:
+		return kindPersistent, 0, 0
+	case owner == math.MinInt64:
+		return kindContainer, 0, 0
+	case extended && owner&ttlMask == ttlMask:
+		return kindTTL, 0, owner &^ ttlMask
+	default:
+		return kindEphemeral, owner, 0
+	}
+}
+
+// AdvanceZxid raises the tree's last zxid to zxid (never lowers it): an
+// importer's last transaction may be one that changed nothing here.
+func (t *Tree) AdvanceZxid(zxid int64) {
+	t.lastZxid = max(t.lastZxid, zxid)
+}
