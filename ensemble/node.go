@@ -242,8 +242,8 @@ func (n *Node) startRaft() error {
 // transport returns the Raft transport and the bootstrap configuration.
 func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, error) {
 	if !n.cfg.multi() {
-		addr, trans := raft.NewInmemTransport(raft.ServerAddress(rc.LocalID))
-		return trans, raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}, nil
+		_, trans := raft.NewInmemTransport(raft.ServerAddress(rc.LocalID))
+		return trans, n.cfg.membership(), nil
 	}
 	self, ok := n.cfg.self()
 	if !ok {
@@ -265,15 +265,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	n.trans = trans
 	lost := n.leaderStreamLost
 	trans.streamLost.Store(&lost)
-	var conf raft.Configuration
-	for _, p := range n.cfg.Peers {
-		suffrage := raft.Voter
-		if p.Observer {
-			suffrage = raft.Nonvoter
-		}
-		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage, ID: raft.ServerID(fmt.Sprint(p.ID)), Address: raft.ServerAddress(p.Addr)})
-	}
-	return trans, conf, nil
+	return trans, n.cfg.membership(), nil
 }
 
 // waitReady blocks until there is a leader and this member has applied

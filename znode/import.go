@@ -138,3 +138,23 @@ func importedKind(owner int64, extended bool) (kind nodeKind, sessionID, ttl int
 func (t *Tree) AdvanceZxid(zxid int64) {
 	t.lastZxid = max(t.lastZxid, zxid)
 }
+
+// SettleFuzzyCreate is ZooKeeper's repair when a replayed create finds its
+// node already there (the snapshot, taken while serving, caught the node
+// but perhaps not its parent's counters): the parent's stored cversion
+// becomes the logged one (its cversion + 1 when that is -1) and its pzxid
+// the create's zxid, when that raises the cversion (DataTree.processTxn's
+// setCversionPzxid). Importers replaying logs call it.
+func (t *Tree) SettleFuzzyCreate(parentPath string, cversion int32, zxid int64) {
+	p := t.lookup(parentPath)
+	if p == nil {
+		return
+	}
+	if cversion == -1 {
+		cversion = p.cversion() + 1
+	}
+	if cversion > p.cversion() {
+		a := &applier{t: t}
+		a.setChildMeta(p, cversion, zxid)
+	}
+}

@@ -3,6 +3,7 @@ package zkimport
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
@@ -48,10 +49,14 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := res.Tree.Apply(txn, t.Zxid)
+		r := apply(res.Tree, txn, t.Zxid)
 		if r.Err == jute.OK {
 			res.Replayed++
 			continue
+		}
+		if path, cv, ok := parentCVersion(t); ok && r.Err == jute.ErrNodeExists {
+			parent := path[:max(strings.LastIndexByte(path, '/'), 1)]
+			res.Tree.SettleFuzzyCreate(parent, cv, t.Zxid)
 		}
 		res.Failed++
 		if len(res.Conflicts) < 20 {
@@ -60,6 +65,24 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 	}
 	res.Tree.AdvanceZxid(res.LastZxid)
 	return res, nil
+}
+
+// apply applies a replayed transaction. ZooKeeper's replay checks no
+// sessions, and a fuzzy snapshot can lack the session of a transaction
+// logged after it (closed while the snapshot was written): the
+// transaction then runs in a session opened for it and closed after it,
+// so it takes effect and any ephemeral it made goes with the session.
+func apply(tree *znode.Tree, txn *znode.Txn, zxid int64) *znode.Result {
+	if txn.Type == jute.OpCreateSession || txn.Type == jute.OpCloseSession || txn.Type == jute.OpDeleteContainer {
+		return tree.Apply(txn, zxid)
+	}
+	if _, ok := tree.Session(txn.Session); ok {
+		return tree.Apply(txn, zxid)
+	}
+	tree.Apply(&znode.Txn{Type: jute.OpCreateSession, Session: txn.Session, Time: txn.Time, Timeout: 1, Passwd: Passwd(txn.Session)}, zxid)
+	r := tree.Apply(txn, zxid)
+	tree.Apply(&znode.Txn{Type: jute.OpCloseSession, Session: txn.Session, Time: txn.Time}, zxid)
+	return r
 }
 
 // fromSnapshot builds the tree of a ZooKeeper snapshot.

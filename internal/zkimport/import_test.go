@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -80,5 +81,46 @@ func TestLoadMatchesZooKeeper(t *testing.T) {
 	}
 	if res.Tree.LastZxid() != 0x19 || len(res.Tree.Sessions()) != 0 {
 		t.Errorf("tree last zxid %#x, sessions %v", res.Tree.LastZxid(), res.Tree.Sessions())
+	}
+}
+
+// TestFuzzyCreateRepair: a logged create whose node a fuzzy snapshot
+// already holds fails as NodeExists and, as in ZooKeeper, raises the
+// parent's cversion to the logged one and its pzxid to the create's zxid
+// (the snapshot caught the child but not its parent's counters).
+func TestFuzzyCreateRepair(t *testing.T) {
+	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	tree, err := znode.Import([]znode.ImportedNode{
+		{Path: "/", ACL: open, Stat: jute.Stat{Cversion: 1, Pzxid: 1}},
+		{Path: "/p", ACL: open, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1}},
+		{Path: "/p/c", ACL: open, Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2}},
+	}, nil, 1, znode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w jute.Writer
+	w.String("/p/c")
+	w.Buffer([]byte("c"))
+	jute.WriteACLs(&w, open)
+	w.Bool(false)
+	w.Int(1) // parentCVersion
+	path, cv, ok := parentCVersion(zkdata.Txn{Type: jute.OpCreate, Body: w.Buf})
+	if !ok || path != "/p/c" || cv != 1 {
+		t.Fatalf("parentCVersion = %q %d %v", path, cv, ok)
+	}
+	txn, err := convert(zkdata.Txn{Type: jute.OpCreate, ClientID: 0x55, Zxid: 2, Time: 5, Body: w.Buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := apply(tree, txn, 2); r.Err != jute.ErrNodeExists { // session 0x55 is unknown: opened for it
+		t.Fatalf("replayed create: %v, want NodeExists", r.Err)
+	}
+	tree.SettleFuzzyCreate("/p", cv, 2)
+	_, st, err := tree.GetData("/p", nil)
+	if err != nil || st.Pzxid != 2 || st.Cversion != 1*2-1 {
+		t.Fatalf("/p after the repair: %+v %v; want pzxid 2, stored cversion 1 (seen as 1)", st, err)
+	}
+	if s := tree.Sessions(); len(s) != 0 {
+		t.Fatalf("the session opened for the replay is still there: %v", s)
 	}
 }

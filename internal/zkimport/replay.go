@@ -17,6 +17,21 @@ var replayer = []jute.Id{{Scheme: "super", ID: "zkimport"}}
 // reconfig, whose membership is zkraft's own now.
 var errSkip = fmt.Errorf("zkimport: nothing to replay")
 
+// parentCVersion is a logged create's parentCVersion, for the repair of a
+// create a fuzzy snapshot already holds (Tree.SettleFuzzyCreate).
+func parentCVersion(t zkdata.Txn) (path string, cversion int32, ok bool) {
+	if t.Type != jute.OpCreate {
+		return "", 0, false // ZooKeeper repairs plain creates only
+	}
+	r := jute.NewReader(t.Body)
+	path = r.String()
+	r.Buffer()
+	jute.ReadACLs(r)
+	r.Bool()
+	cversion = r.Int()
+	return path, cversion, r.Err() == nil
+}
+
 // convert turns one logged ZooKeeper transaction into a zkraft Txn.
 func convert(t zkdata.Txn) (*znode.Txn, error) {
 	txn := &znode.Txn{Type: t.Type, Session: t.ClientID, Time: t.Time, Ids: replayer}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// importCommand carries an Apache ZooKeeper server's data over: stop
+// ZooKeeper, run this on every member with the zoo.cfg zkraft will serve
+// with, then start zkraft. With ZooKeeper's own zoo.cfg the state is read
+// from its dataDir (and dataLogDir) and zkraft's files go next to it.
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import-zookeeper",
+		Usage:     "start a member from a stopped Apache ZooKeeper server's data (snapshot and transaction logs)",
+		ArgsUsage: " ",
+		Description: "Reads ZooKeeper's newest snapshot and the transaction logs after it and writes the tree, " +
+			"with every znode's data, ACL and Stat and the open sessions, as this member's starting state. " +
+			"Run it on every member with the same ZooKeeper data (the members of a stopped ensemble hold the same " +
+			"state) before zkraft's first start there. Sessions keep their ids and passwords: clients that " +
+			"reconnect within their timeout keep their sessions and ephemeral nodes.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "the zoo.cfg zkraft will serve with; its dataDir and dataLogDir are the default --from and --from-log-dir"},
+			&cli.StringFlag{Name: "from", Usage: "ZooKeeper's dataDir (the directory holding version-2)"},
+			&cli.StringFlag{Name: "from-log-dir", Usage: "ZooKeeper's dataLogDir, when it is not the dataDir"},
+			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "this member's data directory (must hold no zkraft state yet)"},
+			&cli.BoolFlag{Name: "extended-types", Usage: "read TTL nodes (extendedTypesEnabled), as the server will run"},
+			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
+			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+		},
+		Action: runImport,
+	}
+}
+
+func runImport(c *cli.Context) error {
+	log, err := newLogger(c.String("log-level"), "console")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	st := defaultSettings()
+	from, logDir := c.String("from"), c.String("from-log-dir")
+	if path := c.String("config"); path != "" {
+		cfg, err := loadZooConfig(path)
+		if err != nil {
+			return err
+		}
+		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil {
+			return err
+		}
+		if from == "" {
+			from = st.DataDir
+		}
+		if logDir == "" {
+			logDir = cfg.values["dataLogDir"]
+		}
+	}
+	if err := st.applyFlags(c); err != nil {
+		return err
+	}
+	if err := st.resolveMembers(c); err != nil {
+		return err
+	}
+	if from == "" {
+		return fmt.Errorf("--from (ZooKeeper's dataDir) or --config is required")
+	}
+	res, err := zkimport.Load(from, logDir, znode.Options{ExtendedTypes: st.ExtendedTypes})
+	if err != nil {
+		return err
+	}
+	err = ensemble.Seed(ensemble.Config{
+		ID: st.ServerID, DataDir: st.DataDir, Peers: sortPeers(st.Members), Logger: log,
+	}, res.Tree, uint64(max(res.LastZxid, 1)))
+	if err != nil {
+		return err
+	}
+	report(c.App.Writer, res, st.DataDir)
+	return nil
+}
+
+// report prints what was carried over.
+func report(w io.Writer, res *zkimport.Result, dataDir string) {
+	snap := res.Snapshot
+	if snap == "" {
+		snap = "(none: the logs replayed onto an empty tree)"
+	}
+	stats := res.Tree.Stats()
+	fmt.Fprintf(w, "snapshot        %s\n", snap)
+	fmt.Fprintf(w, "logs            %d files, %d transactions replayed, %d skipped (errors, reconfig)\n", len(res.Logs), res.Replayed, res.Skipped)
+	fmt.Fprintf(w, "znodes          %d (%d bytes of paths and data)\n", stats.Nodes, stats.DataSize)
+	fmt.Fprintf(w, "sessions        %d\n", len(res.Tree.Sessions()))
+	fmt.Fprintf(w, "last zxid       %#x (zkraft goes on from %#x)\n", res.LastZxid, res.LastZxid+1)
+	if res.Failed > 0 {
+		fmt.Fprintf(w, "not replayed    %d transactions the fuzzy snapshot already held:\n", res.Failed)
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(w, "                %s\n", c)
+		}
+	}
+	fmt.Fprintf(w, "written to      %s\n", dataDir)
+}
