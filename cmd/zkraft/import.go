@@ -98,8 +98,8 @@ func report(w io.Writer, res *zkimport.Result, dataDir string) {
 	fmt.Fprintf(w, "znodes          %d (%d bytes of paths and data)\n", stats.Nodes, stats.DataSize)
 	fmt.Fprintf(w, "sessions        %d\n", len(res.Tree.Sessions()))
 	fmt.Fprintf(w, "last zxid       %#x (zkraft goes on from %#x)\n", res.LastZxid, res.LastZxid+1)
-	if res.Failed > 0 {
-		fmt.Fprintf(w, "not replayed    %d transactions the fuzzy snapshot already held:\n", res.Failed)
+	if res.Settled > 0 {
+		fmt.Fprintf(w, "already held    %d changes the fuzzy snapshot held before its zxid (their replay changed nothing):\n", res.Settled)
 		for _, c := range res.Conflicts {
 			fmt.Fprintf(w, "                %s\n", c)
 		}

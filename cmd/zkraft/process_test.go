@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +93,12 @@ func (m *member) mode() string {
 	return ""
 }
 
+// dynamicMembers, among startEnsemble's extra lines (a zoo.cfg comment),
+// puts the server lines in a dynamic config file that zoo.cfg names, as
+// ZooKeeper 3.5+ does once reconfig is enabled.
+const dynamicMembers = "# members in dynamicConfigFile"
+
+// startEnsemble starts size members from zoo.cfg files holding extra.
 func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 	t.Helper()
 	root := t.TempDir()
@@ -113,9 +120,17 @@ func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 		// the 250ms floor, a machine running every package's tests at once
 		// deposed leaders mid-test (a session create lost with its leader).
 		adminHost, adminPort, _ := strings.Cut(m.adminAddr, ":")
+		memberLines := strings.Join(lines, "\n")
+		if slices.Contains(extra, dynamicMembers) {
+			dyn := filepath.Join(dir, "zoo.cfg.dynamic.100000000")
+			if err := os.WriteFile(dyn, []byte(memberLines+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			memberLines = "dynamicConfigFile=" + dyn
+		}
 		cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=20\ndataDir=%s\nmaxClientCnxns=0\n4lw.commands.whitelist=*\n"+
 			"admin.serverAddress=%s\nadmin.serverPort=%s\n%s\n%s\n",
-			dir, adminHost, adminPort, strings.Join(extra, "\n"), strings.Join(lines, "\n"))
+			dir, adminHost, adminPort, strings.Join(extra, "\n"), memberLines)
 		m.cfgPath = filepath.Join(dir, "zoo.cfg")
 		m.logPath = filepath.Join(dir, "zkraft.log")
 		if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o644); err != nil {
@@ -338,13 +353,16 @@ func requirePresent(t *testing.T, admin *zk.Conn, acked []string) {
 }
 
 // TestMembersCommand lists and shrinks a three-process ensemble with
-// `zkraft members` as the super user.
+// `zkraft members` as the super user. Its members come from a dynamic
+// config file, as a ZooKeeper 3.5+ ensemble with reconfig enabled has
+// them (a zoo.cfg without server lines would start three standalone
+// servers, and the list would hold one).
 func TestMembersCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
 	// super:secret
-	members := startEnsemble(t, 3, "reconfigEnabled=true", "superDigest=super:lK75jTNcA+U9vtVEw5vB51mj/w4=")
+	members := startEnsemble(t, 3, "reconfigEnabled=true", "superDigest=super:lK75jTNcA+U9vtVEw5vB51mj/w4=", dynamicMembers)
 	server := members[0].clientAddr
 	run := func(args ...string) string {
 		out, err := exec.Command(zkraftBinary(t), append([]string{"members"}, args...)...).CombinedOutput()

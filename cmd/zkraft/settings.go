@@ -150,7 +150,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.SyncLimit, err = strconv.Atoi(v)
 		case "initLimit":
 			s.InitLimit, err = strconv.Atoi(v)
+		case "dynamicConfigFile":
+			err = s.applyDynamicConfig(v)
 		default:
+			if _, dyn := cfg.values["dynamicConfigFile"]; dyn && isMemberKey(k) {
+				return fmt.Errorf("zoo.cfg: parameter: %s must be in a separate dynamic config file", k)
+			}
 			if strings.HasPrefix(k, "server.") {
 				var sl ensemble.Peer
 				if sl, err = ensemble.ParseServerLine(k, v); err == nil {

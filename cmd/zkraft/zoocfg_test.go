@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +207,37 @@ func TestZooConfigEnforceAuth(t *testing.T) {
 		if _, err := apply(t, text); err == nil {
 			t.Errorf("%q accepted", text)
 		}
+	}
+}
+
+// TestZooConfigDynamicFile reads the members from ZooKeeper 3.5+'s
+// dynamic config file, as ZooKeeper writes it once reconfig is enabled,
+// and refuses what ZooKeeper refuses: member lines left in zoo.cfg beside
+// it, a version line inside it.
+func TestZooConfigDynamicFile(t *testing.T) {
+	dir := t.TempDir()
+	dyn := filepath.Join(dir, "zoo.cfg.dynamic.100000000")
+	if err := os.WriteFile(dyn, []byte("server.1=10.0.0.1:2888:3888:participant;0.0.0.0:2181\n"+
+		"server.2=10.0.0.2:2888:3888:participant;0.0.0.0:2181\nserver.3=10.0.0.3:2888:3888:observer;0.0.0.0:2181\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, logs := mustApply(t, "tickTime=2000\ndataDir=/var/lib/zookeeper\nreconfigEnabled=true\ndynamicConfigFile="+dyn+"\n")
+	if len(st.Members) != 3 || st.Members[0].Addr != "10.0.0.1:2888" || !st.Members[2].Observer || st.Members[1].ClientAddr != "0.0.0.0:2181" {
+		t.Fatalf("members from the dynamic file: %+v", st.Members)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("warnings: %v", logs.All())
+	}
+
+	if _, err := apply(t, "dynamicConfigFile="+dyn+"\nserver.4=10.0.0.4:2888:3888\n"); err == nil || !strings.Contains(err.Error(), "must be in a separate dynamic config file") {
+		t.Errorf("a server line beside dynamicConfigFile: %v", err)
+	}
+	withVersion := filepath.Join(dir, "zoo.cfg.dynamic.2")
+	_ = os.WriteFile(withVersion, []byte("server.1=10.0.0.1:2888:3888\nversion=2\n"), 0o644)
+	if _, err := apply(t, "dynamicConfigFile="+withVersion+"\n"); err == nil {
+		t.Error("a version line in the dynamic file was accepted")
+	}
+	if _, err := apply(t, "dynamicConfigFile="+filepath.Join(dir, "missing")+"\n"); err == nil {
+		t.Error("a missing dynamic file was accepted")
 	}
 }

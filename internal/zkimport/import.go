@@ -18,13 +18,14 @@ type Result struct {
 	LastZxid int64
 	Snapshot string   // the snapshot file loaded, "" when none
 	Logs     []string // the log files read
-	Replayed int      // transactions applied after the snapshot
+	Replayed int      // transactions replayed after the snapshot
 	Skipped  int      // error and reconfig transactions
-	// Conflicts describes transactions that failed here (at most 20):
-	// transactions a fuzzy snapshot already held (ZooKeeper snapshots
-	// while it serves) fail as NodeExists or NoNode, and are harmless.
+	// Settled counts the changes a fuzzy snapshot (ZooKeeper snapshots
+	// while it serves) already held: their replay fails as NodeExists,
+	// NoNode or BadVersion and changes nothing, as in ZooKeeper. Conflicts
+	// describes the first 20.
+	Settled   int
 	Conflicts []string
-	Failed    int
 }
 
 // Load reads ZooKeeper's dataDir and dataLogDir ("" when they are one) and
@@ -41,7 +42,7 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		return nil, err
 	}
 	for _, t := range d.Txns {
-		txn, err := convert(t)
+		steps, err := convert(t)
 		if errors.Is(err, errSkip) {
 			res.Skipped++
 			continue
@@ -49,18 +50,20 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := apply(res.Tree, txn, t.Zxid)
-		if r.Err == jute.OK {
-			res.Replayed++
-			continue
-		}
-		if path, cv, ok := parentCVersion(t); ok && r.Err == jute.ErrNodeExists {
-			parent := path[:max(strings.LastIndexByte(path, '/'), 1)]
-			res.Tree.SettleFuzzyCreate(parent, cv, t.Zxid)
-		}
-		res.Failed++
-		if len(res.Conflicts) < 20 {
-			res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, t.Type, r.Err))
+		res.Replayed++
+		for _, s := range steps {
+			r := apply(res.Tree, s.txn, t.Zxid)
+			if r.Err == jute.OK {
+				continue
+			}
+			if s.repair && r.Err == jute.ErrNodeExists {
+				parent := s.path[:max(strings.LastIndexByte(s.path, '/'), 1)]
+				res.Tree.SettleFuzzyCreate(parent, s.parentCVersion, t.Zxid)
+			}
+			res.Settled++
+			if len(res.Conflicts) < 20 {
+				res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, r.Err))
+			}
 		}
 	}
 	res.Tree.AdvanceZxid(res.LastZxid)

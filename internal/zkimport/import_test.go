@@ -75,9 +75,9 @@ func TestLoadMatchesZooKeeper(t *testing.T) {
 	if got := dumpTree(t, res.Tree); got != strings.TrimSpace(string(want)) {
 		t.Errorf("imported tree differs from ZooKeeper's\ngot:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.HasSuffix(res.Snapshot, "snapshot.15") || res.Replayed != 3 || res.Failed != 1 || res.LastZxid != 0x19 {
-		t.Errorf("snapshot %s, replayed %d, failed %d %v, last zxid %#x; want snapshot.15, 3, 1, 0x19",
-			res.Snapshot, res.Replayed, res.Failed, res.Conflicts, res.LastZxid)
+	if !strings.HasSuffix(res.Snapshot, "snapshot.15") || res.Replayed != 4 || res.Settled != 1 || res.LastZxid != 0x19 {
+		t.Errorf("snapshot %s, replayed %d, settled %d %v, last zxid %#x; want snapshot.15, 4, 1, 0x19",
+			res.Snapshot, res.Replayed, res.Settled, res.Conflicts, res.LastZxid)
 	}
 	if res.Tree.LastZxid() != 0x19 || len(res.Tree.Sessions()) != 0 {
 		t.Errorf("tree last zxid %#x, sessions %v", res.Tree.LastZxid(), res.Tree.Sessions())
@@ -104,18 +104,18 @@ func TestFuzzyCreateRepair(t *testing.T) {
 	jute.WriteACLs(&w, open)
 	w.Bool(false)
 	w.Int(1) // parentCVersion
-	path, cv, ok := parentCVersion(zkdata.Txn{Type: jute.OpCreate, Body: w.Buf})
-	if !ok || path != "/p/c" || cv != 1 {
-		t.Fatalf("parentCVersion = %q %d %v", path, cv, ok)
+	steps, err := convert(zkdata.Txn{Type: jute.OpCreate, ClientID: 0x55, Zxid: 2, Time: 5, Body: w.Buf})
+	if err != nil || len(steps) != 1 {
+		t.Fatal(steps, err)
 	}
-	txn, err := convert(zkdata.Txn{Type: jute.OpCreate, ClientID: 0x55, Zxid: 2, Time: 5, Body: w.Buf})
-	if err != nil {
-		t.Fatal(err)
+	s := steps[0]
+	if !s.repair || s.path != "/p/c" || s.parentCVersion != 1 {
+		t.Fatalf("step %+v: want a repair of /p/c with parentCVersion 1", s)
 	}
-	if r := apply(tree, txn, 2); r.Err != jute.ErrNodeExists { // session 0x55 is unknown: opened for it
+	if r := apply(tree, s.txn, 2); r.Err != jute.ErrNodeExists { // session 0x55 is unknown: opened for it
 		t.Fatalf("replayed create: %v, want NodeExists", r.Err)
 	}
-	tree.SettleFuzzyCreate("/p", cv, 2)
+	tree.SettleFuzzyCreate("/p", s.parentCVersion, 2)
 	_, st, err := tree.GetData("/p", nil)
 	if err != nil || st.Pzxid != 2 || st.Cversion != 1*2-1 {
 		t.Fatalf("/p after the repair: %+v %v; want pzxid 2, stored cversion 1 (seen as 1)", st, err)

@@ -17,23 +17,21 @@ var replayer = []jute.Id{{Scheme: "super", ID: "zkimport"}}
 // reconfig, whose membership is zkraft's own now.
 var errSkip = fmt.Errorf("zkimport: nothing to replay")
 
-// parentCVersion is a logged create's parentCVersion, for the repair of a
-// create a fuzzy snapshot already holds (Tree.SettleFuzzyCreate).
-func parentCVersion(t zkdata.Txn) (path string, cversion int32, ok bool) {
-	if t.Type != jute.OpCreate {
-		return "", 0, false // ZooKeeper repairs plain creates only
-	}
-	r := jute.NewReader(t.Body)
-	path = r.String()
-	r.Buffer()
-	jute.ReadACLs(r)
-	r.Bool()
-	cversion = r.Int()
-	return path, cversion, r.Err() == nil
+// step is one replayed change: a zkraft transaction and, for a plain
+// create, the logged parentCVersion for ZooKeeper's repair of a create
+// that a fuzzy snapshot already holds (Tree.SettleFuzzyCreate).
+type step struct {
+	txn            *znode.Txn
+	path           string
+	parentCVersion int32
+	repair         bool
 }
 
-// convert turns one logged ZooKeeper transaction into a zkraft Txn.
-func convert(t zkdata.Txn) (*znode.Txn, error) {
+// convert turns one logged ZooKeeper transaction into the zkraft
+// transactions that replay it: one, or one per operation of a multi,
+// which ZooKeeper's replay applies one by one too (a fuzzy snapshot may
+// hold some of a multi's changes and not others).
+func convert(t zkdata.Txn) ([]step, error) {
 	txn := &znode.Txn{Type: t.Type, Session: t.ClientID, Time: t.Time, Ids: replayer}
 	r := jute.NewReader(t.Body)
 	switch t.Type {
@@ -46,82 +44,88 @@ func convert(t zkdata.Txn) (*znode.Txn, error) {
 	case jute.OpError, jute.OpReconfig:
 		return nil, errSkip
 	case jute.OpMulti:
-		req, err := convertMulti(r)
-		if err != nil {
-			return nil, err
-		}
-		txn.Req = jute.Marshal(req)
+		return convertMulti(t, r)
 	default:
-		op, rec, err := convertOp(t.Type, r)
-		if err != nil {
+		sub, err := convertOp(t, t.Type, r)
+		if err != nil || sub.txn == nil {
 			return nil, err
 		}
-		txn.Type = op
-		if op == jute.OpDeleteContainer {
-			return znode.NewDeleteContainerTxn(rec.(*jute.PathVersionRequest).Path, t.Time), nil
-		}
-		txn.Req = jute.Marshal(rec)
+		return []step{sub}, nil
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("zkimport: zxid %#x (type %d): %w", t.Zxid, t.Type, err)
 	}
-	return txn, nil
+	return []step{{txn: txn}}, nil
 }
 
-// convertOp reads the record of a create, delete, setData, setACL or
-// check transaction as the client request that has the same effect.
-// Versions become -1: the logged ones are the results, which replay
-// reproduces.
-func convertOp(op jute.Op, r *jute.Reader) (jute.Op, jute.Record, error) {
+// convertOp reads the record of a create, delete, setData, setACL or check
+// transaction as the request that has the same effect. A setData or
+// setACL expects the version before the logged one, so a change the
+// snapshot already holds fails as BadVersion instead of counting twice
+// (ZooKeeper's replay sets the logged version, to the same end). A check
+// changes nothing: a step without a transaction.
+func convertOp(t zkdata.Txn, op jute.Op, r *jute.Reader) (step, error) {
+	var req jute.Record
+	var st step
 	switch op {
 	case jute.OpCreate, jute.OpCreate2:
-		req := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r)}
+		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r)}
 		if r.Bool() {
-			req.Flags = jute.FlagEphemeral
+			c.Flags = jute.FlagEphemeral
 		}
-		r.Int() // parentCVersion: the tree derives the same
-		return op, req, nil
+		// The tree derives the same parentCVersion; ZooKeeper uses the
+		// logged one to repair a create the snapshot holds (plain creates only).
+		st = step{path: c.Path, parentCVersion: r.Int(), repair: op == jute.OpCreate}
+		req = c
 	case jute.OpCreateContainer:
-		req := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagContainer}
+		req = &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagContainer}
 		r.Int()
-		return op, req, nil
 	case jute.OpCreateTTL:
-		req := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagPersistentTTL, HasTTL: true}
+		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagPersistentTTL, HasTTL: true}
 		r.Int()
-		req.TTL = r.Long()
-		return op, req, nil
-	case jute.OpDelete, jute.OpDeleteContainer:
-		return op, &jute.PathVersionRequest{Path: r.String(), Version: -1}, nil
+		c.TTL = r.Long()
+		req = c
+	case jute.OpDelete:
+		req = &jute.PathVersionRequest{Path: r.String(), Version: -1}
+	case jute.OpDeleteContainer:
+		return step{txn: znode.NewDeleteContainerTxn(r.String(), t.Time)}, r.Err()
 	case jute.OpSetData:
-		return op, &jute.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: -1}, nil
+		req = &jute.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: r.Int() - 1}
 	case jute.OpSetACL:
-		return op, &jute.SetACLRequest{Path: r.String(), ACL: jute.ReadACLs(r), Version: -1}, nil
+		req = &jute.SetACLRequest{Path: r.String(), ACL: jute.ReadACLs(r), Version: r.Int() - 1}
 	case jute.OpCheck:
-		return op, &jute.PathVersionRequest{Path: r.String(), Version: -1}, nil
+		return step{}, nil
+	default:
+		return step{}, fmt.Errorf("zkimport: zxid %#x: transaction type %d is not replayed", t.Zxid, op)
 	}
-	return 0, nil, fmt.Errorf("zkimport: transaction type %d is not replayed", op)
+	if err := r.Err(); err != nil {
+		return step{}, fmt.Errorf("zkimport: zxid %#x (type %d): %w", t.Zxid, op, err)
+	}
+	st.txn = &znode.Txn{Type: op, Session: t.ClientID, Time: t.Time, Ids: replayer, Req: jute.Marshal(req)}
+	return st, nil
 }
 
 // convertMulti reads a MultiTxn {vector<Txn {type, data}>}. A failed
 // multi is logged with an error transaction in every slot and is skipped.
-func convertMulti(r *jute.Reader) (*jute.MultiRequest, error) {
+func convertMulti(t zkdata.Txn, r *jute.Reader) ([]step, error) {
 	n, _ := r.Count(8)
-	req := &jute.MultiRequest{}
+	var out []step
 	for i := 0; i < n && r.Err() == nil; i++ {
 		typ := jute.Op(r.Int())
 		body := r.Buffer()
 		if typ == jute.OpError {
 			return nil, errSkip
 		}
-		sub := jute.NewReader(body)
-		op, rec, err := convertOp(typ, sub)
+		sub, err := convertOp(t, typ, jute.NewReader(body))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("multi op %d: %w", i, err)
 		}
-		if err := sub.Err(); err != nil {
-			return nil, fmt.Errorf("zkimport: multi op %d: %w", i, err)
+		if sub.txn != nil {
+			out = append(out, sub)
 		}
-		req.Ops = append(req.Ops, jute.MultiOp{Type: op, Req: rec})
 	}
-	return req, r.Err()
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("zkimport: zxid %#x (multi): %w", t.Zxid, err)
+	}
+	return out, nil
 }
