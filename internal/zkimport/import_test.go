@@ -124,3 +124,66 @@ func TestFuzzyCreateRepair(t *testing.T) {
 		t.Fatalf("the session opened for the replay is still there: %v", s)
 	}
 }
+
+// TestFuzzySetDataReplay: a setData the fuzzy snapshot already holds
+// changes nothing when replayed (ZooKeeper's replay sets the logged
+// version); the next one applies. A multi replays op by op, so the op the
+// snapshot holds fails alone.
+func TestFuzzySetDataReplay(t *testing.T) {
+	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	tree, err := znode.Import([]znode.ImportedNode{
+		{Path: "/", ACL: open, Stat: jute.Stat{Cversion: 1, Pzxid: 1}},
+		{Path: "/n", Data: []byte("v2"), ACL: open, Stat: jute.Stat{Czxid: 1, Mzxid: 3, Pzxid: 1, Version: 2}},
+	}, []znode.SessionInfo{{ID: 0x55, Timeout: 30000, Passwd: Passwd(0x55)}}, 2, znode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setData := func(data string, version int32) []byte {
+		var w jute.Writer
+		w.String("/n")
+		w.Buffer([]byte(data))
+		w.Int(version)
+		return w.Buf
+	}
+	replay := func(typ jute.Op, zxid int64, body []byte) (settled int) {
+		t.Helper()
+		steps, err := convert(zkdata.Txn{Type: typ, ClientID: 0x55, Zxid: zxid, Time: 9, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			if r := apply(tree, s.txn, zxid); r.Err != jute.OK {
+				settled++
+			}
+		}
+		return settled
+	}
+	if n := replay(jute.OpSetData, 3, setData("v2", 2)); n != 1 {
+		t.Errorf("the setData the snapshot holds: %d settled, want 1", n)
+	}
+	if n := replay(jute.OpSetData, 4, setData("v3", 3)); n != 0 {
+		t.Errorf("the next setData: %d settled, want 0", n)
+	}
+	var m jute.Writer // a multi: setData to version 4, then a create
+	m.Int(2)
+	m.Int(int32(jute.OpSetData))
+	m.Buffer(setData("v3", 3)) // already applied above: settles
+	m.Int(int32(jute.OpCreate2))
+	var c jute.Writer
+	c.String("/n2")
+	c.Buffer(nil)
+	jute.WriteACLs(&c, open)
+	c.Bool(false)
+	c.Int(2)
+	m.Buffer(c.Buf)
+	if n := replay(jute.OpMulti, 5, m.Buf); n != 1 {
+		t.Errorf("a multi half held: %d settled, want 1", n)
+	}
+	data, st, err := tree.GetData("/n", nil)
+	if err != nil || string(data) != "v3" || st.Version != 3 || st.Mzxid != 4 {
+		t.Errorf("/n = %q %+v %v, want v3 at version 3, mzxid 4", data, st, err)
+	}
+	if _, st, err := tree.GetData("/n2", nil); err != nil || st.Czxid != 5 {
+		t.Errorf("/n2 from the multi: %+v %v", st, err)
+	}
+}
