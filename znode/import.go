@@ -1,10 +1,11 @@
 package znode
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"strings"
 
@@ -38,16 +39,42 @@ func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts O
 	if len(nodes) == 0 || nodes[0].Path != RootPath {
 		return nil, badSnap("the root must come first")
 	}
-	var buf bytes.Buffer
+	var quotas []string
+	for _, n := range nodes {
+		if p, ok := strings.CutSuffix(n.Path, "/"+QuotaLimitNode); ok && strings.HasPrefix(p, QuotaPath+"/") {
+			quotas = append(quotas, p[len(QuotaPath):])
+		}
+	}
+	// The snapshot stream is written into a pipe as ReadSnapshot reads
+	// it, so a large tree is not held twice.
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeImported(pw, nodes, sessions, quotas, lastZxid, opts)) }()
+	t, err := ReadSnapshot(pr, opts)
+	pr.Close() // a writer still running (after a bad node) stops
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	a := &applier{t: t}
+	for _, p := range quotas {
+		a.recountQuota(p)
+	}
+	return t, nil
+}
+
+// writeImported writes nodes, sessions and quotas to w in WriteSnapshot's
+// format.
+func writeImported(w io.Writer, nodes []ImportedNode, sessions []SessionInfo, quotas []string, lastZxid int64, opts Options) error {
+	crc := crc32.NewIEEE()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
 	var jw jute.Writer
 	frame := func(fill func(*jute.Writer)) {
 		jw.Reset()
 		fill(&jw)
-		buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(jw.Buf))))
-		buf.Write(jw.Buf)
+		bw.Write(binary.BigEndian.AppendUint32(nil, uint32(len(jw.Buf))))
+		bw.Write(jw.Buf)
 	}
-	buf.WriteString(snapMagic)
-	buf.Write(binary.BigEndian.AppendUint32(nil, snapVersion))
+	bw.WriteString(snapMagic)
+	bw.Write(binary.BigEndian.AppendUint32(nil, snapVersion))
 
 	number := map[string]int32{}
 	var lists [][]jute.ACL
@@ -56,12 +83,6 @@ func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts O
 		if _, ok := number[k]; !ok {
 			number[k] = int32(len(lists))
 			lists = append(lists, n.ACL)
-		}
-	}
-	var quotas []string
-	for _, n := range nodes {
-		if p, ok := strings.CutSuffix(n.Path, "/"+QuotaLimitNode); ok && strings.HasPrefix(p, QuotaPath+"/") {
-			quotas = append(quotas, p[len(QuotaPath):])
 		}
 	}
 	frame(func(jw *jute.Writer) {
@@ -104,18 +125,11 @@ func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts O
 	for _, p := range quotas {
 		frame(func(jw *jute.Writer) { jw.String(p) })
 	}
-	buf.WriteString(snapEnd)
-	buf.Write(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(buf.Bytes()[:buf.Len()-len(snapEnd)])))
-
-	t, err := ReadSnapshot(&buf, opts)
-	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
+	if err := bw.Flush(); err != nil {
+		return err
 	}
-	a := &applier{t: t}
-	for _, p := range quotas {
-		a.recountQuota(p)
-	}
-	return t, nil
+	_, err := w.Write(append([]byte(snapEnd), binary.BigEndian.AppendUint32(nil, crc.Sum32())...))
+	return err
 }
 
 // importedKind decodes ZooKeeper's EphemeralOwner into a node kind and the
