@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -63,6 +64,13 @@ func runImport(c *cli.Context) error {
 			logDir = cfg.values["dataLogDir"]
 		}
 	}
+	if c.IsSet("config") {
+		// The zoo.cfg's client port must be free: a ZooKeeper still serving
+		// there would go on writing what this import cannot see.
+		if err := portFree(st.ClientAddr); err != nil {
+			return fmt.Errorf("%s is in use (is ZooKeeper still running? stop it first): %w", st.ClientAddr, err)
+		}
+	}
 	if err := st.applyFlags(c); err != nil {
 		return err
 	}
@@ -105,4 +113,13 @@ func report(w io.Writer, res *zkimport.Result, dataDir string) {
 		}
 	}
 	fmt.Fprintf(w, "written to      %s\n", dataDir)
+}
+
+// portFree reports whether addr can be listened on now.
+func portFree(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
 }
