@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -74,4 +75,13 @@ func (n *Node) LeaderUptime() time.Duration {
 		return 0
 	}
 	return time.Since(time.Unix(0, since))
+}
+
+// Snapshot takes a snapshot of this member's state now (as snapCount
+// entries would) and compacts its log.
+func (n *Node) Snapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("ensemble: snapshot: %w", err)
+	}
+	return nil
 }

@@ -141,6 +141,10 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 			_, _ = w.Write([]byte(b.String()))
 			return
 		}
+		if name == "snapshot" || name == "snap" {
+			s.serveSnapshot(w, r, "snapshot")
+			return
+		}
 		body := s.AdminResponse(name)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))

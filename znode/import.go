@@ -12,13 +12,14 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// ImportedNode is one znode of another server's state (Apache
-// ZooKeeper's snapshot): its path, data, ACL and the stored fields of its
-// Stat. EphemeralOwner is in ZooKeeper's encoding: 0 for a persistent
-// node, math.MinInt64 for a container, 0xFF in the top byte and the TTL
-// in ms below for a TTL node (with Options.ExtendedTypes), else the
-// owning session.
-type ImportedNode struct {
+// StoredNode is a znode as Apache ZooKeeper stores it in a snapshot: its
+// path, data, ACL and the stored fields of its Stat. Cversion is the
+// stored count of child creations (clients see cversion*2 - numChildren).
+// EphemeralOwner is in ZooKeeper's encoding: 0 for a persistent node,
+// math.MinInt64 for a container, 0xFF in the top byte and the TTL in ms
+// below for a TTL node (with Options.ExtendedTypes), else the owning
+// session. DataLength and NumChildren are not stored.
+type StoredNode struct {
 	Path string
 	Data []byte
 	ACL  []jute.ACL
@@ -35,7 +36,7 @@ const ttlMask = int64(-1) << 56
 // ErrBadSnapshot. Quotas are those whose zookeeper_limits node exists,
 // and each zookeeper_stats node is recounted, as ZooKeeper does when it
 // loads a snapshot.
-func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts Options) (*Tree, error) {
+func Import(nodes []StoredNode, sessions []SessionInfo, lastZxid int64, opts Options) (*Tree, error) {
 	if len(nodes) == 0 || nodes[0].Path != RootPath {
 		return nil, badSnap("the root must come first")
 	}
@@ -63,7 +64,7 @@ func Import(nodes []ImportedNode, sessions []SessionInfo, lastZxid int64, opts O
 
 // writeImported writes nodes, sessions and quotas to w in WriteSnapshot's
 // format.
-func writeImported(w io.Writer, nodes []ImportedNode, sessions []SessionInfo, quotas []string, lastZxid int64, opts Options) error {
+func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quotas []string, lastZxid int64, opts Options) error {
 	crc := crc32.NewIEEE()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
 	var jw jute.Writer
@@ -171,4 +172,23 @@ func (t *Tree) SettleFuzzyCreate(parentPath string, cversion int32, zxid int64) 
 		a := &applier{t: t}
 		a.setChildMeta(p, cversion, zxid)
 	}
+}
+
+// Export calls fn for every znode in ZooKeeper's stored form, parents
+// before children (children in name order), as a ZooKeeper snapshot
+// holds them. Call it on a clone (Clone) of a tree that is changing.
+func (t *Tree) Export(fn func(StoredNode)) {
+	var scratch []childEntry
+	walkSorted(RootPath, t.root, &scratch, func(p string, n *node) {
+		st := n.stat()
+		st.Cversion = n.cversion()
+		st.DataLength, st.NumChildren = 0, 0
+		switch n.kind() {
+		case kindContainer:
+			st.EphemeralOwner = math.MinInt64
+		case kindTTL:
+			st.EphemeralOwner = ttlMask | n.owner
+		}
+		fn(StoredNode{Path: p, Data: n.data, ACL: t.aclOf(n), Stat: st})
+	})
 }

@@ -91,7 +91,7 @@ func apply(tree *znode.Tree, txn *znode.Txn, zxid int64) *znode.Result {
 // fromSnapshot builds the tree of a ZooKeeper snapshot.
 func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, error) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
-	nodes := make([]znode.ImportedNode, len(s.Nodes))
+	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
 		list := open
 		if n.ACL != zkdata.OpenACL {
@@ -101,7 +101,7 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, error) {
 			}
 			list = l
 		}
-		nodes[i] = znode.ImportedNode{Path: n.Path, Data: n.Data, ACL: list, Stat: n.Stat}
+		nodes[i] = znode.StoredNode{Path: n.Path, Data: n.Data, ACL: list, Stat: n.Stat}
 	}
 	sessions := make([]znode.SessionInfo, len(s.Sessions))
 	for i, ss := range s.Sessions {

@@ -90,7 +90,7 @@ func TestLoadMatchesZooKeeper(t *testing.T) {
 // (the snapshot caught the child but not its parent's counters).
 func TestFuzzyCreateRepair(t *testing.T) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
-	tree, err := znode.Import([]znode.ImportedNode{
+	tree, err := znode.Import([]znode.StoredNode{
 		{Path: "/", ACL: open, Stat: jute.Stat{Cversion: 1, Pzxid: 1}},
 		{Path: "/p", ACL: open, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1}},
 		{Path: "/p/c", ACL: open, Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2}},
@@ -131,7 +131,7 @@ func TestFuzzyCreateRepair(t *testing.T) {
 // snapshot holds fails alone.
 func TestFuzzySetDataReplay(t *testing.T) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
-	tree, err := znode.Import([]znode.ImportedNode{
+	tree, err := znode.Import([]znode.StoredNode{
 		{Path: "/", ACL: open, Stat: jute.Stat{Cversion: 1, Pzxid: 1}},
 		{Path: "/n", Data: []byte("v2"), ACL: open, Stat: jute.Stat{Czxid: 1, Mzxid: 3, Pzxid: 1, Version: 2}},
 	}, []znode.SessionInfo{{ID: 0x55, Timeout: 30000, Passwd: Passwd(0x55)}}, 2, znode.Options{})

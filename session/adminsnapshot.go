@@ -1,0 +1,178 @@
+package session
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// The AdminServer's snapshot command (ZooKeeper 3.9's SnapshotCommand,
+// also "snap"): it needs an Authorization header ("digest user:password",
+// or "ip") whose identities hold ALL on "/" (the super user does), and
+// answers with this member's whole tree as an Apache ZooKeeper snapshot
+// file (the format ZooKeeper 3.4-3.9 load from version-2/snapshot.<zxid>)
+// and the headers last_zxid and snapshot_size. It is the way back: that
+// file in a stopped ZooKeeper's dataDir/version-2 makes ZooKeeper serve
+// the same znodes with the same Stat. Sessions are carried by id and
+// timeout; their passwords are zkraft's own, so clients cannot resume
+// them on ZooKeeper and they expire there. With ?streaming=false the
+// member takes a snapshot of its own instead and answers in JSON.
+const (
+	snapshotHeaderZxid = "last_zxid"
+	snapshotHeaderSize = "snapshot_size"
+)
+
+// serveSnapshot answers the snapshot command.
+func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name string) {
+	reply := func(status int, msg any) {
+		var b strings.Builder
+		writeJackson(&b, jsonObj{}.add("command", name).add("error", msg))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, b.String())
+	}
+	fail := func(status int, msg string) { reply(status, msg) }
+	authInfo := r.Header.Get("Authorization")
+	if authInfo == "" {
+		fail(http.StatusUnauthorized, "Auth info is missing for the command")
+		return
+	}
+	ids, ok := s.adminIdentities(r, authInfo)
+	if !ok {
+		s.stats.authFailed.Add(1)
+		fail(http.StatusUnauthorized, "Not authenticated")
+		return
+	}
+	tree := s.node.RLockTree()
+	rootACL, _ := tree.NodeACL(znode.RootPath)
+	var clone *znode.Tree
+	if acl.Check(rootACL, jute.PermAll, ids) {
+		clone = tree.Clone()
+	}
+	s.node.RUnlockTree()
+	if clone == nil {
+		fail(http.StatusForbidden, "Not authorized")
+		return
+	}
+	// Set as ZooKeeper spells them, in lower case (Set would make them
+	// Last_zxid and Snapshot_size; HTTP does not mind, scripts may).
+	w.Header()[snapshotHeaderZxid] = []string{"0x" + strconv.FormatInt(clone.LastZxid(), 16)}
+	if v := r.URL.Query().Get("streaming"); v != "" && !strings.EqualFold(v, "true") {
+		if err := s.node.Snapshot(); err != nil {
+			fail(http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(http.StatusOK, nil)
+		return
+	}
+	// The size goes in a header, so the file is written before it is sent.
+	f, err := os.CreateTemp("", "zkraft-snapshot-*")
+	if err != nil {
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := writeZooKeeperSnapshot(f, clone); err != nil {
+		s.log.Warn("admin snapshot", zap.Error(err))
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
+	size, _ := f.Seek(0, io.SeekCurrent)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header()[snapshotHeaderSize] = []string{strconv.FormatInt(size, 10)}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = io.Copy(w, f)
+}
+
+// adminIdentities authenticates an Authorization header as ZooKeeper's
+// AdminServer does: "<scheme> <auth>", digest (user:password, the super
+// user too) or ip (the caller's address).
+func (s *Server) adminIdentities(r *http.Request, authInfo string) ([]jute.Id, bool) {
+	scheme, auth, _ := strings.Cut(authInfo, " ")
+	switch scheme {
+	case "digest":
+		if auth == "" {
+			return nil, false
+		}
+		id := digestID(auth)
+		ids := []jute.Id{{Scheme: "digest", ID: id}}
+		if s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest {
+			ids = append(ids, jute.Id{Scheme: "super", ID: ""})
+		}
+		return ids, true
+	case "ip":
+		return []jute.Id{{Scheme: "ip", ID: remoteIPString(r.RemoteAddr)}}, true
+	}
+	return nil, false
+}
+
+// remoteIPString is the host of an HTTP request's RemoteAddr.
+func remoteIPString(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
+// writeZooKeeperSnapshot writes tree as an Apache ZooKeeper snapshot: its
+// sessions, its ACL lists numbered as ZooKeeper's cache numbers them
+// (world:anyone:cdrwa is -1, the others from 1), then every znode.
+func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
+	var sessions []zkdata.Session
+	for _, si := range tree.Sessions() {
+		sessions = append(sessions, zkdata.Session{ID: si.ID, Timeout: si.Timeout})
+	}
+	ids := map[string]int64{}
+	lists := map[int64][]jute.ACL{}
+	var nodes int
+	tree.Export(func(n znode.StoredNode) {
+		nodes++
+		if k := aclListKey(n.ACL); !isOpenACL(n.ACL) && ids[k] == 0 {
+			ids[k] = int64(len(ids) + 1)
+			lists[ids[k]] = n.ACL
+		}
+	})
+	sw := zkdata.NewSnapshotWriter(w, sessions, lists)
+	tree.Export(func(n znode.StoredNode) {
+		ref := int64(zkdata.OpenACL)
+		if !isOpenACL(n.ACL) {
+			ref = ids[aclListKey(n.ACL)]
+		}
+		sw.Node(zkdata.Node{Path: n.Path, Data: n.Data, ACL: ref, Stat: n.Stat})
+	})
+	return sw.Close()
+}
+
+// isOpenACL reports whether list is exactly world:anyone:cdrwa, which
+// ZooKeeper's ACL cache stores as -1.
+func isOpenACL(list []jute.ACL) bool {
+	return len(list) == 1 && list[0].Perms == jute.PermAll && list[0].ID.Scheme == "world" && list[0].ID.ID == "anyone"
+}
+
+// aclListKey identifies an ACL list.
+func aclListKey(list []jute.ACL) string {
+	var b strings.Builder
+	for _, a := range list {
+		fmt.Fprintf(&b, "%d\x00%s\x00%s\x00", a.Perms, a.ID.Scheme, a.ID.ID)
+	}
+	return b.String()
+}
