@@ -37,7 +37,7 @@ test-short:
 
 # Short fuzzing pass over every fuzz target, one after another: the Jute,
 # log-pack, AppendEntries and snapshot decoders, the request dispatcher,
-# the SASL DIGEST-MD5 exchange, ACL IP, DN and Kerberos-name parsing, the
+# the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
 # watch registry against a model, the bench client's reply reader and the
 # readers of ZooKeeper's snapshots and transaction logs
 # (FUZZTIME=5m for longer runs).

@@ -60,14 +60,17 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 		return false
 	}
 	h := jute.RequestHeader{Xid: xid, Type: jute.OpPing}
-	if c.srv.cfg.SASLUsers == nil {
-		// No SASL users configured: ZooKeeper without a JAAS Server section
-		// answers an empty token.
-		c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
-		return true
-	}
 	if c.saslState == nil {
-		c.saslState = &digestMD5{users: c.srv.cfg.SASLUsers}
+		switch {
+		case c.srv.cfg.Kerberos != nil:
+			c.saslState = &gssapiServer{krb: c.srv.cfg.Kerberos}
+		case c.srv.cfg.SASLUsers != nil:
+			c.saslState = &digestMD5{users: c.srv.cfg.SASLUsers}
+		default:
+			// No JAAS Server section: ZooKeeper answers an empty token.
+			c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
+			return true
+		}
 	}
 	token, done, err := c.saslState.next(req.Token)
 	if err != nil {
@@ -84,7 +87,7 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 	if done {
 		// In ZooKeeper's order (whoAmI lists identities in its hash
 		// table's order, ties in insertion order): sasl, then super.
-		user := c.saslState.user
+		user := c.saslState.authenticated()
 		c.addID(jute.Id{Scheme: "sasl", ID: user})
 		if su := c.srv.cfg.SASLSuperUser; su != "" && user == su {
 			c.addID(jute.Id{Scheme: "super", ID: ""})
@@ -93,6 +96,18 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{Token: token}) })
 	return true
 }
+
+// saslMech is the server side of one SASL mechanism's exchange.
+type saslMech interface {
+	// next evaluates the client's token and returns the server's; done
+	// is set once the client is authenticated.
+	next(token []byte) (resp []byte, done bool, err error)
+	// authenticated is the client's sasl identity once done.
+	authenticated() string
+}
+
+func (d *digestMD5) authenticated() string    { return d.user }
+func (g *gssapiServer) authenticated() string { return g.user }
 
 // inOrder runs fn now if nothing of this connection is in flight, else
 // queues a ping-like placeholder so that fn's reply keeps its place. Used

@@ -34,6 +34,10 @@ type Config struct {
 	// authenticate with (the user_<name>="<password>" options of a JAAS
 	// "Server" section); nil leaves SASL unconfigured.
 	SASLUsers map[string]string
+	// Kerberos, when set, makes SASL GSSAPI (Kerberos) the mechanism
+	// instead of DIGEST-MD5 with SASLUsers, as a JAAS Server section with
+	// Krb5LoginModule does for ZooKeeper.
+	Kerberos *Kerberos
 	// SASLSuperUser is the SASL user that is the super user
 	// (zookeeper.superUser).
 	SASLSuperUser string

@@ -28,9 +28,9 @@ type conn struct {
 	remote  string // client IP
 
 	sessionID int64
-	timeout   int32      // negotiated, ms
-	readOnly  bool       // a read-only session on a member without quorum
-	saslState *digestMD5 // the SASL exchange in progress or done (reader goroutine only)
+	timeout   int32    // negotiated, ms
+	readOnly  bool     // a read-only session on a member without quorum
+	saslState saslMech // the SASL exchange in progress or done (reader goroutine only)
 	ids       atomic.Pointer[[]jute.Id]
 	closing   atomic.Bool // the client asked to close its session
 	stale     atomic.Bool // torn down: no new watches may be registered

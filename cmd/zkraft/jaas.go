@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"unicode"
+
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
+	"github.com/zkraft/zkraft/session"
 )
 
 // digestLoginModule is ZooKeeper's JAAS login module for SASL DIGEST-MD5.
@@ -113,35 +118,76 @@ func jaasTokens(s string) ([]string, error) {
 	return toks, nil
 }
 
-// saslUsers loads the SASL DIGEST-MD5 users of section (ZooKeeper's
-// "Server", zookeeper.sasl.serverconfig) of the JAAS file at path: the
-// user_<name>="<password>" options of its DigestLoginModule.
-func saslUsers(path, section string) (map[string]string, error) {
+// saslServer is what a JAAS Server section configures: DIGEST-MD5 users,
+// or a Kerberos service for GSSAPI.
+type saslServer struct {
+	users    map[string]string
+	kerberos *session.Kerberos
+}
+
+// loadSASLServer reads section (ZooKeeper's "Server",
+// zookeeper.sasl.serverconfig) of the JAAS file at path: the
+// user_<name>="<password>" options of a DigestLoginModule (SASL
+// DIGEST-MD5), or a Krb5LoginModule's keyTab and principal (SASL GSSAPI,
+// Kerberos).
+func loadSASLServer(path, section string) (saslServer, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("jaas: %w", err)
+		return saslServer{}, fmt.Errorf("jaas: %w", err)
 	}
 	sections, err := parseJAAS(string(text))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return saslServer{}, fmt.Errorf("%s: %w", path, err)
 	}
 	entries, ok := sections[section]
 	if !ok {
-		return nil, fmt.Errorf("%s: no %q section", path, section)
+		return saslServer{}, fmt.Errorf("%s: no %q section", path, section)
 	}
 	users := map[string]string{}
+	var krb *session.Kerberos
 	for _, e := range entries {
-		if e.module != digestLoginModule {
-			return nil, fmt.Errorf("%s: section %q: login module %s is not supported (only %s, SASL DIGEST-MD5)", path, section, e.module, digestLoginModule)
-		}
-		for k, v := range e.options {
-			if name, ok := strings.CutPrefix(k, "user_"); ok {
-				users[name] = v
+		switch e.module {
+		case digestLoginModule:
+			for k, v := range e.options {
+				if name, ok := strings.CutPrefix(k, "user_"); ok {
+					users[name] = v
+				}
 			}
+		case krb5LoginModule:
+			if krb, err = kerberosService(e.options); err != nil {
+				return saslServer{}, fmt.Errorf("%s: section %q: %w", path, section, err)
+			}
+		default:
+			return saslServer{}, fmt.Errorf("%s: section %q: login module %s is not supported (%s for SASL DIGEST-MD5, %s for Kerberos)", path, section, e.module, digestLoginModule, krb5LoginModule)
 		}
+	}
+	if krb != nil {
+		return saslServer{kerberos: krb}, nil
 	}
 	if len(users) == 0 {
-		return nil, fmt.Errorf("%s: section %q defines no user_<name> option", path, section)
+		return saslServer{}, fmt.Errorf("%s: section %q defines no user_<name> option", path, section)
 	}
-	return users, nil
+	return saslServer{users: users}, nil
+}
+
+// krb5LoginModule is the JDK's Kerberos login module, which ZooKeeper's
+// Server section names for SASL GSSAPI.
+const krb5LoginModule = "com.sun.security.auth.module.Krb5LoginModule"
+
+// kerberosService reads a Krb5LoginModule's options: the service keys
+// come from keyTab (useKeyTab=true), the service principal from
+// principal ("zookeeper/host@REALM").
+func kerberosService(opts map[string]string) (*session.Kerberos, error) {
+	if opts["useKeyTab"] != "true" || opts["keyTab"] == "" {
+		return nil, errors.New("Krb5LoginModule: only useKeyTab=true with a keyTab is supported")
+	}
+	principal := opts["principal"]
+	if !strings.Contains(principal, "@") {
+		return nil, fmt.Errorf("Krb5LoginModule: principal %q: want service/host@REALM", principal)
+	}
+	kt, err := keytab.Load(opts["keyTab"])
+	if err != nil {
+		return nil, fmt.Errorf("Krb5LoginModule: keyTab %s: %w", opts["keyTab"], err)
+	}
+	return &session.Kerberos{Keytab: kt, Principal: principal}, nil
 }

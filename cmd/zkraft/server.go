@@ -134,10 +134,13 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	var users map[string]string
+	var sasl saslServer
 	if st.JAASConfig != "" {
-		if users, err = saslUsers(st.JAASConfig, st.JAASSection); err != nil {
+		if sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection); err != nil {
 			return fmt.Errorf("SASL: %w", err)
+		}
+		if sasl.kerberos != nil {
+			sasl.kerberos.RemoveHost, sasl.kerberos.RemoveRealm = st.KerberosRemoveHost, st.KerberosRemoveRealm
 		}
 	}
 	var secureLn net.Listener
@@ -161,7 +164,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MaxBuffer:           st.JuteMaxBuffer,
 		SuperDigest:         st.SuperDigest,
 		X509SuperUser:       st.X509SuperUser,
-		SASLUsers:           users,
+		SASLUsers:           sasl.users,
+		Kerberos:            sasl.kerberos,
 		EnforceAuthSchemes:  st.EnforceSchemes,
 		SASLSuperUser:       st.SASLSuperUser,
 		FourLetterWhitelist: st.FourLetterWords,

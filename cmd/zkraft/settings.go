@@ -44,15 +44,18 @@ type settings struct {
 	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
 	JAASSection       string        // its section (zookeeper.sasl.serverconfig, "Server")
 	SASLSuperUser     string        // superUser (zookeeper.superUser)
-	EnforceAuth       bool          // enforce.auth.enabled
-	EnforceSchemes    []string      // enforce.auth.schemes
-	SSLQuorum         bool          // sslQuorum: member connections over mutual TLS
-	QuorumTLS         zktls.Options // its ssl.quorum.* stores
-	QuorumVerifyHost  bool          // ssl.quorum.hostnameVerification
-	SyncLimit         int
-	InitLimit         int
-	Members           []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
-	idSet             bool            // ServerID given explicitly (--id)
+	// KerberosRemoveHost and KerberosRemoveRealm are
+	// kerberos.removeHostFromPrincipal and kerberos.removeRealmFromPrincipal.
+	KerberosRemoveHost, KerberosRemoveRealm bool
+	EnforceAuth                             bool          // enforce.auth.enabled
+	EnforceSchemes                          []string      // enforce.auth.schemes
+	SSLQuorum                               bool          // sslQuorum: member connections over mutual TLS
+	QuorumTLS                               zktls.Options // its ssl.quorum.* stores
+	QuorumVerifyHost                        bool          // ssl.quorum.hostnameVerification
+	SyncLimit                               int
+	InitLimit                               int
+	Members                                 []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
+	idSet                                   bool            // ServerID given explicitly (--id)
 }
 
 func defaultSettings() settings {

@@ -80,6 +80,10 @@ func (s *settings) applySecurityKey(key, v string) bool {
 		if v == "true" {
 			s.EnforceAuth, s.EnforceSchemes = true, []string{"sasl"}
 		}
+	case "kerberos.removeHostFromPrincipal":
+		s.KerberosRemoveHost = v == "true"
+	case "kerberos.removeRealmFromPrincipal":
+		s.KerberosRemoveRealm = v == "true"
 	case "sasl.serverconfig":
 		s.JAASSection = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
