@@ -106,7 +106,8 @@ func krb5Login(section, keytab, principal string) string {
 // identity (whoami), an ACL for it that admits it and one for another
 // principal that does not, and a second principal (with an instance,
 // svc/localhost) seeing that from its side; then a client whose
-// principal the KDC does not know fails with AuthFailed.
+// principal the KDC does not know fails with AuthFailed. kazoo
+// authenticates with GSSAPI and sees its sasl ACL alike on both.
 func TestSASLKerberos(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -114,9 +115,10 @@ func TestSASLKerberos(t *testing.T) {
 	k := startKDC(t)
 	dir := t.TempDir()
 	server := jaasFile(t, dir, "server.jaas", krb5Login("Server", k.keytab(t, "zookeeper/localhost"), "zookeeper/localhost"))
-	clients := map[string]string{}
+	clients, keytabs := map[string]string{}, map[string]string{}
 	for _, p := range []string{"client", "svc/localhost"} {
-		clients[p] = jaasFile(t, dir, strings.ReplaceAll(p, "/", "_")+".jaas", krb5Login("Client", k.keytab(t, p), p))
+		keytabs[p] = k.keytab(t, p)
+		clients[p] = jaasFile(t, dir, strings.ReplaceAll(p, "/", "_")+".jaas", krb5Login("Client", keytabs[p], p))
 	}
 	// A key table for a principal the KDC then forgets.
 	gone := k.keytab(t, "gone")
@@ -147,6 +149,11 @@ func TestSASLKerberos(t *testing.T) {
 		{"svc/localhost", "whoami\nget /krb\nget /krb-other\nquit\n", "sasl: svc/localhost@" + krbRealm},
 		{"gone", "whoami\nget /krb-other\nquit\n", "AuthFailed"},
 	}
+	// kazoo (python3-pure-sasl over python3-kerberos) authenticates alike.
+	kazooAlike(t, "krb.py", "id=Id(scheme='sasl', id='client@"+krbRealm+"')", func(kind string) []string {
+		_, port, _ := net.SplitHostPort(addrs[kind])
+		return []string{port, k.conf, keytabs["client"], "client@" + krbRealm, "/kazoo-krb"}
+	})
 	for _, st := range steps {
 		z, k := run(targetZookeeper, clients[st.principal], st.script), run(targetZkraft, clients[st.principal], st.script)
 		if z != k {
