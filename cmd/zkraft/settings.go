@@ -26,6 +26,7 @@ type settings struct {
 	JuteMaxBuffer     int
 	SuperDigest       string
 	ExtendedTypes     bool
+	EnforceQuota      bool // enforceQuota (zookeeper.enforceQuota): hard quota limits fail writes
 	FourLetterWords   []string
 	ContainerInterval time.Duration
 	SnapCount         uint64
@@ -123,6 +124,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.JuteMaxBuffer, err = parseIntAuto(v)
 		case "4lw.commands.whitelist":
 			s.FourLetterWords = splitList(v)
+		case "enforceQuota", "zookeeper.enforceQuota":
+			s.EnforceQuota = v == "true"
 		case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
 			s.ExtendedTypes, err = strconv.ParseBool(v)
 		case "superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
@@ -245,6 +248,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("extended-types") {
 		s.ExtendedTypes = c.Bool("extended-types")
+	}
+	if c.IsSet("enforce-quota") {
+		s.EnforceQuota = c.Bool("enforce-quota")
 	}
 	if c.IsSet("4lw-whitelist") {
 		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
