@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -79,8 +78,9 @@ func (n *Node) runReconfig(call reconfigCall) {
 	defer n.reconfigMu.Unlock()
 	t := n.RLockTree()
 	configACL, _ := t.NodeACL(znode.ConfigPath)
+	allowed := t.Permits(configACL, jute.PermWrite, call.Ids)
 	n.RUnlockTree()
-	if !acl.Check(configACL, jute.PermWrite, call.Ids) {
+	if !allowed {
 		n.answerCode(call.Origin, jute.ErrNoAuth)
 		return
 	}

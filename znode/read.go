@@ -19,7 +19,7 @@ func (t *Tree) Exists(path string, ids []jute.Id) (jute.Stat, error) {
 	if n == nil {
 		return jute.Stat{}, jute.ErrNoNode
 	}
-	if !acl.Check(t.aclOf(n), jute.PermRead, ids) {
+	if !t.Permits(t.aclOf(n), jute.PermRead, ids) {
 		return jute.Stat{}, jute.ErrNoAuth
 	}
 	return n.stat(), nil
@@ -58,7 +58,7 @@ func (t *Tree) GetACL(path string, ids []jute.Id) ([]jute.ACL, jute.Stat, error)
 		return nil, jute.Stat{}, err
 	}
 	list := t.aclOf(n)
-	if !acl.Check(list, jute.PermAdmin, ids) {
+	if !t.Permits(list, jute.PermAdmin, ids) {
 		list = acl.MaskDigests(list)
 	}
 	return list, n.stat(), nil
@@ -100,7 +100,7 @@ func (t *Tree) readable(path string, perm int32, ids []jute.Id) (*node, error) {
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if !acl.Check(t.aclOf(n), perm, ids) {
+	if !t.Permits(t.aclOf(n), perm, ids) {
 		return nil, jute.ErrNoAuth
 	}
 	return n, nil

@@ -3,6 +3,8 @@ package znode
 import (
 	"strings"
 
+	"github.com/zkraft/zkraft/acl"
+
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -15,6 +17,10 @@ type Options struct {
 	// EnforceQuota makes hard quota limits fail writes with
 	// jute.ErrQuotaExceeded (zookeeper.enforceQuota).
 	EnforceQuota bool
+	// SkipACL turns every ACL check off (zookeeper.skipACL=yes): every
+	// caller may do everything, as an operator recovering a tree whose
+	// credentials are lost needs.
+	SkipACL bool
 }
 
 // Tree is the data tree plus the session table. It is not safe for
@@ -151,4 +157,10 @@ func (t *Tree) Stats() Stats {
 		DataSize:   t.dataSize,
 		Sessions:   len(t.sessions),
 	}
+}
+
+// Permits reports whether ids hold perm in list, as every ACL check of
+// the tree decides it (always, with Options.SkipACL).
+func (t *Tree) Permits(list []jute.ACL, perm int32, ids []jute.Id) bool {
+	return t.opts.SkipACL || acl.Check(list, perm, ids)
 }

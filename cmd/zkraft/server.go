@@ -36,6 +36,7 @@ func serverCommand() *cli.Command {
 			&cli.IntFlag{Name: "jute-max-buffer", Value: 0xfffff, Usage: "largest request frame in bytes (jute.maxbuffer)"},
 			&cli.StringFlag{Name: "super-digest", Usage: "super user as user:base64(sha1(user:password))"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
+			&cli.BoolFlag{Name: "skip-acl", Usage: "check no ACLs at all, for recovering a tree whose credentials are lost (skipACL=yes)"},
 			&cli.BoolFlag{Name: "enforce-quota", Usage: "fail creates and setData beyond a quota's hard limits with QuotaExceeded (enforceQuota)"},
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
 			&cli.StringFlag{Name: "container-check-interval", Value: "60000", Usage: "how often empty containers and expired TTL nodes are reaped, ms or duration"},
@@ -118,7 +119,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,
 		TickTime:          st.TickTime,
-		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota},
+		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
 		SnapshotThreshold: st.SnapCount,
 		ReapInterval:      st.ContainerInterval,
 		Logger:            log,
@@ -206,7 +207,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		zap.Uint8("serverId", st.ServerID),
 		zap.String("mode", node.Mode()),
 		zap.String("4lw", strings.Join(st.FourLetterWords, ",")),
-		zap.Bool("portUnification", st.PortUnification))
+		zap.Bool("portUnification", st.PortUnification),
+		zap.Bool("skipACL", st.SkipACL))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

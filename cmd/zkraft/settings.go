@@ -27,6 +27,7 @@ type settings struct {
 	SuperDigest       string
 	ExtendedTypes     bool
 	EnforceQuota      bool // enforceQuota (zookeeper.enforceQuota): hard quota limits fail writes
+	SkipACL           bool // skipACL=yes (zookeeper.skipACL): no ACL checks at all
 	FourLetterWords   []string
 	ContainerInterval time.Duration
 	SnapCount         uint64
@@ -124,6 +125,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.JuteMaxBuffer, err = parseIntAuto(v)
 		case "4lw.commands.whitelist":
 			s.FourLetterWords = splitList(v)
+		case "skipACL", "zookeeper.skipACL":
+			s.SkipACL = v == "yes"
 		case "enforceQuota", "zookeeper.enforceQuota":
 			s.EnforceQuota = v == "true"
 		case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
@@ -248,6 +251,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("extended-types") {
 		s.ExtendedTypes = c.Bool("extended-types")
+	}
+	if c.IsSet("skip-acl") {
+		s.SkipACL = c.Bool("skip-acl")
 	}
 	if c.IsSet("enforce-quota") {
 		s.EnforceQuota = c.Bool("enforce-quota")
