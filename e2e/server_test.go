@@ -43,6 +43,9 @@ type ServerOptions struct {
 	ExtraArgs []string
 	// JVMArgs are added to the JVM's flags (ZooKeeper target only).
 	JVMArgs []string
+	// ZKLog makes ZooKeeper log (slf4j-simple: INFO and above to its log
+	// file) instead of discarding its log (ZooKeeper target only).
+	ZKLog bool
 }
 
 // Server is one zkraft or ZooKeeper process on a fixed 127.0.0.1 port with a
@@ -187,7 +190,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 			return nil, err
 		}
 		binding := slf4jNopJar
-		if os.Getenv("ZKRAFT_E2E_ZK_LOG") == "1" {
+		if os.Getenv("ZKRAFT_E2E_ZK_LOG") == "1" || s.opts.ZKLog {
 			binding = slf4jSimple
 		}
 		jvm := append([]string{}, s.opts.JVMArgs...)

@@ -56,6 +56,10 @@ type Config struct {
 	// Dial opens connections to other members; nil means net.DialTimeout.
 	// Tests use Listen and Dial to inject partitions and delays.
 	Dial Dialer
+	// AuditUser turns on the audit log of ephemeral nodes deleted with
+	// their session (ZooKeeper's ephemeralZNodeDeletionOnSessionCloseOrExpire,
+	// logged by every member) under this user, the server's own.
+	AuditUser string
 }
 
 // Peer is one ensemble member.

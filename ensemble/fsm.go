@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zkraft/zkraft/internal/audit"
 
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
@@ -41,6 +44,10 @@ type fsm struct {
 	tracker  *expiry
 	hooks    atomic.Pointer[Hooks]
 	lastZxid atomic.Int64
+	// audit, when set, logs the ephemerals a closed or expired session
+	// takes with it, as auditUser (Config.AuditUser).
+	audit     *zap.Logger
+	auditUser string
 
 	// applied, if set, runs after each batch (outside the tree lock) with
 	// the batch's last index and whether it held anything but commit
@@ -139,6 +146,9 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 	for _, ev := range res.Events {
 		f.watches.Trigger(ev.Path, ev.Type, zxid, ev.ACL)
 	}
+	if f.audit != nil && txn.Type == jute.OpCloseSession && res.Err == jute.OK {
+		f.auditEphemerals(txn.Session, res.Events)
+	}
 	switch txn.Type {
 	case jute.OpCreateSession:
 		if res.Err == jute.OK {
@@ -229,5 +239,16 @@ func (s *treeSnapshot) Release() {
 	s.tree = nil
 	if s.large {
 		debug.FreeOSMemory()
+	}
+}
+
+// auditEphemerals logs each ephemeral node a closed or expired session's
+// end deleted (DataTree.deleteNodes under audit.enable).
+func (f *fsm) auditEphemerals(session int64, events []znode.Event) {
+	for _, ev := range events {
+		if ev.Type == jute.EventNodeDeleted {
+			audit.Log(f.audit, audit.Event{Session: "0x" + strconv.FormatUint(uint64(session), 16), User: f.auditUser,
+				Operation: "ephemeralZNodeDeletionOnSessionCloseOrExpire", Znode: ev.Path, Result: "success"})
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/audit"
+
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
@@ -103,6 +105,9 @@ func Open(cfg Config) (*Node, error) {
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
+	if cfg.AuditUser != "" {
+		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser
+	}
 	n.fsm.applicable = n.beforeApply
 
 	if err := n.startRaft(); err != nil {

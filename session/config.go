@@ -34,6 +34,9 @@ type Config struct {
 	// authenticate with (the user_<name>="<password>" options of a JAAS
 	// "Server" section); nil leaves SASL unconfigured.
 	SASLUsers map[string]string
+	// Audit logs every client write's outcome in ZooKeeper's audit format
+	// (audit.enable) to the logger named "audit".
+	Audit bool
 	// Kerberos, when set, makes SASL GSSAPI (Kerberos) the mechanism
 	// instead of DIGEST-MD5 with SASLUsers, as a JAAS Server section with
 	// Krb5LoginModule does for ZooKeeper.

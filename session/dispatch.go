@@ -114,13 +114,17 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 		c.closing.Store(true)
 	}
 	pw := c.enqueueWrite(h)
-	c.srv.node.Propose(&znode.Txn{
+	txn := &znode.Txn{
 		Type:    h.Type,
 		Session: c.sessionID,
 		Time:    time.Now().UnixMilli(),
 		Ids:     c.Ids(),
 		Req:     append([]byte(nil), body...),
-	}, pw)
+	}
+	if c.srv.audit != nil {
+		pw.auditReq = txn.Req
+	}
+	c.srv.node.Propose(txn, pw)
 }
 
 // sync answers once this member has applied everything the leader had

@@ -21,6 +21,8 @@ type pendingWrite struct {
 	syncPath string
 	// silent barriers only release their parked reads (linearizable reads).
 	silent bool
+	// auditReq is the request body, kept for the audit log when it is on.
+	auditReq []byte
 }
 
 // Abandoned implements ensemble.Abandoner: once the connection is going
@@ -42,6 +44,9 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
 	parked := c.popPending(p)
 	c.srv.stats.outstanding.Add(-1)
+	if c.srv.audit != nil && audited(p.op) {
+		p.audit(res, p.auditReq)
+	}
 	switch {
 	case p.silent:
 	case p.op == jute.OpSync:

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/audit"
 )
 
 // Server accepts ZooKeeper client connections for one ensemble member.
@@ -29,6 +30,7 @@ type Server struct {
 	perIP     map[string]int
 	ln        net.Listener // the client port
 	secureLn  net.Listener // the secure client port (ServeSecure), if any
+	audit     *zap.Logger  // audit events (Config.Audit), nil when off
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -47,6 +49,9 @@ func New(cfg Config, node *ensemble.Node) *Server {
 		bySession: make(map[int64]*conn),
 		perIP:     make(map[string]int),
 		closed:    make(chan struct{}),
+	}
+	if cfg.Audit {
+		s.audit = s.log.Named(audit.LoggerName)
 	}
 	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
 	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved})

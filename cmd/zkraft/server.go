@@ -8,8 +8,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"os/user"
 	"strings"
 	"syscall"
+
+	"github.com/zkraft/zkraft/internal/audit"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -36,6 +39,7 @@ func serverCommand() *cli.Command {
 			&cli.IntFlag{Name: "jute-max-buffer", Value: 0xfffff, Usage: "largest request frame in bytes (jute.maxbuffer)"},
 			&cli.StringFlag{Name: "super-digest", Usage: "super user as user:base64(sha1(user:password))"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
+			&cli.BoolFlag{Name: "audit", Usage: "log every client write's outcome in ZooKeeper's audit format to the logger \"audit\" (audit.enable)"},
 			&cli.BoolFlag{Name: "skip-acl", Usage: "check no ACLs at all, for recovering a tree whose credentials are lost (skipACL=yes)"},
 			&cli.BoolFlag{Name: "enforce-quota", Usage: "fail creates and setData beyond a quota's hard limits with QuotaExceeded (enforceQuota)"},
 			&cli.StringFlag{Name: "4lw-whitelist", Value: "srvr", Usage: "four-letter words to answer, comma separated, * = all"},
@@ -126,6 +130,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		Peers:             sortPeers(st.Members),
 		ElectionTimeout:   st.electionTimeout(),
 		Join:              c.Bool("join"),
+		AuditUser:         auditUser(st.Audit),
 	})
 	if err != nil {
 		return fmt.Errorf("start ensemble member: %w", err)
@@ -176,6 +181,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		ReadOnlyMode:        st.ReadOnlyMode,
 		Env:                 map[string]string{"dataDir": st.DataDir},
 		InitialConfig:       st.InitialConfig,
+		Audit:               st.Audit,
 		Logger:              log,
 	}, node)
 
@@ -210,6 +216,11 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		zap.Bool("portUnification", st.PortUnification),
 		zap.Bool("skipACL", st.SkipACL))
 
+	if st.Audit {
+		auditLog := log.Named(audit.LoggerName)
+		audit.Log(auditLog, audit.Event{User: auditUser(true), Operation: "serverStart", Result: "success"})
+		defer audit.Log(auditLog, audit.Event{User: auditUser(true), Operation: "serverStop", Result: "invoked"})
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
@@ -222,4 +233,17 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	_ = srv.Close()
 	return nil
+}
+
+// auditUser is the user the audit log names for the server's own events
+// (start, stop, ephemerals deleted with their session): ZooKeeper's login
+// user, the OS user running it. "" when the audit log is off.
+func auditUser(on bool) string {
+	if !on {
+		return ""
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "<NA>"
 }

@@ -28,6 +28,7 @@ type settings struct {
 	ExtendedTypes     bool
 	EnforceQuota      bool // enforceQuota (zookeeper.enforceQuota): hard quota limits fail writes
 	SkipACL           bool // skipACL=yes (zookeeper.skipACL): no ACL checks at all
+	Audit             bool // audit.enable (zookeeper.audit.enable): the audit log of writes
 	FourLetterWords   []string
 	ContainerInterval time.Duration
 	SnapCount         uint64
@@ -125,6 +126,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.JuteMaxBuffer, err = parseIntAuto(v)
 		case "4lw.commands.whitelist":
 			s.FourLetterWords = splitList(v)
+		case "audit.enable", "zookeeper.audit.enable":
+			s.Audit = v == "true"
 		case "skipACL", "zookeeper.skipACL":
 			s.SkipACL = v == "yes"
 		case "enforceQuota", "zookeeper.enforceQuota":
@@ -251,6 +254,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("extended-types") {
 		s.ExtendedTypes = c.Bool("extended-types")
+	}
+	if c.IsSet("audit") {
+		s.Audit = c.Bool("audit")
 	}
 	if c.IsSet("skip-acl") {
 		s.SkipACL = c.Bool("skip-acl")
