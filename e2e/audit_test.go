@@ -48,8 +48,8 @@ func TestAuditLog(t *testing.T) {
 		must(c.SetACL("/a", append(zk.WorldACL(zk.PermRead), zk.DigestACL(zk.PermAll, "alice", "secret")...), -1))
 		must(nil, c.Delete(seq, -1))
 		_, _ = c.Create("/a", nil, 0, open) // NodeExists
-		_ = c.Delete("/nope", -1)            // NoNode
-		_, _ = c.Set("/a", nil, 7)           // BadVersion
+		_ = c.Delete("/nope", -1)           // NoNode
+		_, _ = c.Set("/a", nil, 7)          // BadVersion
 		must(c.Multi(
 			&zk.CreateRequest{Path: "/m", Data: []byte("1"), Acl: open},
 			&zk.CreateRequest{Path: "/m/q-", Acl: open, Flags: zk.FlagSequence},

@@ -136,12 +136,7 @@ func TestSASLKerberos(t *testing.T) {
 		addrs[kind] = s.Addr
 	}
 	run := func(kind, jaas, script string) string {
-		out, err := runTool(t, 2*time.Minute, script, javaBin, "-Djava.security.auth.login.config="+jaas, krb5,
-			"-cp", zookeeperJar+":"+slf4jNopJar, "org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addrs[kind])
-		if err != nil && strings.Contains(err.Error(), "timed out") {
-			t.Fatalf("%s: zkCli: %v\n%s", kind, err, out)
-		}
-		return normalizeTLSTranscript(out)
+		return zkCli(t, addrs[kind], script, "-Djava.security.auth.login.config="+jaas, krb5)
 	}
 	steps := []struct{ principal, script, want string }{
 		{"client", "whoami\ncreate /krb mine sasl:client@" + krbRealm + ":cdrwa\ngetAcl /krb\nget /krb\n" +

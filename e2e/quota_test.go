@@ -3,7 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestEnforceQuota runs zkCli against zkraft and Apache ZooKeeper 3.8,
@@ -27,12 +26,7 @@ func TestEnforceQuota(t *testing.T) {
 	}, "\n") + "\n"
 	out := map[string]string{}
 	for _, kind := range []string{targetZkraft, targetZookeeper} {
-		o, err := runTool(t, 2*time.Minute, script, javaBin, "-cp", zookeeperJar+":"+slf4jNopJar,
-			"org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addrs[kind])
-		if err != nil && strings.Contains(err.Error(), "timed out") {
-			t.Fatalf("%s: zkCli: %v\n%s", kind, err, o)
-		}
-		out[kind] = normalizeTLSTranscript(o)
+		out[kind] = zkCli(t, addrs[kind], script)
 	}
 	if out[targetZkraft] != out[targetZookeeper] {
 		t.Errorf("transcripts differ\nzookeeper:\n%s\nzkraft:\n%s", out[targetZookeeper], out[targetZkraft])

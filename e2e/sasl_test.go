@@ -53,15 +53,8 @@ Server {
 		})
 		addrs[kind] = s.Addr
 	}
-	cp := zookeeperJar + ":" + slf4jNopJar
 	run := func(kind, jaas, script string) string {
-		out, err := runTool(t, 2*time.Minute, script, javaBin, "-Djava.security.auth.login.config="+jaas,
-			"-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addrs[kind])
-		// zkCli exits 1 when its last command failed; only a hang is fatal.
-		if err != nil && strings.Contains(err.Error(), "timed out") {
-			t.Fatalf("%s: zkCli: %v\n%s", kind, err, out)
-		}
-		return normalizeTLSTranscript(out)
+		return zkCli(t, addrs[kind], script, "-Djava.security.auth.login.config="+jaas)
 	}
 	steps := []struct{ jaas, script string }{
 		{client("bob", "bobsecret"), "whoami\ncreate /sasl mine sasl:bob:cdrwa\ngetAcl /sasl\nget /sasl\n" +

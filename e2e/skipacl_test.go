@@ -3,7 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestSkipACL runs zkCli against zkraft and Apache ZooKeeper 3.8, both
@@ -28,12 +27,7 @@ func TestSkipACL(t *testing.T) {
 	for _, kind := range []string{targetZkraft, targetZookeeper} {
 		var all []string
 		for _, script := range steps {
-			o, err := runTool(t, 2*time.Minute, script, javaBin, "-cp", zookeeperJar+":"+slf4jNopJar,
-				"org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addrs[kind])
-			if err != nil && strings.Contains(err.Error(), "timed out") {
-				t.Fatalf("%s: zkCli: %v\n%s", kind, err, o)
-			}
-			all = append(all, normalizeTLSTranscript(o))
+			all = append(all, zkCli(t, addrs[kind], script))
 		}
 		out[kind] = strings.Join(all, "\n---\n")
 	}

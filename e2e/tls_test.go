@@ -162,19 +162,13 @@ func TestTLSClientPort(t *testing.T) {
 // set, in plain text otherwise. It returns the normalized transcript.
 func zkCliTLS(t *testing.T, addr, keyStore, trustStore, script string) string {
 	t.Helper()
-	args := []string{"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty"}
+	jvm := []string{"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty"}
 	if keyStore != "" {
-		args = append(args, "-Dzookeeper.client.secure=true",
+		jvm = append(jvm, "-Dzookeeper.client.secure=true",
 			"-Dzookeeper.ssl.keyStore.location="+keyStore, "-Dzookeeper.ssl.keyStore.password=secret123",
 			"-Dzookeeper.ssl.trustStore.location="+trustStore, "-Dzookeeper.ssl.trustStore.password=secret123")
 	}
-	cp := strings.Join(append([]string{zookeeperJar, slf4jNopJar}, nettyClientJars...), ":")
-	args = append(args, "-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-waitforconnection", "-server", addr)
-	out, err := runTool(t, 2*time.Minute, script, javaBin, args...)
-	if err != nil {
-		t.Fatalf("zkCli against %s (TLS %v): %v\n%s", addr, keyStore != "", err, out)
-	}
-	return normalizeTLSTranscript(out)
+	return zkCli(t, addr, script, jvm...)
 }
 
 // goTLSCert reads keytool's PKCS12 stores for crypto/tls.

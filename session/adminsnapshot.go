@@ -113,12 +113,7 @@ func (s *Server) adminIdentities(r *http.Request, authInfo string) ([]jute.Id, b
 		if auth == "" {
 			return nil, false
 		}
-		id := digestID(auth)
-		ids := []jute.Id{{Scheme: "digest", ID: id}}
-		if s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest {
-			ids = append(ids, jute.Id{Scheme: "super", ID: ""})
-		}
-		return ids, true
+		return s.digestIdentities(auth), true
 	case "ip":
 		return []jute.Id{{Scheme: "ip", ID: remoteIPString(r.RemoteAddr)}}, true
 	}

@@ -26,11 +26,9 @@ func (c *conn) auth(xid int32, body []byte) bool {
 		// String(null)), which it answers as AuthFailed; empty data is fine.
 		code = jute.ErrAuthFailed
 	case pkt.Scheme == "digest":
-		id := digestID(string(pkt.Auth))
-		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
-			c.addID(jute.Id{Scheme: "super", ID: ""})
+		for _, id := range c.srv.digestIdentities(string(pkt.Auth)) {
+			c.addID(id)
 		}
-		c.addID(jute.Id{Scheme: "digest", ID: id})
 	case pkt.Scheme == "ip":
 		c.addID(jute.Id{Scheme: "ip", ID: c.remote})
 	default:
@@ -121,6 +119,16 @@ func (c *conn) inOrder(h jute.RequestHeader, fn func()) {
 	}
 	c.mu.Unlock()
 	fn()
+}
+
+// digestIdentities are the identities "user:password" proves: the super
+// user first when it is the configured super digest, then digest:user:hash.
+func (s *Server) digestIdentities(auth string) []jute.Id {
+	id := digestID(auth)
+	if s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest {
+		return []jute.Id{{Scheme: "super", ID: ""}, {Scheme: "digest", ID: id}}
+	}
+	return []jute.Id{{Scheme: "digest", ID: id}}
 }
 
 // digestID is ZooKeeper's DigestAuthenticationProvider.generateDigest: the

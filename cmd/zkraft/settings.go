@@ -237,44 +237,9 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		}
 		*f.dst = d
 	}
-	if c.IsSet("data-dir") {
-		s.DataDir = c.String("data-dir")
-	}
-	if c.IsSet("client-addr") {
-		s.ClientAddr = c.String("client-addr")
-	}
-	if c.IsSet("max-client-cnxns") {
-		s.MaxClientCnxns = c.Int("max-client-cnxns")
-	}
-	if c.IsSet("jute-max-buffer") {
-		s.JuteMaxBuffer = c.Int("jute-max-buffer")
-	}
-	if c.IsSet("super-digest") {
-		s.SuperDigest = c.String("super-digest")
-	}
-	if c.IsSet("extended-types") {
-		s.ExtendedTypes = c.Bool("extended-types")
-	}
-	if c.IsSet("audit") {
-		s.Audit = c.Bool("audit")
-	}
-	if c.IsSet("skip-acl") {
-		s.SkipACL = c.Bool("skip-acl")
-	}
-	if c.IsSet("enforce-quota") {
-		s.EnforceQuota = c.Bool("enforce-quota")
-	}
-	if c.IsSet("4lw-whitelist") {
-		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
-	}
-	if c.IsSet("metrics-addr") {
-		s.MetricsAddr = c.String("metrics-addr")
-	}
-	if c.IsSet("admin-addr") {
-		s.AdminAddr = c.String("admin-addr")
-	}
 	for flag, dst := range map[string]*string{
-		"jaas-config":        &s.JAASConfig,
+		"data-dir": &s.DataDir, "client-addr": &s.ClientAddr, "super-digest": &s.SuperDigest,
+		"metrics-addr": &s.MetricsAddr, "admin-addr": &s.AdminAddr, "jaas-config": &s.JAASConfig,
 		"secure-client-addr": &s.SecureClientAddr, "tls-keystore": &s.TLS.KeyStore,
 		"tls-keystore-password": &s.TLS.KeyStorePassword, "tls-truststore": &s.TLS.TrustStore,
 		"tls-truststore-password": &s.TLS.TrustStorePassword, "tls-client-auth": &s.TLS.ClientAuth,
@@ -283,14 +248,22 @@ func (s *settings) applyFlags(c *cli.Context) error {
 			*dst = c.String(flag)
 		}
 	}
-	if c.IsSet("read-only-mode") {
-		s.ReadOnlyMode = c.Bool("read-only-mode")
+	for flag, dst := range map[string]*bool{
+		"extended-types": &s.ExtendedTypes, "audit": &s.Audit, "skip-acl": &s.SkipACL,
+		"enforce-quota": &s.EnforceQuota, "read-only-mode": &s.ReadOnlyMode,
+		"port-unification": &s.PortUnification, "reconfig-enabled": &s.ReconfigEnabled,
+	} {
+		if c.IsSet(flag) {
+			*dst = c.Bool(flag)
+		}
 	}
-	if c.IsSet("port-unification") {
-		s.PortUnification = c.Bool("port-unification")
+	for flag, dst := range map[string]*int{"max-client-cnxns": &s.MaxClientCnxns, "jute-max-buffer": &s.JuteMaxBuffer} {
+		if c.IsSet(flag) {
+			*dst = c.Int(flag)
+		}
 	}
-	if c.IsSet("reconfig-enabled") {
-		s.ReconfigEnabled = c.Bool("reconfig-enabled")
+	if c.IsSet("4lw-whitelist") {
+		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
 	}
 	if c.IsSet("id") {
 		s.ServerID = uint8(c.Uint("id"))

@@ -12,7 +12,7 @@ import (
 func TestEventLayout(t *testing.T) {
 	e := Event{Session: "0x1", User: Users([]jute.Id{{Scheme: "digest", ID: "alice:hash"}, {Scheme: "super"}, {Scheme: "ip", ID: "10.0.0.1"}}),
 		IP: "10.0.0.1", Operation: "setAcl", Znode: "/a",
-		ACL: ACLString([]jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}, {Perms: jute.PermAll, ID: jute.Id{Scheme: "ip", ID: "10.0.0.1"}}}),
+		ACL:    ACLString([]jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}, {Perms: jute.PermAll, ID: jute.Id{Scheme: "ip", ID: "10.0.0.1"}}}),
 		Result: Result(true)}
 	want := "session=0x1\tuser=alice,10.0.0.1\tip=10.0.0.1\toperation=setAcl\tznode=/a\tacl=world:anyone:rip:10.0.0.1:cdrwa\tresult=success"
 	if got := e.String(); got != want {
