@@ -8,10 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -27,7 +27,8 @@ import (
 // the same znodes with the same Stat. Sessions are carried by id and
 // timeout; their passwords are zkraft's own, so clients cannot resume
 // them on ZooKeeper and they expire there. With ?streaming=false the
-// member takes a snapshot of its own instead and answers in JSON.
+// member takes a snapshot of its own instead and answers in JSON. One
+// snapshot per Config.AdminSnapshotInterval; others get 429.
 const (
 	snapshotHeaderZxid = "last_zxid"
 	snapshotHeaderSize = "snapshot_size"
@@ -56,19 +57,22 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 	}
 	tree := s.node.RLockTree()
 	rootACL, _ := tree.NodeACL(znode.RootPath)
-	var clone *znode.Tree
-	if acl.Check(rootACL, jute.PermAll, ids) {
-		clone = tree.Clone()
-	}
+	permitted := tree.Permits(rootACL, jute.PermAll, ids)
 	s.node.RUnlockTree()
-	if clone == nil {
+	if !permitted {
 		fail(http.StatusForbidden, "Not authorized")
+		return
+	}
+	if !s.snapshotAllowed(time.Now()) {
+		s.log.Warn("admin snapshot request was rate limited")
+		reply(http.StatusTooManyRequests, nil)
 		return
 	}
 	// Set as ZooKeeper spells them, in lower case (Set would make them
 	// Last_zxid and Snapshot_size; HTTP does not mind, scripts may).
-	w.Header()[snapshotHeaderZxid] = []string{"0x" + strconv.FormatInt(clone.LastZxid(), 16)}
+	setZxid := func(z int64) { w.Header()[snapshotHeaderZxid] = []string{"0x" + strconv.FormatInt(z, 16)} }
 	if v := r.URL.Query().Get("streaming"); v != "" && !strings.EqualFold(v, "true") {
+		setZxid(s.node.LastZxid())
 		if err := s.node.Snapshot(); err != nil {
 			fail(http.StatusInternalServerError, err.Error())
 			return
@@ -76,6 +80,10 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 		reply(http.StatusOK, nil)
 		return
 	}
+	tree = s.node.RLockTree()
+	clone := tree.Clone()
+	s.node.RUnlockTree()
+	setZxid(clone.LastZxid())
 	// The size goes in a header, so the file is written before it is sent.
 	f, err := os.CreateTemp("", "zkraft-snapshot-*")
 	if err != nil {
@@ -101,6 +109,21 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 		return
 	}
 	_, _ = io.Copy(w, f)
+}
+
+// snapshotAllowed takes the snapshot command's turn: at most one per
+// Config.AdminSnapshotInterval (ZooKeeper's rate limiter, 429 otherwise).
+func (s *Server) snapshotAllowed(now time.Time) bool {
+	if s.cfg.AdminSnapshotInterval < 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.lastSnapshot.IsZero() && now.Sub(s.lastSnapshot) < s.cfg.AdminSnapshotInterval {
+		return false
+	}
+	s.lastSnapshot = now
+	return true
 }
 
 // adminIdentities authenticates an Authorization header as ZooKeeper's

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
@@ -16,9 +17,13 @@ import (
 // TestAdminSnapshot: the snapshot command needs credentials with ALL on
 // "/", and answers with the tree as a ZooKeeper snapshot (its sessions,
 // ACL cache and znodes in ZooKeeper's stored form) and ZooKeeper 3.9's
-// headers; streaming=false takes a snapshot of the member's own.
+// headers; a second request within the interval gets 429; streaming=false
+// takes a snapshot of the member's own.
 func TestAdminSnapshot(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.SuperDigest = acl.DigestID("super", "pw") })
+	ts := startServer(t, func(c *Config) {
+		c.SuperDigest = acl.DigestID("super", "pw")
+		c.AdminSnapshotInterval = 300 * time.Millisecond
+	})
 	c := dialRaw(t, ts.addr)
 	sess := c.connect(false)
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
@@ -106,6 +111,10 @@ func TestAdminSnapshot(t *testing.T) {
 		t.Errorf("sessions %+v, want %#x with timeout %d", snap.Sessions, sess.SessionID, sess.TimeOut)
 	}
 
+	if resp, body := get("/commands/snapshot", "digest super:pw"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a second snapshot at once: %s %s, want 429", resp.Status, body)
+	}
+	time.Sleep(350 * time.Millisecond)
 	resp, body = get("/commands/snapshot?streaming=false", "digest alice:pw")
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"error" : null`) {
 		t.Errorf("streaming=false: %s %s", resp.Status, body)

@@ -34,6 +34,11 @@ type Config struct {
 	// authenticate with (the user_<name>="<password>" options of a JAAS
 	// "Server" section); nil leaves SASL unconfigured.
 	SASLUsers map[string]string
+	// AdminSnapshotInterval is the least time between two AdminServer
+	// snapshot commands (admin.rateLimiterIntervalInMS, default 5 minutes,
+	// ZooKeeper's intent): each clones the whole tree, so a caller cannot
+	// make the member hold many copies. Negative: no limit.
+	AdminSnapshotInterval time.Duration
 	// Audit logs every client write's outcome in ZooKeeper's audit format
 	// (audit.enable) to the logger named "audit".
 	Audit bool
@@ -84,6 +89,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBuffer <= 0 {
 		c.MaxBuffer = jute.DefaultMaxBuffer
+	}
+	if c.AdminSnapshotInterval == 0 {
+		c.AdminSnapshotInterval = 5 * time.Minute
 	}
 	if c.ServerID == 0 {
 		c.ServerID = 1

@@ -39,6 +39,7 @@ type settings struct {
 	AdminAddr         string        // host:port of the AdminServer, "" = off
 	AdminCommandURL   string        // its admin.commandURL
 	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
+	AdminRateLimit    time.Duration // admin.rateLimiterIntervalInMS: the least time between two snapshot commands
 	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	PortUnification   bool          // client.portUnification: the client port takes TLS clients too
@@ -152,6 +153,10 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			adminPort = v
 		case "admin.commandURL":
 			s.AdminCommandURL = v
+		case "admin.rateLimiterIntervalInMS":
+			if s.AdminRateLimit, err = millis(v); err == nil && s.AdminRateLimit == 0 {
+				s.AdminRateLimit = -1 // 0: no limit (unset means 5 minutes)
+			}
 		case "admin.idleTimeout":
 			s.AdminIdleTimeout, err = millis(v)
 		case "readonlymode.enabled":

@@ -95,6 +95,7 @@ func TestZooConfigAdminServer(t *testing.T) {
 		{"admin.serverAddress=127.0.0.1\nadmin.serverPort=18080\nadmin.commandURL=/zk\n", "127.0.0.1:18080", "/zk"},
 		{"admin.enableServer=true\nadmin.serverAddress=::1\n", "[::1]:8080", "/commands"},
 		{"admin.idleTimeout=5000\n", "0.0.0.0:8080", "/commands"},
+		{"admin.rateLimiterIntervalInMS=1000\n", "0.0.0.0:8080", "/commands"},
 	} {
 		st, logs := mustApply(t, tc.cfg)
 		idle := 30 * time.Second
@@ -107,6 +108,12 @@ func TestZooConfigAdminServer(t *testing.T) {
 	}
 	if _, err := apply(t, "admin.enableServer=maybe\n"); err == nil {
 		t.Fatal("admin.enableServer=maybe accepted")
+	}
+	for cfg, want := range map[string]time.Duration{"tickTime=2000\n": 0, "admin.rateLimiterIntervalInMS=1000\n": time.Second,
+		"admin.rateLimiterIntervalInMS=0\n": -1} {
+		if st, _ := mustApply(t, cfg); st.AdminRateLimit != want {
+			t.Errorf("%q: snapshot rate limit %v, want %v", cfg, st.AdminRateLimit, want)
+		}
 	}
 }
 
