@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/urfave/cli/v2"
 )
 
@@ -59,5 +62,55 @@ func TestImportCommand(t *testing.T) {
 	}
 	if _, err := runApp("import-zookeeper", "--config", cfg, "--data-dir", target); err == nil || !strings.Contains(err.Error(), "already holds state") {
 		t.Errorf("a second import over the first: %v", err)
+	}
+}
+
+// TestImportEnsemble is the operator's procedure for a whole ensemble:
+// `zkraft import-zookeeper --config zoo.cfg --from <ZooKeeper's dataDir>`
+// on each of three members (the golden ZooKeeper 3.8 data), then each
+// started from the same zoo.cfg. Every member serves the imported tree,
+// and a write through one is seen on the others with a zxid after
+// ZooKeeper's last.
+func TestImportEnsemble(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := startPreparedEnsemble(t, 3, func(m *member) {
+		out, err := exec.Command(zkraftBinary(t), "import-zookeeper", "--config", m.cfgPath, "--from", golden,
+			"--extended-types").CombinedOutput()
+		if err != nil {
+			t.Fatalf("member %d: import-zookeeper: %v\n%s", m.id, err, out)
+		}
+	}, "extendedTypesEnabled=true")
+	conns := make([]*zk.Conn, len(members))
+	for i, m := range members {
+		c, _, err := zk.Connect([]string{m.clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	for i, c := range conns {
+		data, st, err := c.Get("/app/cfg")
+		if err != nil || string(data) != "world2" || st.Version != 2 || st.Mzxid != 0xb {
+			t.Fatalf("member %d: /app/cfg = %q %+v %v, want ZooKeeper's world2 at version 2, mzxid 0xb", i+1, data, st, err)
+		}
+	}
+	st, err := conns[0].Set("/app/x", []byte("after"), -1)
+	if err != nil || st.Mzxid <= 0x19 {
+		t.Fatalf("write after the import: %+v %v, want a zxid after ZooKeeper's last (0x19)", st, err)
+	}
+	for i, c := range conns[1:] {
+		if _, err := c.Sync("/app/x"); err != nil {
+			t.Fatal(err)
+		}
+		if data, _, err := c.Get("/app/x"); err != nil || string(data) != "after" {
+			t.Fatalf("member %d: /app/x = %q %v", i+2, data, err)
+		}
 	}
 }

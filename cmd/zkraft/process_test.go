@@ -100,6 +100,12 @@ const dynamicMembers = "# members in dynamicConfigFile"
 
 // startEnsemble starts size members from zoo.cfg files holding extra.
 func startEnsemble(t *testing.T, size int, extra ...string) []*member {
+	return startPreparedEnsemble(t, size, nil, extra...)
+}
+
+// startPreparedEnsemble is startEnsemble with prepare run on each member
+// once its zoo.cfg and myid are written, before it starts.
+func startPreparedEnsemble(t *testing.T, size int, prepare func(*member), extra ...string) []*member {
 	t.Helper()
 	root := t.TempDir()
 	var lines []string
@@ -135,6 +141,9 @@ func startEnsemble(t *testing.T, size int, extra ...string) []*member {
 		m.logPath = filepath.Join(dir, "zkraft.log")
 		if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if prepare != nil {
+			prepare(m)
 		}
 		m.start(t)
 	}
