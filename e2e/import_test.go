@@ -18,12 +18,23 @@ import (
 // address. Every znode comes back with the same data, ACL and Stat (every
 // field); a client that held a session and an ephemeral across the switch
 // reconnects on its own, keeps both and writes on; new zxids follow
-// ZooKeeper's.
+// ZooKeeper's. It runs with each of ZooKeeper's snapshot formats
+// (zookeeper.snapshot.compression.method: none, gz, snappy).
 func TestImportZooKeeper(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	needJava(t)
-	zkSrv := StartServer(t, ServerOptions{Kind: targetZookeeper, ZooCfg: []string{"snapCount=40"}})
+	for _, method := range []string{"none", "gz", "snappy"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			importZooKeeper(t, method)
+		})
+	}
+}
+
+func importZooKeeper(t *testing.T, compression string) {
+	zkSrv := StartServer(t, ServerOptions{Kind: targetZookeeper, ZooCfg: []string{"snapCount=40"},
+		JVMArgs: []string{"-Dzookeeper.snapshot.compression.method=" + compression}})
 
 	keeper := connect(t, zkSrv, 30*time.Second)
 	if _, err := keeper.Create("/mig", []byte("root"), 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -50,6 +61,9 @@ func TestImportZooKeeper(t *testing.T) {
 		t.Fatalf("import-zookeeper: %v\n%s", err, out)
 	}
 	t.Logf("import-zookeeper:\n%s", out)
+	if ext := map[string]string{"gz": ".gz", "snappy": ".snappy"}[compression]; !strings.Contains(out, ext+"\n") {
+		t.Errorf("the snapshot imported is not a %s one:\n%s", compression, out)
+	}
 	zr := &Server{Addr: zkSrv.Addr, Kind: targetZkraft, dir: dir, dataDir: filepath.Join(dir, "data"),
 		logPath: filepath.Join(dir, "server.log"), port: zkSrv.port}
 	t.Cleanup(func() {

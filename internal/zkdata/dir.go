@@ -133,7 +133,8 @@ func zxidFiles(dir, prefix string) ([]zxidFile, error) {
 	return out, nil
 }
 
-// readSnapshotFile reads a snapshot, gunzipping a .gz one.
+// readSnapshotFile reads a snapshot, decompressing a .gz or .snappy one
+// (zookeeper.snapshot.compression.method).
 func readSnapshotFile(path string, zxid int64) (*Snapshot, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -149,7 +150,9 @@ func readSnapshotFile(path string, zxid int64) (*Snapshot, error) {
 			return nil, fmt.Errorf("zkdata: %s: %w", path, err)
 		}
 	case strings.HasSuffix(path, ".snappy"):
-		return nil, fmt.Errorf("zkdata: %s: snappy snapshots are not read; restart ZooKeeper with zookeeper.snapshot.compression.method=gz or none", path)
+		if b, err = unsnappy(b); err != nil {
+			return nil, fmt.Errorf("zkdata: %s: %w", path, err)
+		}
 	}
 	s, err := ReadSnapshot(b, zxid)
 	if err != nil {
