@@ -2,6 +2,7 @@ package zkdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/golang/snappy"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -141,5 +143,34 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip differs:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestUnsnappy reads snappy-java's stream (header, length-prefixed raw
+// blocks) and a bare raw block, and reports damage.
+func TestUnsnappy(t *testing.T) {
+	want := bytes.Repeat([]byte("zookeeper snapshot "), 500)
+	var stream bytes.Buffer
+	stream.Write(xerialMagic)
+	stream.Write([]byte{0, 0, 0, 1, 0, 0, 0, 1})
+	for _, part := range [][]byte{want[:4000], want[4000:]} {
+		block := snappy.Encode(nil, part)
+		stream.Write(binary.BigEndian.AppendUint32(nil, uint32(len(block))))
+		stream.Write(block)
+	}
+	for name, in := range map[string][]byte{"stream": stream.Bytes(), "raw block": snappy.Encode(nil, want)} {
+		if got, err := unsnappy(in); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v", name, len(got), err)
+		}
+	}
+	for name, in := range map[string][]byte{
+		"short header":   xerialMagic,
+		"torn block":     stream.Bytes()[:stream.Len()-5],
+		"garbage block":  append(append([]byte{}, stream.Bytes()[:16]...), 0, 0, 0, 3, 0xff, 0xff, 0xff),
+		"garbage stream": []byte("not snappy at all"),
+	} {
+		if _, err := unsnappy(in); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
 	}
 }
