@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -72,12 +73,24 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 	}
 	token, done, err := c.saslState.next(req.Token)
 	if err != nil {
-		// ZooKeeper answers AuthFailed with a null token (the client, still
-		// mid-SASL, reads the body as one) and closes the connection.
 		c.srv.stats.authFailed.Add(1)
 		c.logger().Info("SASL authentication failed", zap.Error(err))
+		required := slices.Contains(c.srv.cfg.EnforceAuthSchemes, "sasl")
+		if c.srv.cfg.AllowSASLFailedClients && !required {
+			// allowSaslFailedClients: the connection stays, unauthenticated,
+			// answered OK with a null token, as ZooKeeper does.
+			c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{}) })
+			return true
+		}
+		// ZooKeeper answers AuthFailed (SessionClosedRequireSaslAuth when
+		// SASL is enforced) with a null token (the client, still mid-SASL,
+		// reads the body as one) and closes the connection.
+		code := jute.ErrAuthFailed
+		if required {
+			code = jute.ErrSessionClosedNoSASL
+		}
 		c.inOrder(h, func() {
-			c.out.replyErrorWithBody(xid, 0, jute.ErrAuthFailed, &jute.SetSASLResponse{})
+			c.out.replyErrorWithBody(xid, 0, code, &jute.SetSASLResponse{})
 			c.out.closeAfterFlush()
 		})
 		return false

@@ -42,6 +42,10 @@ type Config struct {
 	// Audit logs every client write's outcome in ZooKeeper's audit format
 	// (audit.enable) to the logger named "audit".
 	Audit bool
+	// AllowSASLFailedClients keeps a connection whose SASL authentication
+	// failed, unauthenticated, unless SASL is enforced
+	// (zookeeper.allowSaslFailedClients).
+	AllowSASLFailedClients bool
 	// Kerberos, when set, makes SASL GSSAPI (Kerberos) the mechanism
 	// instead of DIGEST-MD5 with SASLUsers, as a JAAS Server section with
 	// Krb5LoginModule does for ZooKeeper.

@@ -31,3 +31,46 @@ func TestEnforcedAuthentication(t *testing.T) {
 	}
 	no.expectClosed()
 }
+
+// TestSASLFailure: a failed SASL exchange is answered AuthFailed and the
+// connection closed; SessionClosedRequireSaslAuth (-124) when SASL is
+// enforced; with allowSaslFailedClients (and SASL not enforced) OK with a
+// null token and the session served on, unauthenticated.
+func TestSASLFailure(t *testing.T) {
+	badToken := []byte("not a digest response")
+	for _, tc := range []struct {
+		name     string
+		mutate   func(*Config)
+		want     jute.ErrCode
+		survives bool
+	}{
+		{"default", func(*Config) {}, jute.ErrAuthFailed, false},
+		{"sasl enforced", func(c *Config) { c.EnforceAuthSchemes = []string{"sasl"} }, jute.ErrSessionClosedNoSASL, false},
+		{"allowSaslFailedClients", func(c *Config) { c.AllowSASLFailedClients = true }, jute.OK, true},
+		{"allowed but enforced", func(c *Config) {
+			c.AllowSASLFailedClients, c.EnforceAuthSchemes = true, []string{"sasl"}
+		}, jute.ErrSessionClosedNoSASL, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t, func(c *Config) { c.SASLUsers = map[string]string{"bob": "secret"}; tc.mutate(c) })
+			c := dialRaw(t, ts.addr)
+			c.connect(false)
+			c.request(1, jute.OpSASL, &jute.GetSASLRequest{Token: []byte{}}) // the challenge
+			if h := c.reply(&jute.SetSASLResponse{}); h.Err != jute.OK {
+				t.Fatalf("challenge: %v", h.Err)
+			}
+			c.request(2, jute.OpSASL, &jute.GetSASLRequest{Token: badToken})
+			if h := c.reply(nil); h.Err != tc.want {
+				t.Fatalf("bad response: %v, want %v", h.Err, tc.want)
+			}
+			if !tc.survives {
+				c.expectClosed()
+				return
+			}
+			c.request(3, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
+			if h := c.reply(nil); h.Err != jute.OK {
+				t.Fatalf("exists after the failure: %v", h.Err)
+			}
+		})
+	}
+}

@@ -48,6 +48,7 @@ type settings struct {
 	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
 	JAASSection       string        // its section (zookeeper.sasl.serverconfig, "Server")
 	SASLSuperUser     string        // superUser (zookeeper.superUser)
+	AllowSASLFailed   bool          // allowSaslFailedClients: keep a connection whose SASL failed
 	// KerberosRemoveHost and KerberosRemoveRealm are
 	// kerberos.removeHostFromPrincipal and kerberos.removeRealmFromPrincipal.
 	KerberosRemoveHost, KerberosRemoveRealm bool

@@ -84,6 +84,8 @@ func (s *settings) applySecurityKey(key, v string) bool {
 		s.KerberosRemoveHost = v == "true"
 	case "kerberos.removeRealmFromPrincipal":
 		s.KerberosRemoveRealm = v == "true"
+	case "allowSaslFailedClients":
+		s.AllowSASLFailed = v == "true"
 	case "sasl.serverconfig":
 		s.JAASSection = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":

@@ -173,6 +173,7 @@ ssl.quorum.hostnameVerification=false
 authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider
 superUser=admin
 zookeeper.client.portUnification=true
+zookeeper.allowSaslFailedClients=true
 `)
 	tl := st.TLS
 	if st.SecureClientAddr != "0.0.0.0:2281" || tl.KeyStore != "/etc/zk/ks.p12" || tl.KeyStorePassword != "pw" ||
@@ -180,8 +181,8 @@ zookeeper.client.portUnification=true
 		strings.Join(tl.EnabledProtocols, "|") != "TLSv1.2|TLSv1.3" || len(tl.CipherSuites) != 1 || st.X509SuperUser != "CN=admin" {
 		t.Fatalf("client TLS settings %+v %q", st, st.SecureClientAddr)
 	}
-	if !st.PortUnification {
-		t.Fatal("client.portUnification=true was not taken")
+	if !st.PortUnification || !st.AllowSASLFailed {
+		t.Fatalf("client.portUnification %v, allowSaslFailedClients %v: want both taken", st.PortUnification, st.AllowSASLFailed)
 	}
 	if !st.SSLQuorum || st.QuorumTLS.KeyStore != "/etc/zk/q.pem" || st.QuorumTLS.TrustStore != "/etc/zk/qt.pem" || st.QuorumVerifyHost {
 		t.Fatalf("quorum TLS settings %+v verifyHost %v", st.QuorumTLS, st.QuorumVerifyHost)
