@@ -20,6 +20,9 @@ type Config struct {
 	MaxSessionTimeout time.Duration
 	// MaxClientCnxns limits concurrent connections per client IP; 0 = none.
 	MaxClientCnxns int
+	// MaxCnxns limits concurrent client connections in all (maxCnxns);
+	// 0 = none.
+	MaxCnxns int
 	// MaxBuffer is jute.maxbuffer: the largest frame accepted.
 	MaxBuffer int
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth

@@ -101,8 +101,8 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 		if mode.unified {
 			c.unified = mode.tls
 		}
-		if !s.admit(c) {
-			c.logger().Warn("too many connections from client", zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns))
+		if why := s.admit(c); why != "" {
+			c.logger().Warn(why, zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns), zap.Int("maxCnxns", s.cfg.MaxCnxns))
 			nc.Close()
 			continue
 		}
@@ -114,16 +114,21 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 	}
 }
 
-// admit registers c unless its IP is over maxClientCnxns.
-func (s *Server) admit(c *conn) bool {
+// admit registers c unless the server is at maxCnxns or c's IP at
+// maxClientCnxns (checked in that order, as ZooKeeper's doAccept); it
+// returns why not, or "".
+func (s *Server) admit(c *conn) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.MaxCnxns > 0 && len(s.conns) >= s.cfg.MaxCnxns {
+		return "too many connections"
+	}
 	if s.cfg.MaxClientCnxns > 0 && s.perIP[c.remote] >= s.cfg.MaxClientCnxns {
-		return false
+		return "too many connections from client"
 	}
 	s.perIP[c.remote]++
 	s.conns[c] = struct{}{}
-	return true
+	return ""
 }
 
 // forget drops c from every table.

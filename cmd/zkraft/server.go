@@ -168,6 +168,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MinSessionTimeout:      st.MinSessionTimeout,
 		MaxSessionTimeout:      st.MaxSessionTimeout,
 		MaxClientCnxns:         st.MaxClientCnxns,
+		MaxCnxns:               st.MaxCnxns,
 		MaxBuffer:              st.JuteMaxBuffer,
 		SuperDigest:            st.SuperDigest,
 		X509SuperUser:          st.X509SuperUser,

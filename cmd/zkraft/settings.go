@@ -23,6 +23,7 @@ type settings struct {
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
 	MaxClientCnxns    int
+	MaxCnxns          int // maxCnxns: client connections in all, 0 = no limit
 	JuteMaxBuffer     int
 	SuperDigest       string
 	ExtendedTypes     bool
@@ -124,6 +125,10 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.MaxSessionTimeout, err = millis(v)
 		case "maxClientCnxns":
 			s.MaxClientCnxns, err = strconv.Atoi(v)
+		case "maxCnxns", "zookeeper.maxCnxns":
+			if s.MaxCnxns, err = strconv.Atoi(v); s.MaxCnxns < 0 {
+				s.MaxCnxns = 0 // ZooKeeper: negative means the default, no limit
+			}
 		case "jute.maxbuffer":
 			s.JuteMaxBuffer, err = parseIntAuto(v)
 		case "4lw.commands.whitelist":

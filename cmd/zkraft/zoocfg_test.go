@@ -19,6 +19,7 @@ dataDir=/var/lib/zookeeper
 clientPort=2181
 clientPortAddress = 127.0.0.1
 maxClientCnxns=0
+maxCnxns=500
 4lw.commands.whitelist=srvr, mntr,ruok
 autopurge.purgeInterval=1
 someFutureKey=1
@@ -59,7 +60,7 @@ func mustApply(t *testing.T, text string) (settings, *observer.ObservedLogs) {
 func TestZooConfigKeys(t *testing.T) {
 	st, logs := mustApply(t, sampleCfg)
 	if st.TickTime != 2*time.Second || st.DataDir != "/var/lib/zookeeper" || st.ClientAddr != "127.0.0.1:2181" ||
-		st.MaxClientCnxns != 0 || strings.Join(st.FourLetterWords, ",") != "srvr,mntr,ruok" || st.SyncLimit != 5 {
+		st.MaxClientCnxns != 0 || st.MaxCnxns != 500 || strings.Join(st.FourLetterWords, ",") != "srvr,mntr,ruok" || st.SyncLimit != 5 {
 		t.Fatalf("settings %+v", st)
 	}
 	if len(st.Members) != 3 || st.Members[1].ClientAddr != "0.0.0.0:2182" || !st.Members[2].Observer ||
