@@ -23,6 +23,11 @@ type Config struct {
 	// MaxCnxns limits concurrent client connections in all (maxCnxns);
 	// 0 = none.
 	MaxCnxns int
+	// LeaderServesNot keeps the leader of an ensemble from serving
+	// clients (leaderServes=no): it refuses their handshakes and drops its
+	// client connections when it becomes leader, so they go to the
+	// followers. Four-letter words are still answered.
+	LeaderServesNot bool
 	// MaxBuffer is jute.maxbuffer: the largest frame accepted.
 	MaxBuffer int
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth

@@ -42,6 +42,12 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		}
 		return false
 	}
+	if c.srv.cfg.LeaderServesNot && c.srv.node.Mode() == "leader" {
+		// leaderServes=no: ZooKeeper's leader has no server for clients and
+		// closes the connection; the client tries its next address.
+		c.logger().Info("refusing client: this member leads and leaderServes=no")
+		return false
+	}
 	if last := c.srv.node.LastZxid(); req.LastZxidSeen > last {
 		// The client has seen a newer state than this member has: it must
 		// go elsewhere. ZooKeeper closes without answering.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
+	"go.uber.org/zap"
 )
 
 // Read-only mode (ZooKeeper's readonlymode.enabled). A member without a
@@ -60,7 +61,8 @@ func (c *conn) refuseReadOnly(h jute.RequestHeader) {
 // watchQuorum closes connections that no longer fit the member's quorum
 // state: all read-write ones when the quorum is lost (their clients move to
 // the majority), all read-only ones when it returns (their clients come
-// back read-write).
+// back read-write); and, with leaderServes=no, every client connection
+// when this member becomes leader.
 func (s *Server) watchQuorum() {
 	interval := s.cfg.TickTime / 2
 	if interval < 20*time.Millisecond {
@@ -68,12 +70,19 @@ func (s *Server) watchQuorum() {
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	had := true
+	had, led := true, false
 	for {
 		select {
 		case <-s.closed:
 			return
 		case <-tick.C:
+		}
+		if s.cfg.LeaderServesNot {
+			leads := s.node.Mode() == "leader"
+			if leads && !led {
+				s.dropClients("this member became leader and leaderServes=no")
+			}
+			led = leads
 		}
 		has := s.node.HasQuorum()
 		if has == had {
@@ -88,5 +97,18 @@ func (s *Server) watchQuorum() {
 			}
 		}
 		s.mu.Unlock()
+	}
+}
+
+// dropClients closes every client connection with a session (they
+// reconnect to another member).
+func (s *Server) dropClients(why string) {
+	s.log.Info("closing client connections", zap.String("why", why))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.sessionID != 0 {
+			c.out.kill()
+		}
 	}
 }

@@ -169,6 +169,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MaxSessionTimeout:      st.MaxSessionTimeout,
 		MaxClientCnxns:         st.MaxClientCnxns,
 		MaxCnxns:               st.MaxCnxns,
+		LeaderServesNot:        st.LeaderServesNot,
 		MaxBuffer:              st.JuteMaxBuffer,
 		SuperDigest:            st.SuperDigest,
 		X509SuperUser:          st.X509SuperUser,

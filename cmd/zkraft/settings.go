@@ -23,7 +23,8 @@ type settings struct {
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
 	MaxClientCnxns    int
-	MaxCnxns          int // maxCnxns: client connections in all, 0 = no limit
+	MaxCnxns          int  // maxCnxns: client connections in all, 0 = no limit
+	LeaderServesNot   bool // leaderServes=no: the leader refuses clients
 	JuteMaxBuffer     int
 	SuperDigest       string
 	ExtendedTypes     bool
@@ -125,6 +126,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.MaxSessionTimeout, err = millis(v)
 		case "maxClientCnxns":
 			s.MaxClientCnxns, err = strconv.Atoi(v)
+		case "leaderServes", "zookeeper.leaderServes":
+			s.LeaderServesNot = v == "no"
 		case "maxCnxns", "zookeeper.maxCnxns":
 			if s.MaxCnxns, err = strconv.Atoi(v); s.MaxCnxns < 0 {
 				s.MaxCnxns = 0 // ZooKeeper: negative means the default, no limit
