@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -164,7 +163,7 @@ func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
 	var nodes int
 	tree.Export(func(n znode.StoredNode) {
 		nodes++
-		if k := aclListKey(n.ACL); !isOpenACL(n.ACL) && ids[k] == 0 {
+		if k := znode.ACLKey(n.ACL); !isOpenACL(n.ACL) && ids[k] == 0 {
 			ids[k] = int64(len(ids) + 1)
 			lists[ids[k]] = n.ACL
 		}
@@ -173,7 +172,7 @@ func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
 	tree.Export(func(n znode.StoredNode) {
 		ref := int64(zkdata.OpenACL)
 		if !isOpenACL(n.ACL) {
-			ref = ids[aclListKey(n.ACL)]
+			ref = ids[znode.ACLKey(n.ACL)]
 		}
 		sw.Node(zkdata.Node{Path: n.Path, Data: n.Data, ACL: ref, Stat: n.Stat})
 	})
@@ -184,13 +183,4 @@ func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
 // ZooKeeper's ACL cache stores as -1.
 func isOpenACL(list []jute.ACL) bool {
 	return len(list) == 1 && list[0].Perms == jute.PermAll && list[0].ID.Scheme == "world" && list[0].ID.ID == "anyone"
-}
-
-// aclListKey identifies an ACL list.
-func aclListKey(list []jute.ACL) string {
-	var b strings.Builder
-	for _, a := range list {
-		fmt.Fprintf(&b, "%d\x00%s\x00%s\x00", a.Perms, a.ID.Scheme, a.ID.ID)
-	}
-	return b.String()
 }

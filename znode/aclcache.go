@@ -22,7 +22,7 @@ const maxACLLists = 1 << (32 - kindBits)
 // counts references so lists no node uses any more are dropped and their
 // slots reused.
 type aclCache struct {
-	slots map[string]aclRef // aclKey(list) -> slot
+	slots map[string]aclRef // ACLKey(list) -> slot
 	lists []aclEntry        // by slot; a free slot has refs 0 and a nil list
 	free  []aclRef          // free slots, the last freed reused first
 }
@@ -30,14 +30,15 @@ type aclCache struct {
 // aclEntry is one interned list.
 type aclEntry struct {
 	list []jute.ACL
-	key  string // aclKey(list), so release need not recompute it
+	key  string // ACLKey(list), so release need not recompute it
 	refs int
 }
 
 func newACLCache() *aclCache { return &aclCache{slots: make(map[string]aclRef)} }
 
-// aclKey is a canonical string for an ACL list (order-sensitive, as in ZooKeeper).
-func aclKey(list []jute.ACL) string {
+// ACLKey is a canonical string for an ACL list (order-sensitive, as in
+// ZooKeeper): equal lists have equal keys.
+func ACLKey(list []jute.ACL) string {
 	var b strings.Builder
 	for _, a := range list {
 		b.WriteString(strconv.Itoa(int(a.Perms)))
@@ -54,7 +55,7 @@ func aclKey(list []jute.ACL) string {
 // acquire interns list and takes a reference on it. ok is false only when
 // the list is new and every one of the maxACLLists slots is in use.
 func (c *aclCache) acquire(list []jute.ACL) (ref aclRef, ok bool) {
-	k := aclKey(list)
+	k := ACLKey(list)
 	ref, found := c.slots[k]
 	if !found {
 		cp := make([]jute.ACL, len(list))

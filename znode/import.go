@@ -80,7 +80,7 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 	number := map[string]int32{}
 	var lists [][]jute.ACL
 	for _, n := range nodes {
-		k := aclKey(n.ACL)
+		k := ACLKey(n.ACL)
 		if _, ok := number[k]; !ok {
 			number[k] = int32(len(lists))
 			lists = append(lists, n.ACL)
@@ -102,7 +102,7 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 		frame(func(jw *jute.Writer) {
 			jw.String(n.Path)
 			jw.Buffer(n.Data)
-			jw.Int(number[aclKey(n.ACL)])
+			jw.Int(number[ACLKey(n.ACL)])
 			jw.Long(st.Czxid)
 			jw.Long(st.Mzxid)
 			jw.Long(st.Pzxid)

@@ -111,7 +111,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	all := allNodes(tr)
 	for p, n := range all {
 		size += int64(len(p) + len(n.data))
-		refs[aclKey(tr.aclOf(n))]++
+		refs[ACLKey(tr.aclOf(n))]++
 		if n.kind() == kindEphemeral {
 			eph++
 			if s := tr.sessions[n.owner]; s == nil {

@@ -127,7 +127,7 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 		if l == nil {
 			l = []jute.ACL{}
 		}
-		k := aclKey(l)
+		k := ACLKey(l)
 		if _, dup := t.acls.slots[k]; dup {
 			return nil, badSnap("duplicate acl list")
 		}
