@@ -13,9 +13,14 @@ import (
 type Config struct {
 	// ID is this member's server id (zoo.cfg server.N / myid).
 	ID uint8
-	// DataDir holds raft.db (log and stable store), raft.journal (the
-	// log's write-ahead journal, journal.go) and snapshots/.
+	// DataDir holds snapshots/ and, unless LogDir is set, raft.db (log and
+	// stable store) and raft.journal (the log's write-ahead journal,
+	// journal.go).
 	DataDir string
+	// LogDir holds raft.db and raft.journal when set (zoo.cfg dataLogDir):
+	// a device of its own keeps the log's fsyncs clear of snapshot writes.
+	// A log already in DataDir stays in use there (logdir.go).
+	LogDir string
 	// JournalSize is the journal file's size in bytes; zero means 16 MiB.
 	// A record larger than the journal goes straight to raft.db.
 	JournalSize int64

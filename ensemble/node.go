@@ -29,6 +29,7 @@ var ErrClosed = errors.New("ensemble: node closed")
 // Node is one member of a zkraft ensemble.
 type Node struct {
 	cfg     Config
+	logDir  string // where raft.db and raft.journal are (logdir.go)
 	log     *zap.Logger
 	raft    *raft.Raft
 	store   *raftboltdb.BoltStore
@@ -91,7 +92,15 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("ensemble: data dir: %w", err)
 	}
+	logDir, err := resolveLogDir(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(logDir, 0o750); err != nil {
+		return nil, fmt.Errorf("ensemble: log dir: %w", err)
+	}
 	n := &Node{
+		logDir:   logDir,
 		cfg:      cfg,
 		log:      cfg.Logger,
 		waiters:  newWaiters(),
@@ -186,7 +195,7 @@ func (n *Node) leaderLease() time.Duration { return n.electionTimeout() / 2 }
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()
 	store, err := raftboltdb.New(raftboltdb.Options{
-		Path: filepath.Join(n.cfg.DataDir, "raft.db"),
+		Path: filepath.Join(n.logDir, logStoreFile),
 		// The freelist is rebuilt on open instead of written with every
 		// transaction: less to fsync per group commit, same durability.
 		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
@@ -199,7 +208,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
-	journal, err := openJournal(filepath.Join(n.cfg.DataDir, "raft.journal"), n.cfg.JournalSize, packed, n.logFailed)
+	journal, err := openJournal(filepath.Join(n.logDir, logJournalFile), n.cfg.JournalSize, packed, n.logFailed)
 	if err != nil {
 		return err
 	}

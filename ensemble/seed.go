@@ -40,7 +40,8 @@ var ErrHasState = errors.New("ensemble: the data directory already holds state")
 // Seed makes tree the state a member starts from, in place of the empty
 // tree of a first start: it writes a Raft snapshot at log index
 // lastIndex (term 1) holding tree and cfg's membership into cfg.DataDir,
-// which must hold no state yet. Seed every member of a new ensemble with
+// and the term into the log directory's raft.db (cfg.LogDir when set);
+// neither may hold state yet. Seed every member of a new ensemble with
 // the same tree, index and peers, as each would bootstrap alike; the
 // first write after it gets zxid lastIndex+1. An importer passes the last
 // zxid of the server it carries state over from, so zxids clients have
@@ -52,13 +53,23 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed: index %d is 0 or below the tree's last zxid %d", lastIndex, tree.LastZxid())
 	}
 	tree.AdvanceZxid(int64(lastIndex))
-	for _, name := range []string{"raft.db", "raft.journal", "snapshots"} {
-		if _, err := os.Stat(filepath.Join(cfg.DataDir, name)); err == nil {
-			return fmt.Errorf("%w (%s)", ErrHasState, filepath.Join(cfg.DataDir, name))
+	logDir := cfg.DataDir
+	if cfg.LogDir != "" {
+		logDir = cfg.LogDir
+	}
+	for _, p := range []string{
+		filepath.Join(cfg.DataDir, snapshotsDir),
+		filepath.Join(cfg.DataDir, logStoreFile), filepath.Join(cfg.DataDir, logJournalFile),
+		filepath.Join(logDir, logStoreFile), filepath.Join(logDir, logJournalFile),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("%w (%s)", ErrHasState, p)
 		}
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return fmt.Errorf("ensemble: data dir: %w", err)
+	for _, d := range []string{cfg.DataDir, logDir} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return fmt.Errorf("ensemble: data dir: %w", err)
+		}
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, newHCLogger(cfg.Logger, cfg.multi()))
 	if err != nil {
@@ -81,7 +92,7 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed snapshot: %w", err)
 	}
 	// The stable store's term, as raft.BootstrapCluster sets it.
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, logStoreFile)})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

@@ -34,8 +34,7 @@ var adminCommands = []adminCommand{
 		return jsonObj{}.add("connections", s.adminConns(false)).add("secure_connections", []any{})
 	}},
 	{[]string{"dirs"}, func(s *Server) jsonObj {
-		size := dirSize(s.cfg.Env["dataDir"])
-		return jsonObj{}.add("datadir_size", size).add("logdir_size", size)
+		return jsonObj{}.add("datadir_size", dirSize(s.cfg.Env["dataDir"])).add("logdir_size", dirSize(s.logDir()))
 	}},
 	{[]string{"dump"}, (*Server).adminDump},
 	{[]string{"environment", "env", "envi"}, (*Server).adminEnv},
@@ -172,7 +171,7 @@ func (s *Server) adminConf() jsonObj {
 	return jsonObj{}.
 		add("client_port", port).
 		add("data_dir", dataDir).
-		add("data_log_dir", dataDir).
+		add("data_log_dir", s.logDir()).
 		add("tick_time", s.cfg.TickTime.Milliseconds()).
 		add("max_client_cnxns", s.cfg.MaxClientCnxns).
 		add("min_session_timeout", s.cfg.MinSessionTimeout.Milliseconds()).

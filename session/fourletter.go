@@ -83,7 +83,7 @@ func (c *conn) fourLetter(cmd string) {
 	case "dump":
 		s.writeDump(&b)
 	case "dirs":
-		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.Env["dataDir"]), 0)
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.Env["dataDir"]), dirSize(s.logDir()))
 	default: // gtmk, stmk, hash: JVM-specific tracing and digests
 		fmt.Fprintf(&b, "%s is not supported by this server.\n", cmd)
 	}
@@ -212,8 +212,8 @@ func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "secureClientPort=%s\n", securePort)
 	fmt.Fprintf(b, "dataDir=%s\n", dataDir)
 	fmt.Fprintf(b, "dataDirSize=%d\n", size)
-	fmt.Fprintf(b, "dataLogDir=%s\n", dataDir)
-	fmt.Fprintf(b, "dataLogSize=%d\n", size)
+	fmt.Fprintf(b, "dataLogDir=%s\n", s.logDir())
+	fmt.Fprintf(b, "dataLogSize=%d\n", dirSize(s.logDir()))
 	fmt.Fprintf(b, "tickTime=%d\n", s.cfg.TickTime.Milliseconds())
 	fmt.Fprintf(b, "maxClientCnxns=%d\n", s.cfg.MaxClientCnxns)
 	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds())

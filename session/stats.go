@@ -149,6 +149,9 @@ func opName(op int32) string {
 
 // dirSize sums the sizes of the files under dir (dirs, conf).
 func dirSize(dir string) int64 {
+	if dir == "" {
+		return 0
+	}
 	var total int64
 	_ = filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() {
@@ -157,4 +160,13 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return total
+}
+
+// logDir is the directory holding the replicated log (Env "dataLogDir"),
+// the data directory when it is not set apart.
+func (s *Server) logDir() string {
+	if d := s.cfg.Env["dataLogDir"]; d != "" {
+		return d
+	}
+	return s.cfg.Env["dataDir"]
 }

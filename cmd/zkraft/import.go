@@ -32,6 +32,7 @@ func importCommand() *cli.Command {
 			&cli.StringFlag{Name: "from", Usage: "ZooKeeper's dataDir (the directory holding version-2)"},
 			&cli.StringFlag{Name: "from-log-dir", Usage: "ZooKeeper's dataLogDir, when it is not the dataDir"},
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "this member's data directory (must hold no zkraft state yet)"},
+			&cli.StringFlag{Name: "data-log-dir", Usage: "this member's log directory, when not the data directory (zoo.cfg dataLogDir; must hold no zkraft state yet)"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "read TTL nodes (extendedTypesEnabled), as the server will run"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
@@ -85,7 +86,7 @@ func runImport(c *cli.Context) error {
 		return err
 	}
 	err = ensemble.Seed(ensemble.Config{
-		ID: st.ServerID, DataDir: st.DataDir, Peers: sortPeers(st.Members), Logger: log,
+		ID: st.ServerID, DataDir: st.DataDir, LogDir: st.DataLogDir, Peers: sortPeers(st.Members), Logger: log,
 	}, res.Tree, uint64(max(res.LastZxid, 1)))
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 // then explicitly given flags.
 type settings struct {
 	DataDir           string
+	DataLogDir        string // dataLogDir: raft.db and raft.journal; "" = DataDir
 	ClientAddr        string
 	TickTime          time.Duration
 	MinSessionTimeout time.Duration
@@ -88,10 +89,9 @@ func defaultSettings() settings {
 // knownIgnored are zoo.cfg keys that are valid for ZooKeeper but have no
 // meaning here (JVM, purging of ZooKeeper's own files...).
 var knownIgnored = map[string]bool{
-	"dataLogDir": true, "autopurge.snapRetainCount": true,
-	"autopurge.purgeInterval": true, "standaloneEnabled": true,
-	"preAllocSize": true, "metricsProvider.className": true,
-	"metricsProvider.exportJvmInfo": true,
+	"autopurge.snapRetainCount": true, "autopurge.purgeInterval": true,
+	"standaloneEnabled": true, "preAllocSize": true,
+	"metricsProvider.className": true, "metricsProvider.exportJvmInfo": true,
 }
 
 // applyZooConfig overlays zoo.cfg keys. Unknown keys are logged once, never
@@ -114,6 +114,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			secureAddr = v
 		case "dataDir":
 			s.DataDir = v
+		case "dataLogDir":
+			s.DataLogDir = v
 		case "clientPort":
 			clientPort = v
 		case "clientPortAddress":
@@ -252,7 +254,7 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		*f.dst = d
 	}
 	for flag, dst := range map[string]*string{
-		"data-dir": &s.DataDir, "client-addr": &s.ClientAddr, "super-digest": &s.SuperDigest,
+		"data-dir": &s.DataDir, "data-log-dir": &s.DataLogDir, "client-addr": &s.ClientAddr, "super-digest": &s.SuperDigest,
 		"metrics-addr": &s.MetricsAddr, "admin-addr": &s.AdminAddr, "jaas-config": &s.JAASConfig,
 		"secure-client-addr": &s.SecureClientAddr, "tls-keystore": &s.TLS.KeyStore,
 		"tls-keystore-password": &s.TLS.KeyStorePassword, "tls-truststore": &s.TLS.TrustStore,

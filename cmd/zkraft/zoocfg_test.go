@@ -16,6 +16,7 @@ tickTime=2000
 initLimit=10
 syncLimit=5
 dataDir=/var/lib/zookeeper
+dataLogDir=/srv/zookeeper-txnlog
 clientPort=2181
 clientPortAddress = 127.0.0.1
 maxClientCnxns=0
@@ -59,7 +60,7 @@ func mustApply(t *testing.T, text string) (settings, *observer.ObservedLogs) {
 
 func TestZooConfigKeys(t *testing.T) {
 	st, logs := mustApply(t, sampleCfg)
-	if st.TickTime != 2*time.Second || st.DataDir != "/var/lib/zookeeper" || st.ClientAddr != "127.0.0.1:2181" ||
+	if st.TickTime != 2*time.Second || st.DataDir != "/var/lib/zookeeper" || st.DataLogDir != "/srv/zookeeper-txnlog" || st.ClientAddr != "127.0.0.1:2181" ||
 		st.MaxClientCnxns != 0 || st.MaxCnxns != 500 || strings.Join(st.FourLetterWords, ",") != "srvr,mntr,ruok" || st.SyncLimit != 5 {
 		t.Fatalf("settings %+v", st)
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+)
+
+// TestDataLogDir: with zoo.cfg dataLogDir each member keeps its Raft log
+// (raft.db, raft.journal) in that directory and its snapshots in dataDir;
+// after all three are killed under write load and restarted, every
+// acknowledged create is there; conf and dirs report the log directory and
+// its size, as ZooKeeper's do.
+func TestDataLogDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes twice")
+	}
+	logDirs := map[int]string{}
+	members := startPreparedEnsemble(t, 3, func(m *member) {
+		dir := filepath.Join(filepath.Dir(m.cfgPath), "txnlog")
+		logDirs[m.id] = dir
+		f, err := os.OpenFile(m.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := fmt.Fprintf(f, "dataLogDir=%s\n", dir); err != nil {
+			t.Fatal(err)
+		}
+	})
+	addrs := clientAddrs(members)
+	admin := connectAdmin(t, addrs)
+	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	_, stopLoad := createLoad(t, addrs, 4)
+	time.Sleep(time.Second)
+	for _, m := range members {
+		m.kill()
+	}
+	acked := stopLoad()
+	time.Sleep(300 * time.Millisecond)
+	for _, m := range members {
+		m.start(t)
+	}
+	leaderOf(t, members, nil)
+	admin = connectAdmin(t, addrs)
+	defer admin.Close()
+	if len(acked) < 50 {
+		t.Fatalf("only %d acknowledged creates before the kill; the test proved little", len(acked))
+	}
+	requirePresent(t, admin, acked)
+
+	for _, m := range members {
+		dataDir := filepath.Dir(m.cfgPath)
+		for _, name := range []string{"raft.db", "raft.journal"} {
+			if _, err := os.Stat(filepath.Join(logDirs[m.id], name)); err != nil {
+				t.Errorf("member %d: %s not in dataLogDir: %v", m.id, name, err)
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, name)); err == nil {
+				t.Errorf("member %d: %s in dataDir too", m.id, name)
+			}
+		}
+		conf := fourletter.Ask(m.clientAddr, "conf")
+		if !strings.Contains(conf, "\ndataLogDir="+logDirs[m.id]+"\n") || !strings.Contains(conf, "\ndataDir="+dataDir+"\n") {
+			t.Errorf("member %d conf does not name both directories:\n%s", m.id, conf)
+		}
+		dirs := fourletter.Ask(m.clientAddr, "dirs")
+		match := regexp.MustCompile(`^datadir_size: (\d+)\nlogdir_size: (\d+)\n$`).FindStringSubmatch(dirs)
+		if match == nil {
+			t.Fatalf("member %d dirs: %q", m.id, dirs)
+		}
+		logSize, _ := strconv.ParseInt(match[2], 10, 64)
+		if logSize < 1<<20 { // the journal alone is 16 MiB
+			t.Errorf("member %d dirs: logdir_size %d, want the log directory's size", m.id, logSize)
+		}
+	}
+	t.Logf("%d acknowledged creates before all members died, all present after the restart", len(acked))
+}
