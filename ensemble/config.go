@@ -21,6 +21,10 @@ type Config struct {
 	// a device of its own keeps the log's fsyncs clear of snapshot writes.
 	// A log already in DataDir stays in use there (logdir.go).
 	LogDir string
+	// NoSync is zoo.cfg forceSync=no: log appends are acknowledged once
+	// written, without waiting for the disk (a power loss on a majority
+	// can then lose acknowledged writes, as with ZooKeeper's forceSync=no).
+	NoSync bool
 	// JournalSize is the journal file's size in bytes; zero means 16 MiB.
 	// A record larger than the journal goes straight to raft.db.
 	JournalSize int64

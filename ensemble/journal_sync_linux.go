@@ -10,6 +10,7 @@ import (
 // inode's timestamps (the file's size and blocks never change once it is
 // written out).
 func (j *journalLogStore) sync() error {
+	j.syncs.Add(1)
 	for {
 		err := syscall.Fdatasync(int(j.f.Fd()))
 		if errors.Is(err, syscall.EINTR) {

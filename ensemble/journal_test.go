@@ -537,3 +537,24 @@ func FuzzJournalRecovery(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalNoSync: with forceSync=no appends are not synced; with the
+// default each append is synced once.
+func TestJournalNoSync(t *testing.T) {
+	for _, noSync := range []bool{false, true} {
+		j := openTestJournal(t, t.TempDir(), 1<<20, raft.NewInmemStore())
+		j.noSync = noSync
+		before := j.syncs.Load()
+		for i := uint64(0); i < 50; i++ {
+			mustStore(t, j, journalLogs(1+i*4, 4, 1))
+		}
+		got := j.syncs.Load() - before
+		if want := map[bool]int64{false: 50, true: 0}[noSync]; got != want {
+			t.Errorf("noSync=%v: %d syncs for 50 appends, want %d", noSync, got, want)
+		}
+		checkLog(t, j, 1, 200, 1)
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

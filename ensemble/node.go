@@ -212,6 +212,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
+	journal.noSync = n.cfg.NoSync
 	n.journal = journal
 	async, err := newAsyncLogStore(journal, n.logFailed)
 	if err != nil {

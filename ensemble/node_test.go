@@ -134,3 +134,21 @@ func TestCloseDoesNotWaitForUnresolvedFutures(t *testing.T) {
 		t.Fatalf("proposal awaited at Close: failed %v, result %+v", rec.failed, rec.res)
 	}
 }
+
+// TestNoSync: Config.NoSync (forceSync=no) reaches the log: writes are
+// applied without a single fdatasync of the journal, and with the default
+// every append is synced.
+func TestNoSync(t *testing.T) {
+	for _, noSync := range []bool{false, true} {
+		n := openNode(t, t.TempDir(), func(c *Config) { c.NoSync = noSync })
+		before := n.journal.syncs.Load()
+		writeSome(t, n, 9, "/a", "/b", "/c", "/d", "/e")
+		synced := n.journal.syncs.Load() - before
+		if noSync && synced != 0 || !noSync && synced < 5 {
+			t.Errorf("NoSync=%v: %d journal syncs for 6 writes", noSync, synced)
+		}
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

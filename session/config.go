@@ -28,6 +28,11 @@ type Config struct {
 	// client connections when it becomes leader, so they go to the
 	// followers. Four-letter words are still answered.
 	LeaderServesNot bool
+	// OutstandingLimit is globalOutstandingLimit: with more writes than
+	// this in flight on the member, connections with writes in flight stop
+	// reading until it is back within the limit (throttle.go). Zero means
+	// DefaultOutstandingLimit (1000, ZooKeeper's), negative none.
+	OutstandingLimit int
 	// MaxBuffer is jute.maxbuffer: the largest frame accepted.
 	MaxBuffer int
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth
@@ -90,6 +95,9 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.OutstandingLimit == 0 {
+		c.OutstandingLimit = DefaultOutstandingLimit
+	}
 	if c.TickTime <= 0 {
 		c.TickTime = 2 * time.Second
 	}

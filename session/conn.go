@@ -176,6 +176,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if !c.dispatch(h, frame[8:]) {
 			return
 		}
+		c.holdReads()
 	}
 }
 

@@ -170,7 +170,9 @@ func (c *conn) enqueueWrite(h jute.RequestHeader) *pendingWrite {
 	c.mu.Lock()
 	c.pending = append(c.pending, pw)
 	c.mu.Unlock()
-	c.srv.stats.outstanding.Add(1)
+	if n := c.srv.stats.outstanding.Add(1); n > c.srv.stats.outstandingPeak.Load() {
+		c.srv.stats.outstandingPeak.Store(n)
+	}
 	return pw
 }
 

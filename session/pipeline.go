@@ -43,7 +43,7 @@ type parkedRead struct {
 func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
 	parked := c.popPending(p)
-	c.srv.stats.outstanding.Add(-1)
+	c.writeDone()
 	if c.srv.audit != nil && audited(p.op) {
 		p.audit(res, p.auditReq)
 	}
@@ -78,9 +78,9 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 func (p *pendingWrite) Failed(err error) {
 	c := p.c
 	c.popPending(p)
-	c.srv.stats.outstanding.Add(-1)
-	c.logger().Warn("write not committed; closing connection", zap.Error(err))
 	c.out.kill()
+	c.writeDone()
+	c.logger().Warn("write not committed; closing connection", zap.Error(err))
 	c.nc.Close()
 }
 

@@ -21,6 +21,7 @@ type Server struct {
 	node  *ensemble.Node
 	log   *zap.Logger
 	stats *serverStats
+	thr   throttle // globalOutstandingLimit
 
 	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
 
@@ -53,6 +54,7 @@ func New(cfg Config, node *ensemble.Node) *Server {
 		perIP:     make(map[string]int),
 		closed:    make(chan struct{}),
 	}
+	s.thr.init(cfg.OutstandingLimit)
 	if cfg.Audit {
 		s.audit = s.log.Named(audit.LoggerName)
 	}
@@ -240,6 +242,7 @@ func (s *Server) Close() error {
 			c.nc.Close()
 		}
 		s.mu.Unlock()
+		s.thr.wakeAll()
 	})
 	s.wg.Wait()
 	return nil

@@ -57,6 +57,7 @@ type serverStats struct {
 	packetsReceived atomic.Int64
 	packetsSent     atomic.Int64
 	outstanding     atomic.Int64
+	outstandingPeak atomic.Int64 // the most writes in flight at once (tests)
 	authFailed      atomic.Int64
 	started         time.Time
 	lat             latencyStats

@@ -37,9 +37,11 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "min-session-timeout", Usage: "lower bound for session timeouts, ms or duration (default 2 ticks)"},
 			&cli.StringFlag{Name: "max-session-timeout", Usage: "upper bound for session timeouts, ms or duration (default 20 ticks)"},
 			&cli.IntFlag{Name: "max-client-cnxns", Value: 60, Usage: "connections per client IP (0 = unlimited)"},
+			&cli.IntFlag{Name: "global-outstanding-limit", Value: 1000, Usage: "writes in flight on this member beyond which clients with writes in flight are no longer read until it drains (zoo.cfg globalOutstandingLimit; 0 = none)"},
 			&cli.IntFlag{Name: "jute-max-buffer", Value: 0xfffff, Usage: "largest request frame in bytes (jute.maxbuffer)"},
 			&cli.StringFlag{Name: "super-digest", Usage: "super user as user:base64(sha1(user:password))"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "enable TTL nodes (extendedTypesEnabled)"},
+			&cli.BoolFlag{Name: "no-sync", Usage: "acknowledge writes without waiting for the log's fsync (zoo.cfg forceSync=no): a power loss can lose them"},
 			&cli.BoolFlag{Name: "audit", Usage: "log every client write's outcome in ZooKeeper's audit format to the logger \"audit\" (audit.enable)"},
 			&cli.BoolFlag{Name: "skip-acl", Usage: "check no ACLs at all, for recovering a tree whose credentials are lost (skipACL=yes)"},
 			&cli.BoolFlag{Name: "enforce-quota", Usage: "fail creates and setData beyond a quota's hard limits with QuotaExceeded (enforceQuota)"},
@@ -124,6 +126,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,
 		LogDir:            st.DataLogDir,
+		NoSync:            st.NoSync,
 		TickTime:          st.TickTime,
 		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
 		SnapshotThreshold: st.SnapCount,
@@ -170,6 +173,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MinSessionTimeout:      st.MinSessionTimeout,
 		MaxSessionTimeout:      st.MaxSessionTimeout,
 		MaxClientCnxns:         st.MaxClientCnxns,
+		OutstandingLimit:       outstandingLimit(st.OutstandingLimit),
 		MaxCnxns:               st.MaxCnxns,
 		LeaderServesNot:        st.LeaderServesNot,
 		MaxBuffer:              st.JuteMaxBuffer,
@@ -211,6 +215,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
 		log.Info("zkraft serving TLS clients", zap.String("secureClientAddr", secureLn.Addr().String()),
 			zap.String("clientAuth", tlsCfg.ClientAuth.String()))
+	}
+	if st.NoSync {
+		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a power loss on a majority of members can lose them")
 	}
 	log.Info("zkraft serving",
 		zap.String("clientAddr", ln.Addr().String()),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/session"
 )
 
 // settings is the server's effective configuration: defaults, then zoo.cfg,
@@ -19,11 +20,13 @@ import (
 type settings struct {
 	DataDir           string
 	DataLogDir        string // dataLogDir: raft.db and raft.journal; "" = DataDir
+	NoSync            bool   // forceSync=no: log appends are not synced
 	ClientAddr        string
 	TickTime          time.Duration
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
 	MaxClientCnxns    int
+	OutstandingLimit  int  // globalOutstandingLimit; <= 0: none
 	MaxCnxns          int  // maxCnxns: client connections in all, 0 = no limit
 	LeaderServesNot   bool // leaderServes=no: the leader refuses clients
 	JuteMaxBuffer     int
@@ -72,6 +75,7 @@ func defaultSettings() settings {
 		ClientAddr:        "127.0.0.1:2181",
 		TickTime:          2 * time.Second,
 		MaxClientCnxns:    60,
+		OutstandingLimit:  session.DefaultOutstandingLimit,
 		JuteMaxBuffer:     0xfffff,
 		FourLetterWords:   []string{"srvr"},
 		AdminCommandURL:   "/commands",
@@ -116,6 +120,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.DataDir = v
 		case "dataLogDir":
 			s.DataLogDir = v
+		case "forceSync", "zookeeper.forceSync":
+			s.NoSync = v == "no" // as ZooKeeper: only "no" turns syncing off
 		case "clientPort":
 			clientPort = v
 		case "clientPortAddress":
@@ -128,6 +134,8 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.MaxSessionTimeout, err = millis(v)
 		case "maxClientCnxns":
 			s.MaxClientCnxns, err = strconv.Atoi(v)
+		case "globalOutstandingLimit", "zookeeper.globalOutstandingLimit":
+			s.OutstandingLimit, err = strconv.Atoi(v)
 		case "leaderServes", "zookeeper.leaderServes":
 			s.LeaderServesNot = v == "no"
 		case "maxCnxns", "zookeeper.maxCnxns":
@@ -265,7 +273,7 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		}
 	}
 	for flag, dst := range map[string]*bool{
-		"extended-types": &s.ExtendedTypes, "audit": &s.Audit, "skip-acl": &s.SkipACL,
+		"extended-types": &s.ExtendedTypes, "no-sync": &s.NoSync, "audit": &s.Audit, "skip-acl": &s.SkipACL,
 		"enforce-quota": &s.EnforceQuota, "read-only-mode": &s.ReadOnlyMode,
 		"port-unification": &s.PortUnification, "reconfig-enabled": &s.ReconfigEnabled,
 	} {
@@ -273,7 +281,10 @@ func (s *settings) applyFlags(c *cli.Context) error {
 			*dst = c.Bool(flag)
 		}
 	}
-	for flag, dst := range map[string]*int{"max-client-cnxns": &s.MaxClientCnxns, "jute-max-buffer": &s.JuteMaxBuffer} {
+	for flag, dst := range map[string]*int{
+		"max-client-cnxns": &s.MaxClientCnxns, "jute-max-buffer": &s.JuteMaxBuffer,
+		"global-outstanding-limit": &s.OutstandingLimit,
+	} {
 		if c.IsSet(flag) {
 			*dst = c.Int(flag)
 		}
@@ -370,4 +381,13 @@ func splitList(v string) []string {
 		out = append(out, strings.TrimSpace(f))
 	}
 	return out
+}
+
+// outstandingLimit maps globalOutstandingLimit to session.Config's: a
+// value of zero or below turns the throttle off.
+func outstandingLimit(v int) int {
+	if v <= 0 {
+		return -1
+	}
+	return v
 }

@@ -21,6 +21,8 @@ clientPort=2181
 clientPortAddress = 127.0.0.1
 maxClientCnxns=0
 maxCnxns=500
+globalOutstandingLimit=2000
+forceSync=no
 4lw.commands.whitelist=srvr, mntr,ruok
 autopurge.purgeInterval=1
 someFutureKey=1
@@ -73,6 +75,18 @@ func TestZooConfigKeys(t *testing.T) {
 	}
 	if st.MetricsAddr != "0.0.0.0:7000" {
 		t.Fatalf("metrics address %q", st.MetricsAddr)
+	}
+	if st.OutstandingLimit != 2000 || defaultSettings().OutstandingLimit != 1000 {
+		t.Fatalf("globalOutstandingLimit %d (default %d), want 2000 (1000)", st.OutstandingLimit, defaultSettings().OutstandingLimit)
+	}
+	if !st.NoSync || defaultSettings().NoSync {
+		t.Fatal("forceSync=no must turn log syncing off, and only then")
+	}
+	if st, _ := mustApply(t, "forceSync=yes\n"); st.NoSync {
+		t.Fatal("forceSync=yes turned syncing off")
+	}
+	if outstandingLimit(0) != -1 || outstandingLimit(-5) != -1 || outstandingLimit(7) != 7 {
+		t.Fatal("globalOutstandingLimit <= 0 must turn the throttle off")
 	}
 	if st.AdminAddr != "0.0.0.0:8080" || st.AdminCommandURL != "/commands" {
 		t.Fatalf("a zoo.cfg that does not mention the AdminServer has it on 0.0.0.0:8080, as ZooKeeper's; got %q %q",
