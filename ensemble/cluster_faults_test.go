@@ -2,6 +2,8 @@ package ensemble
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,5 +138,58 @@ func TestClusterSessionKeptAliveThroughFollowerExpiresWithoutIt(t *testing.T) {
 	f.RUnlockTree()
 	if !alive || idle {
 		t.Fatalf("session 7 (touched on a follower) alive=%v; session 8 (idle) alive=%v", alive, idle)
+	}
+}
+
+// TestClusterLaggingFollowerCatchesUpFromLog: a follower cut off while the
+// leader commits more than Raft's default tail (10240 entries) past a
+// snapshot catches up from the leader's log when it comes back, not by a
+// snapshot install (which would fail its clients' writes in flight): the
+// members keep two snapCounts of log behind each snapshot.
+func TestClusterLaggingFollowerCatchesUpFromLog(t *testing.T) {
+	const writes, snapCount = 12000, 8000
+	if trailingLogs(snapCount) <= writes || minTrailingLogs >= writes {
+		t.Fatalf("the test needs Raft's default tail < %d writes < the tail kept (%d)", writes, trailingLogs(snapCount))
+	}
+	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotThreshold = snapCount })
+	mustPropose(t, c.leader(), newSession(1, 60000))
+	lagging := c.follower()
+	var others []uint8
+	for id := range c.nodes {
+		if id != lagging.ID() {
+			others = append(others, id)
+		}
+	}
+	c.net.partition([]uint8{lagging.ID()}, others)
+	var wg sync.WaitGroup
+	var last atomic.Int64
+	const workers = 16
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < writes; i += workers {
+				z := mustPropose(t, c.leader(), createTxn(1, fmt.Sprintf("/lag%05d", i), 0, 1)).Zxid
+				for {
+					old := last.Load()
+					if z <= old || last.CompareAndSwap(old, z) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Snapshot and compact now, while the follower is still behind.
+	if err := c.leader().raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	c.net.heal()
+	c.converged(last.Load())
+	if n := lagging.fsm.restores.Load(); n != 0 {
+		t.Fatalf("the lagging follower was sent a snapshot (%d restores) instead of the log", n)
+	}
+	if _, err := treeStat(lagging, fmt.Sprintf("/lag%05d", writes-1)); err != nil {
+		t.Fatal(err)
 	}
 }

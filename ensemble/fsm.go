@@ -66,6 +66,8 @@ type fsm struct {
 	// by every local read.
 	mu   sync.RWMutex
 	tree *znode.Tree
+
+	restores atomic.Int64 // snapshots installed over the state (tests)
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -190,6 +192,7 @@ func cloneFootprint(st znode.Stats) int64 {
 // clients' connections while it syncs with a leader).
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	f.restores.Add(1)
 	t, err := znode.ReadSnapshot(bufio.NewReaderSize(rc, 1<<16), f.opts)
 	if err != nil {
 		return fmt.Errorf("ensemble: restore snapshot: %w", err)

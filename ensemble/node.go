@@ -160,14 +160,14 @@ func (n *Node) raftConfig() *raft.Config {
 	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
 	rc.Logger = newHCLogger(n.log, n.cfg.multi())
 	// Snapshot as soon as snapCount entries have accumulated (checked every
-	// 2s) and keep Raft's default tail for lagging followers. Compaction
+	// 2s) and keep a tail for lagging followers (trailingLogs). Compaction
 	// deletes the log up to the snapshot in one bolt write transaction,
 	// which holds up appends: keeping each compaction to about snapCount
 	// entries keeps that pause short, where a 30s check at 40k writes/s
 	// had to delete a million entries at once (a multi-second stall).
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
 	rc.SnapshotInterval = 2 * time.Second
-	rc.TrailingLogs = 10240
+	rc.TrailingLogs = trailingLogs(n.cfg.SnapshotThreshold)
 	rc.HeartbeatTimeout = n.electionTimeout()
 	rc.ElectionTimeout = n.electionTimeout()
 	rc.LeaderLeaseTimeout = n.leaderLease()

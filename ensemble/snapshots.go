@@ -45,6 +45,23 @@ func (n *Node) tuneSnapshots() {
 	}
 }
 
+// minTrailingLogs is hashicorp/raft's default tail of log kept behind a
+// snapshot.
+const minTrailingLogs = 10240
+
+// trailingLogs is how much log a member keeps behind its latest snapshot:
+// two snapCounts (at least Raft's default). A follower that falls that
+// far behind while it stays in the ensemble (a pause of a second or two
+// under a heavy write load: a stall, a slow disk, CPU starvation) then
+// catches up from the leader's log instead of being sent a snapshot,
+// which would fail the writes its clients have in flight and drop their
+// connections (ZooKeeper's leader keeps sending such a follower its
+// proposals). The cost is disk: about 2 x snapCount entries more in
+// raft.db (~30 MB at the default 100000 and 100-byte values).
+func trailingLogs(snapCount uint64) uint64 {
+	return max(minTrailingLogs, 2*snapCount)
+}
+
 // setSnapshotThreshold reloads Raft's snapshot threshold if it changed.
 func (n *Node) setSnapshotThreshold(want uint64) {
 	n.reloadMu.Lock()
