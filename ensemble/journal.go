@@ -222,8 +222,12 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		if err := j.flush(); err != nil {
 			return err
 		}
-		if err := j.inner.StoreLogs(logs); err != nil {
-			return fmt.Errorf("ensemble: store log: %w", err)
+		for rest := logs; len(rest) > 0; {
+			n := flushChunk(rest)
+			if err := j.inner.StoreLogs(rest[:n]); err != nil {
+				return fmt.Errorf("ensemble: store log: %w", err)
+			}
+			rest = rest[n:]
 		}
 		return j.begin(false)
 	}
@@ -289,34 +293,56 @@ func (j *journalLogStore) check() error {
 	return nil
 }
 
-// flush stores everything pending into inner now.
+// journalFlushBytes bounds one store into inner: a bolt transaction holds
+// every value it writes (and their encodings) until it commits, so large
+// entries go in several transactions of about this size instead of one
+// that pins hundreds of megabytes.
+const journalFlushBytes = 16 << 20
+
+// flush stores everything pending into inner now, in transactions of at
+// most journalFlushBytes (and at least one entry).
 func (j *journalLogStore) flush() error {
 	j.flushMu.Lock()
 	defer j.flushMu.Unlock()
 	j.mu.Lock()
-	batch := j.pending
+	left := len(j.pending)
 	err := j.err
 	j.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if len(batch) == 0 {
-		return nil
-	}
-	if err := j.inner.StoreLogs(batch); err != nil {
-		err = fmt.Errorf("ensemble: log store behind the journal: %w", err)
+	for left > 0 {
 		j.mu.Lock()
-		if j.err == nil {
-			j.err = err
-		}
+		batch := j.pending[:flushChunk(j.pending[:left])]
 		j.mu.Unlock()
-		return err
+		if err := j.inner.StoreLogs(batch); err != nil {
+			err = fmt.Errorf("ensemble: log store behind the journal: %w", err)
+			j.mu.Lock()
+			if j.err == nil {
+				j.err = err
+			}
+			j.mu.Unlock()
+			return err
+		}
+		j.mu.Lock()
+		// Appends only extend pending while the batch was stored.
+		j.pending = append([]*raft.Log(nil), j.pending[len(batch):]...)
+		j.mu.Unlock()
+		left -= len(batch)
 	}
-	j.mu.Lock()
-	// Appends only extend pending while the batch was stored.
-	j.pending = append([]*raft.Log(nil), j.pending[len(batch):]...)
-	j.mu.Unlock()
 	return nil
+}
+
+// flushChunk is how many of logs (at least one) fit in journalFlushBytes.
+func flushChunk(logs []*raft.Log) int {
+	size := 0
+	for i, l := range logs {
+		size += len(l.Data) + len(l.Extensions)
+		if size > journalFlushBytes && i > 0 {
+			return i
+		}
+	}
+	return len(logs)
 }
 
 // flusher stores pending entries into inner, journalFlushDelay after the

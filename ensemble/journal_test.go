@@ -558,3 +558,52 @@ func TestJournalNoSync(t *testing.T) {
 		}
 	}
 }
+
+// batchRecorder records the size of each StoreLogs batch.
+type batchRecorder struct {
+	raft.LogStore
+	batches []int
+}
+
+func (r *batchRecorder) StoreLogs(logs []*raft.Log) error {
+	r.batches = append(r.batches, len(logs))
+	return r.LogStore.StoreLogs(logs)
+}
+
+// TestJournalStoresLargeEntriesInChunks: entries go into the store behind
+// the journal in transactions of about journalFlushBytes, whether they
+// are flushed from the journal or bypass it, so one transaction never
+// holds hundreds of megabytes.
+func TestJournalStoresLargeEntriesInChunks(t *testing.T) {
+	const mb = 1 << 20
+	big := func(first, n uint64) []*raft.Log {
+		logs := journalLogs(first, n, 1)
+		for _, l := range logs {
+			l.Data = append(l.Data, make([]byte, 6*mb)...)
+		}
+		return logs
+	}
+	inner := &batchRecorder{LogStore: raft.NewInmemStore()}
+	j := openTestJournal(t, t.TempDir(), 64*mb, inner)
+	defer j.Close()
+	mustStore(t, j, big(1, 2))
+	mustStore(t, j, big(3, 3)) // 5 pending, 30 MB
+	if err := j.flush(); err != nil {
+		t.Fatal(err)
+	}
+	mustStore(t, j, big(6, 7)) // 42 MB: above half the journal, bypasses it
+	for i, n := range inner.batches {
+		if n > 2 {
+			t.Errorf("batch %d stored %d entries of 6 MB at once (batches %v)", i, n, inner.batches)
+		}
+	}
+	if len(inner.batches) < 7 {
+		t.Errorf("batches %v: the 12 entries were not split", inner.batches)
+	}
+	var out raft.Log
+	for idx := uint64(1); idx <= 12; idx++ {
+		if err := j.GetLog(idx, &out); err != nil || out.Index != idx {
+			t.Fatalf("entry %d: %v", idx, err)
+		}
+	}
+}

@@ -37,7 +37,7 @@ type Node struct {
 	waiters *waiters
 	tracker *expiry
 	watches *watches.Registry
-	logs    *raft.LogCache
+	logs    *logCache
 	snaps   raft.SnapshotStore
 	trans   *appendTransport // nil for a single member
 	async   *asyncLogStore   // Raft's log writes, off Raft's critical path
@@ -220,7 +220,7 @@ func (n *Node) startRaft() error {
 	}
 	n.async = async
 	n.fsm.durable = func(idx uint64) { _ = async.waitApplicable(idx, nil) }
-	logs, err := raft.NewLogCache(1024, async)
+	logs, err := newLogCache(async, logCacheEntries, logCacheBytes)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
