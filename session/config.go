@@ -80,6 +80,12 @@ type Config struct {
 	ReadOnlyMode bool
 	// ReconfigEnabled allows the reconfig operation (reconfigEnabled).
 	ReconfigEnabled bool
+	// FirstFrameTimeout is how long a new connection may take to send its
+	// ConnectRequest (or four-letter word) before it is closed, as
+	// ZooKeeper closes a connection without a session after
+	// zookeeper.nio.sessionlessCnxnTimeout. Zero means 10 s, ZooKeeper's
+	// default.
+	FirstFrameTimeout time.Duration
 	// WriteTimeout is how long one write to a client may block (a client
 	// that stopped reading) before its connection is closed; zero means
 	// 30 seconds.
@@ -121,6 +127,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.FirstFrameTimeout <= 0 {
+		c.FirstFrameTimeout = 10 * time.Second
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second

@@ -143,9 +143,13 @@ func (c *conn) serve() {
 		return
 	}
 	br := bufio.NewReaderSize(stream, readBufferSize)
+	// A connection that never says what it is would hold its goroutine
+	// and buffers (and a slot of maxClientCnxns) for good.
+	_ = stream.SetReadDeadline(time.Now().Add(c.srv.cfg.FirstFrameTimeout))
 	if !c.handshake(br) {
 		return
 	}
+	_ = stream.SetReadDeadline(time.Time{})
 	c.readLoop(br)
 }
 
