@@ -43,7 +43,10 @@ type appendTransport struct {
 	templates map[raft.ServerAddress]*raft.AppendEntriesRequest
 	// acked holds, per member, the last entry a single append got a
 	// success for: a new pipeline starts from it (see appendPipeline.sent).
-	acked     map[raft.ServerAddress]ackedEntry
+	acked map[raft.ServerAddress]ackedEntry
+	// contact holds, per member, when it last answered a single append or
+	// heartbeat (leader side): the followers in sync that mntr counts.
+	contact   map[raft.ServerAddress]time.Time
 	served    map[net.Conn]struct{}        // accepted append streams
 	pipelines map[*appendPipeline]struct{} // open pipelines (leader side)
 	closed    bool
@@ -77,6 +80,7 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *asyncLogStore, 
 		pool:             make(map[raft.ServerAddress][]*appendConn),
 		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
 		acked:            make(map[raft.ServerAddress]ackedEntry),
+		contact:          make(map[raft.ServerAddress]time.Time),
 		served:           make(map[net.Conn]struct{}),
 		pipelines:        make(map[*appendPipeline]struct{}),
 		done:             make(chan struct{}),
@@ -346,6 +350,9 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
 	t.release(target, c)
+	t.mu.Lock()
+	t.contact[target] = time.Now()
+	t.mu.Unlock()
 	if remote == nil && resp.Success && len(args.Entries) > 0 {
 		last := args.Entries[len(args.Entries)-1].Index
 		t.mu.Lock()
@@ -651,3 +658,12 @@ func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
 
 // errNotAppend is answered when a response is not an AppendEntries one.
 var errNotAppend = errors.New("ensemble: append stream answered with another response type")
+
+// answeredWithin reports whether target answered an append or heartbeat
+// in the last d.
+func (t *appendTransport) answeredWithin(target raft.ServerAddress, d time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.contact[target]
+	return ok && time.Since(at) <= d
+}

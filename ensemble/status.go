@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // Leader is the id and member address of the leader this member knows of;
@@ -84,4 +86,37 @@ func (n *Node) Snapshot() error {
 		return fmt.Errorf("ensemble: snapshot: %w", err)
 	}
 	return nil
+}
+
+// SyncedFollowers is, on a leader, how many voting followers and observers
+// answered its heartbeats within the last two election timeouts: the
+// learners in sync that ZooKeeper's leader counts for mntr (a member that
+// is down or cut off drops out). Zero on any other member.
+func (n *Node) SyncedFollowers() (voters, observers int) {
+	if n.trans == nil || !n.IsLeader() {
+		return 0, 0
+	}
+	window := 2 * n.electionTimeout()
+	for _, p := range n.Members() {
+		if p.ID == n.cfg.ID || !n.trans.answeredWithin(raft.ServerAddress(p.Addr), window) {
+			continue
+		}
+		if p.Observer {
+			observers++
+		} else {
+			voters++
+		}
+	}
+	return voters, observers
+}
+
+// QuorumSize is the number of voting members (ZooKeeper's quorum_size).
+func (n *Node) QuorumSize() int {
+	size := 0
+	for _, p := range n.Members() {
+		if !p.Observer {
+			size++
+		}
+	}
+	return size
 }

@@ -166,20 +166,19 @@ func (s *Server) monitorValues() []monitorValue {
 		{"approximate_data_size", dataSize, true},
 		{"uptime", time.Since(s.stats.started).Milliseconds(), false},
 	}
-	if s.node.Mode() == "leader" {
+	mode := s.node.Mode()
+	if state, ok := peerStates[mode]; ok {
+		// Every member of an ensemble: its role and the voting members.
+		out = append(out,
+			monitorValue{"peer_state", state, true},
+			monitorValue{"quorum_size", s.node.QuorumSize(), true})
+	}
+	if mode == "leader" {
 		// ZooKeeper 3.8's leader figures (LeaderZooKeeperServer's gauges),
 		// plus followers, the learner count under its 3.4 name that older
-		// monitoring still reads.
-		var voters, observers int
-		for _, p := range s.node.Members() {
-			switch {
-			case p.ID == s.node.ID():
-			case p.Observer:
-				observers++
-			default:
-				voters++
-			}
-		}
+		// monitoring still reads. Only learners answering the leader count,
+		// so a member that is down shows, as with ZooKeeper.
+		voters, observers := s.node.SyncedFollowers()
 		out = append(out,
 			monitorValue{"learners", voters + observers, true},
 			monitorValue{"synced_followers", voters, true},
@@ -190,6 +189,13 @@ func (s *Server) monitorValues() []monitorValue {
 			monitorValue{"followers", voters + observers, true})
 	}
 	return out
+}
+
+// peerStates are ZooKeeper's zk_peer_state values by role (state - Zab
+// phase).
+var peerStates = map[string]string{
+	"leader": "leading - broadcast", "follower": "following - broadcast",
+	"observer": "observing - broadcast",
 }
 
 // writeMntr is mntr: tab-separated zk_* keys, the ones monitoring tools and

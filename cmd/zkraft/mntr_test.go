@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+)
+
+// mntrValue is one zk_* figure of a member's mntr ("" if absent).
+func mntrValue(m *member, key string) string {
+	for _, line := range strings.Split(fourletter.Ask(m.clientAddr, "mntr"), "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok && k == "zk_"+key {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitMntr waits until key reads want on m.
+func waitMntr(t *testing.T, m *member, key, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for got := mntrValue(m, key); got != want; got = mntrValue(m, key) {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d: zk_%s = %q, want %q", m.id, key, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMntrCountsLiveFollowers: the leader's zk_synced_followers and
+// zk_learners count the followers that answer it, so monitoring sees a
+// follower go down and come back, as with ZooKeeper's leader (which shows
+// 1 of 2 with one follower killed); every member reports zk_peer_state
+// and zk_quorum_size as ZooKeeper 3.8's do.
+func TestMntrCountsLiveFollowers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	members := startEnsemble(t, 3)
+	leader := leaderOf(t, members, nil)
+	waitMntr(t, leader, "synced_followers", "2")
+	for _, m := range members {
+		state := map[bool]string{true: "leading - broadcast", false: "following - broadcast"}[m == leader]
+		if got := mntrValue(m, "peer_state"); got != state {
+			t.Errorf("member %d: zk_peer_state %q, want %q", m.id, got, state)
+		}
+		if got := mntrValue(m, "quorum_size"); got != "3" {
+			t.Errorf("member %d: zk_quorum_size %q, want 3", m.id, got)
+		}
+	}
+	var follower *member
+	for _, m := range members {
+		if m != leader {
+			follower = m
+			break
+		}
+	}
+	follower.kill()
+	waitMntr(t, leader, "synced_followers", "1")
+	waitMntr(t, leader, "learners", "1")
+	follower.start(t)
+	waitMntr(t, leader, "synced_followers", "2")
+}
