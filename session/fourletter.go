@@ -27,6 +27,24 @@ var fourLetterWords = map[string]bool{
 
 func isFourLetterWord(s string) bool { return fourLetterWords[s] }
 
+// notServing is ZooKeeper's answer to most four-letter words while its
+// server is not running: a member of an ensemble without a quorum (and not
+// serving read-only clients), e.g. between leaders or cut off from the
+// majority. Health checks that look for "Mode:" in srvr rely on it.
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
+
+// needsServing are the words ZooKeeper 3.8 answers with notServing then
+// (its ruok, envi and isro still answer; isro says "null").
+var needsServing = map[string]bool{
+	"srvr": true, "stat": true, "mntr": true, "conf": true, "cons": true, "crst": true,
+	"srst": true, "dump": true, "dirs": true, "wchs": true, "wchc": true, "wchp": true, "hash": true,
+}
+
+// serving reports whether this member serves clients: it is part of a
+// working majority, or serves read-only clients without one
+// (readonlymode.enabled).
+func (s *Server) serving() bool { return s.node.HasQuorum() || s.cfg.ReadOnlyMode }
+
 func (s *Server) fourLetterAllowed(cmd string) bool {
 	for _, w := range s.cfg.FourLetterWhitelist {
 		if w == "*" || w == cmd {
@@ -47,13 +65,20 @@ func (c *conn) fourLetter(cmd string) {
 	}
 	var b strings.Builder
 	s := c.srv
+	if needsServing[cmd] && !s.serving() {
+		c.out.raw([]byte(notServing))
+		return
+	}
 	switch cmd {
 	case "ruok":
 		b.WriteString("imok")
 	case "isro":
-		if s.node.HasQuorum() {
+		switch {
+		case !s.serving():
+			b.WriteString("null")
+		case s.node.HasQuorum():
 			b.WriteString("rw")
-		} else {
+		default:
 			b.WriteString("ro")
 		}
 	case "srvr", "stat":

@@ -138,3 +138,54 @@ func serveOn(t *testing.T, srv *Server) string {
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }
+
+// TestFourLetterWordsWithoutQuorum: a member cut off from its majority
+// (read-only mode off) answers the words ZooKeeper's unstarted server does
+// with "not currently serving requests", isro with "null", and ruok and
+// envi as usual; with its quorum back it answers normally.
+func TestFourLetterWordsWithoutQuorum(t *testing.T) {
+	nodes := startEnsemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	survivor := nodes[0]
+	srv := New(Config{TickTime: 200 * time.Millisecond, FourLetterWhitelist: []string{"*"}}, survivor)
+	addr := serveOn(t, srv)
+	ask := func(cmd string) string {
+		c := dialRaw(t, addr)
+		c.sendRaw([]byte(cmd))
+		return readAll(t, c)
+	}
+	for !survivor.HasQuorum() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := ask("srvr"); !strings.Contains(out, "Mode: ") {
+		t.Fatalf("srvr with a quorum: %q", out)
+	}
+	if out := ask("isro"); out != "rw" {
+		t.Fatalf("isro with a quorum: %q", out)
+	}
+	nodes[1].Close()
+	nodes[2].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for survivor.HasQuorum() {
+		if time.Now().After(deadline) {
+			t.Fatal("survivor still believes it has a quorum")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, cmd := range []string{"srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "dirs", "wchs", "wchc", "wchp"} {
+		if out := ask(cmd); out != notServing {
+			t.Errorf("%s without a quorum: %q", cmd, out)
+		}
+	}
+	if out := ask("isro"); out != "null" {
+		t.Errorf("isro without a quorum: %q, want null", out)
+	}
+	if out := ask("ruok"); out != "imok" {
+		t.Errorf("ruok without a quorum: %q", out)
+	}
+	if out := ask("envi"); !strings.Contains(out, "Environment:") {
+		t.Errorf("envi without a quorum: %q", out)
+	}
+}
