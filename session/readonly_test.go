@@ -29,15 +29,7 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 		t.Fatalf("create with quorum: %+v", h)
 	}
 
-	nodes[1].Close()
-	nodes[2].Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for survivor.HasQuorum() {
-		if time.Now().After(deadline) {
-			t.Fatal("survivor still believes it has a quorum")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	loseQuorum(t, survivor, nodes[1], nodes[2])
 	rw.expectClosed() // read-write connections are dropped when the quorum goes
 
 	plain := dialRaw(t, addr)
@@ -165,15 +157,7 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 	if out := ask("isro"); out != "rw" {
 		t.Fatalf("isro with a quorum: %q", out)
 	}
-	nodes[1].Close()
-	nodes[2].Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for survivor.HasQuorum() {
-		if time.Now().After(deadline) {
-			t.Fatal("survivor still believes it has a quorum")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	loseQuorum(t, survivor, nodes[1], nodes[2])
 	for _, cmd := range []string{"srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "dirs", "wchs", "wchc", "wchp"} {
 		if out := ask(cmd); out != notServing {
 			t.Errorf("%s without a quorum: %q", cmd, out)
@@ -187,5 +171,21 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 	}
 	if out := ask("envi"); !strings.Contains(out, "Environment:") {
 		t.Errorf("envi without a quorum: %q", out)
+	}
+}
+
+// loseQuorum closes others and waits until survivor knows it has no
+// quorum.
+func loseQuorum(t *testing.T, survivor *ensemble.Node, others ...*ensemble.Node) {
+	t.Helper()
+	for _, n := range others {
+		n.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for survivor.HasQuorum() {
+		if time.Now().After(deadline) {
+			t.Fatal("survivor still believes it has a quorum")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

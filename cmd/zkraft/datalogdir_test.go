@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
@@ -37,29 +35,7 @@ func TestDataLogDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	addrs := clientAddrs(members)
-	admin := connectAdmin(t, addrs)
-	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
-	_, stopLoad := createLoad(t, addrs, 4)
-	time.Sleep(time.Second)
-	for _, m := range members {
-		m.kill()
-	}
-	acked := stopLoad()
-	time.Sleep(300 * time.Millisecond)
-	for _, m := range members {
-		m.start(t)
-	}
-	leaderOf(t, members, nil)
-	admin = connectAdmin(t, addrs)
-	defer admin.Close()
-	if len(acked) < 50 {
-		t.Fatalf("only %d acknowledged creates before the kill; the test proved little", len(acked))
-	}
-	requirePresent(t, admin, acked)
+	acked := killAllUnderLoad(t, members, 4, time.Second, 50)
 
 	for _, m := range members {
 		dataDir := filepath.Dir(m.cfgPath)
@@ -85,5 +61,5 @@ func TestDataLogDir(t *testing.T) {
 			t.Errorf("member %d dirs: logdir_size %d, want the log directory's size", m.id, logSize)
 		}
 	}
-	t.Logf("%d acknowledged creates before all members died, all present after the restart", len(acked))
+	t.Logf("%d acknowledged creates before all members died, all present after the restart", acked)
 }
