@@ -67,6 +67,14 @@ var adminCommands = []adminCommand{
 	{[]string{"zabstate"}, (*Server).adminZabState},
 }
 
+// adminWithoutServer are the commands ZooKeeper answers while its server
+// is not running (isServerRequired false); the others then answer only
+// "not currently serving requests" (a member without a quorum).
+var adminWithoutServer = map[string]bool{
+	"environment": true, "get_trace_mask": true, "monitor": true, "set_trace_mask": true,
+	"system_properties": true, "zabstate": true,
+}
+
 // errorField marks a command's own failure: the response is then the
 // error and the command's name only, in that order, as ZooKeeper's.
 const errorField = "error"
@@ -100,6 +108,8 @@ func (s *Server) AdminResponse(name string) string {
 	switch {
 	case !ok:
 		out = jsonObj{}.add("command", name).add("error", "Unknown command: "+name)
+	case !s.serving() && !adminWithoutServer[c.names[0]]:
+		out = jsonObj{}.add("command", name).add("error", strings.TrimSuffix(notServing, "\n"))
 	default:
 		data := c.run(s)
 		if len(data) == 1 && data[0].key == errorField {

@@ -172,6 +172,19 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 	if out := ask("envi"); !strings.Contains(out, "Environment:") {
 		t.Errorf("envi without a quorum: %q", out)
 	}
+	// The AdminServer likewise, but for the commands ZooKeeper runs without
+	// a server (monitor, environment, zabstate, ...).
+	for _, name := range []string{"srvr", "stats", "conf", "is_read_only", "dump"} {
+		want := "{\n  \"command\" : \"" + name + "\",\n  \"error\" : \"This ZooKeeper instance is not currently serving requests\"\n}"
+		if got := srv.AdminResponse(name); got != want {
+			t.Errorf("admin %s without a quorum:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	for _, name := range []string{"monitor", "envi", "zabstate"} {
+		if got := srv.AdminResponse(name); strings.Contains(got, "not currently serving") {
+			t.Errorf("admin %s without a quorum: %s", name, got)
+		}
+	}
 }
 
 // loseQuorum closes others and waits until survivor knows it has no
