@@ -270,3 +270,8 @@ func (n *Node) Members() []Peer {
 	peers, _ := n.currentMembers()
 	return peers
 }
+
+// Membership is Members with the configuration's version: the zxid of the
+// reconfig that made it, 0 for the initial one (/zookeeper/config's
+// "version=" line).
+func (n *Node) Membership() ([]Peer, int64) { return n.currentMembers() }

@@ -33,6 +33,8 @@ type Config struct {
 	// reading until it is back within the limit (throttle.go). Zero means
 	// DefaultOutstandingLimit (1000, ZooKeeper's), negative none.
 	OutstandingLimit int
+	// InitLimit and SyncLimit are zoo.cfg's, shown by conf.
+	InitLimit, SyncLimit int
 	// MaxBuffer is jute.maxbuffer: the largest frame accepted.
 	MaxBuffer int
 	// SuperDigest is "user:base64(sha1(user:password))"; a digest auth

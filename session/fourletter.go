@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -256,10 +258,40 @@ func (s *Server) writeConf(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "serverId=%d\n", serverID)
 	if serverID != 0 {
-		for _, p := range s.node.Members() {
-			fmt.Fprintf(b, "%s\n", p.ConfigLine())
+		s.writeQuorumConf(b)
+	}
+}
+
+// writeQuorumConf is the part of conf a member of an ensemble adds, in
+// QuorumZooKeeperServer's order: limits, its own ports and role, and the
+// membership as /zookeeper/config holds it (the version line unterminated,
+// as ZooKeeper prints it).
+func (s *Server) writeQuorumConf(b *strings.Builder) {
+	members, version := s.node.Membership()
+	var self ensemble.Peer
+	for _, p := range members {
+		if p.ID == s.node.ID() {
+			self = p
 		}
 	}
+	peerType := 0 // ZooKeeper's LearnerType: PARTICIPANT, OBSERVER
+	if self.Observer {
+		peerType = 1
+	}
+	fmt.Fprintf(b, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\n", s.cfg.InitLimit, s.cfg.SyncLimit)
+	fmt.Fprintf(b, "electionPort=%d\nquorumPort=%s\npeerType=%d\nmembership: \n", self.ElectionPort, portOfAddr(self.Addr), peerType)
+	for _, p := range members {
+		fmt.Fprintf(b, "%s\n", p.ConfigLine())
+	}
+	fmt.Fprintf(b, "version=%x", version)
+}
+
+// portOfAddr is the port of a host:port, or "-1".
+func portOfAddr(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		return port
+	}
+	return "-1"
 }
 
 // writeEnvi is envi.

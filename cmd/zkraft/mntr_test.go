@@ -1,12 +1,18 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
 )
+
+// quorumConf is the end of an ensemble member's conf (startEnsemble's
+// zoo.cfg: initLimit 10, syncLimit 20, election ports 0).
+var quorumConf = regexp.MustCompile(`\nserverId=\d\ninitLimit=10\nsyncLimit=20\nelectionAlg=3\nelectionPort=0\n` +
+	`quorumPort=\d+\npeerType=0\nmembership: \n(server\.\d=127\.0\.0\.1:\d+:0:participant;127\.0\.0\.1:\d+\n){3}version=[0-9a-f]+$`)
 
 // mntrValue is one zk_* figure of a member's mntr ("" if absent).
 func mntrValue(m *member, key string) string {
@@ -49,6 +55,10 @@ func TestMntrCountsLiveFollowers(t *testing.T) {
 		}
 		if got := mntrValue(m, "quorum_size"); got != "3" {
 			t.Errorf("member %d: zk_quorum_size %q, want 3", m.id, got)
+		}
+		// conf ends with QuorumZooKeeperServer's part, as ZooKeeper's.
+		if conf := fourletter.Ask(m.clientAddr, "conf"); !quorumConf.MatchString(conf) {
+			t.Errorf("member %d conf lacks the quorum part:\n%s", m.id, conf)
 		}
 	}
 	var follower *member

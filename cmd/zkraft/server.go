@@ -173,6 +173,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		MinSessionTimeout:      st.MinSessionTimeout,
 		MaxSessionTimeout:      st.MaxSessionTimeout,
 		MaxClientCnxns:         st.MaxClientCnxns,
+		InitLimit:              st.InitLimit,
+		SyncLimit:              st.SyncLimit,
 		OutstandingLimit:       outstandingLimit(st.OutstandingLimit),
 		MaxCnxns:               st.MaxCnxns,
 		LeaderServesNot:        st.LeaderServesNot,
