@@ -280,6 +280,7 @@ func (n *Node) serveForward(c net.Conn) {
 		}
 		switch typ {
 		case msgApply:
+			n.proposals.record(len(payload))
 			answers <- answer{seq: seq, apply: n.raft.Apply(payload, 0)}
 		case msgReadIndex:
 			f := n.raft.VerifyLeader()

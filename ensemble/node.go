@@ -28,23 +28,25 @@ var ErrClosed = errors.New("ensemble: node closed")
 
 // Node is one member of a zkraft ensemble.
 type Node struct {
-	cfg     Config
-	logDir  string // where raft.db and raft.journal are (logdir.go)
-	log     *zap.Logger
-	raft    *raft.Raft
-	store   *raftboltdb.BoltStore
-	fsm     *fsm
-	waiters *waiters
-	tracker *expiry
-	watches *watches.Registry
-	logs    *logCache
-	snaps   raft.SnapshotStore
-	trans   *appendTransport // nil for a single member
-	async   *asyncLogStore   // Raft's log writes, off Raft's critical path
-	journal *journalLogStore // makes them durable with one fdatasync
-	mux     *mux             // nil for a single member
-	fwd     *forwarder       // nil for a single member
-	touched touchSet
+	cfg    Config
+	logDir string // where raft.db and raft.journal are (logdir.go)
+	// proposals are the sizes of the entries appended as leader (srvr).
+	proposals *proposalStats
+	log       *zap.Logger
+	raft      *raft.Raft
+	store     *raftboltdb.BoltStore
+	fsm       *fsm
+	waiters   *waiters
+	tracker   *expiry
+	watches   *watches.Registry
+	logs      *logCache
+	snaps     raft.SnapshotStore
+	trans     *appendTransport // nil for a single member
+	async     *asyncLogStore   // Raft's log writes, off Raft's critical path
+	journal   *journalLogStore // makes them durable with one fdatasync
+	mux       *mux             // nil for a single member
+	fwd       *forwarder       // nil for a single member
+	touched   touchSet
 
 	fwdMu    sync.Mutex
 	fwdConns map[net.Conn]struct{} // followers' forwarding connections (leader side); nil once closed
@@ -100,15 +102,16 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("ensemble: log dir: %w", err)
 	}
 	n := &Node{
-		logDir:   logDir,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		waiters:  newWaiters(),
-		watches:  watches.New(),
-		pending:  make(chan pending, 4096),
-		done:     make(chan struct{}),
-		touched:  touchSet{m: make(map[int64]struct{})},
-		fwdConns: make(map[net.Conn]struct{}),
+		logDir:    logDir,
+		proposals: newProposalStats(),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		waiters:   newWaiters(),
+		watches:   watches.New(),
+		pending:   make(chan pending, 4096),
+		done:      make(chan struct{}),
+		touched:   touchSet{m: make(map[int64]struct{})},
+		fwdConns:  make(map[net.Conn]struct{}),
 	}
 	n.runID = randomRunID()
 	n.tracker = newExpiry()

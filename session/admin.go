@@ -52,7 +52,7 @@ var adminCommands = []adminCommand{
 	{[]string{"ruok"}, func(*Server) jsonObj { return nil }},
 	{[]string{"server_stats", "srvr"}, func(s *Server) jsonObj { return s.adminServerStats() }},
 	{[]string{"set_trace_mask", "stmk"}, notSupported("set_trace_mask")},
-	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.stats.reset(); return nil }},
+	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.stats.reset(); s.node.ResetProposalSizes(); return nil }},
 	{[]string{"stats", "stat"}, func(s *Server) jsonObj {
 		return s.adminServerStats().add("connections", s.adminConns(true)).add("secure_connections", []any{})
 	}},

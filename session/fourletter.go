@@ -96,6 +96,7 @@ func (c *conn) fourLetter(cmd string) {
 		b.WriteString("\n")
 	case "srst":
 		s.stats.reset()
+		s.node.ResetProposalSizes()
 		b.WriteString("Server stats reset.\n")
 	case "crst":
 		s.resetConnStats()
@@ -158,6 +159,10 @@ func (s *Server) writeStat(b *strings.Builder, withClients bool) {
 	fmt.Fprintf(b, "Mode: %s\n", s.mode())
 	znodes, _, _, _ := s.treeStats()
 	fmt.Fprintf(b, "Node count: %d\n", znodes)
+	if s.node.Mode() == "leader" {
+		last, lo, hi := s.node.ProposalSizes()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, lo, hi)
+	}
 }
 
 // monitorValue is one monitoring figure, shared by mntr and /metrics.

@@ -14,6 +14,9 @@ import (
 var quorumConf = regexp.MustCompile(`\nserverId=\d\ninitLimit=10\nsyncLimit=20\nelectionAlg=3\nelectionPort=0\n` +
 	`quorumPort=\d+\npeerType=0\nmembership: \n(server\.\d=127\.0\.0\.1:\d+:0:participant;127\.0\.0\.1:\d+\n){3}version=[0-9a-f]+$`)
 
+// proposalSizes is the line a leader's srvr ends with.
+var proposalSizes = regexp.MustCompile(`\nNode count: \d+\nProposal sizes last/min/max: -?\d+/-?\d+/-?\d+\n$`)
+
 // mntrValue is one zk_* figure of a member's mntr ("" if absent).
 func mntrValue(m *member, key string) string {
 	for _, line := range strings.Split(fourletter.Ask(m.clientAddr, "mntr"), "\n") {
@@ -55,6 +58,10 @@ func TestMntrCountsLiveFollowers(t *testing.T) {
 		}
 		if got := mntrValue(m, "quorum_size"); got != "3" {
 			t.Errorf("member %d: zk_quorum_size %q, want 3", m.id, got)
+		}
+		// srvr: the leader's proposal sizes line, as ZooKeeper's.
+		if got := proposalSizes.MatchString(fourletter.Ask(m.clientAddr, "srvr")); got != (m == leader) {
+			t.Errorf("member %d (leader %v): srvr has the proposal sizes line: %v", m.id, m == leader, got)
 		}
 		// conf ends with QuorumZooKeeperServer's part, as ZooKeeper's.
 		if conf := fourletter.Ask(m.clientAddr, "conf"); !quorumConf.MatchString(conf) {
