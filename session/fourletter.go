@@ -413,13 +413,28 @@ func (s *Server) sessionsAndEphemerals() ([]znode.SessionInfo, map[int64][]strin
 	return sessions, eph
 }
 
-// writeDump is dump: sessions and their ephemeral nodes.
+// writeDump is dump: sessions, their ephemeral nodes and the connections.
+// The member that tracks expiry (the leader, or a lone member) lists the
+// sessions by expiry time as ZooKeeper's SessionTrackerImpl does; a
+// follower lists them as its LearnerSessionTracker does.
 func (s *Server) writeDump(b *strings.Builder) {
 	sessions, eph := s.sessionsAndEphemerals()
 	b.WriteString("SessionTracker dump:\n")
-	fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
-	for _, si := range sessions {
-		fmt.Fprintf(b, "%s\t%dms\n", hexID(si.ID), si.Timeout)
+	if mode := s.node.Mode(); mode == "leader" || mode == "standalone" {
+		deadlines := s.node.SessionDeadlines()
+		buckets := map[int64][]string{}
+		for _, si := range sessions {
+			if d, ok := deadlines[si.ID]; ok {
+				at := s.expiryBucket(d)
+				buckets[at] = append(buckets[at], hexID(si.ID))
+			}
+		}
+		writeExpirySets(b, "Session", buckets, len(sessions))
+	} else {
+		fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
+		for _, si := range sessions {
+			fmt.Fprintf(b, "%s\t%dms\n", hexID(si.ID), si.Timeout)
+		}
 	}
 	b.WriteString("ephemeral nodes dump:\n")
 	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(eph))
@@ -432,5 +447,50 @@ func (s *Server) writeDump(b *strings.Builder) {
 		}
 	}
 	b.WriteString("Connections dump:\n")
-	fmt.Fprintf(b, "Connections Sets (%d)/(%d):\n", s.numConns(), s.numConns())
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	buckets := map[int64][]string{}
+	for _, c := range conns {
+		// As ZooKeeper's connection expiry: the session timeout (or, before
+		// the handshake, FirstFrameTimeout) after the last reply.
+		last := c.stats.established
+		if ms := c.stats.lastResp.Load(); ms > last.UnixMilli() {
+			last = time.UnixMilli(ms)
+		}
+		wait := s.cfg.FirstFrameTimeout
+		if c.sessionID != 0 {
+			wait = time.Duration(c.timeout) * time.Millisecond
+		}
+		at := s.expiryBucket(last.Add(wait))
+		buckets[at] = append(buckets[at], fmt.Sprintf("ip: /%s sessionId: %s", c.nc.RemoteAddr(), hexID(c.sessionID)))
+	}
+	writeExpirySets(b, "Connections", buckets, len(conns))
+}
+
+// expiryBucket rounds a deadline up to the next tick, as ZooKeeper's
+// ExpiryQueue groups expiries (unix ms).
+func (s *Server) expiryBucket(deadline time.Time) int64 {
+	ms, tick := deadline.UnixMilli(), s.cfg.TickTime.Milliseconds()
+	if tick > 0 {
+		ms = (ms/tick + 1) * tick
+	}
+	return ms
+}
+
+// writeExpirySets writes an ExpiryQueue dump: the number of buckets and of
+// elements, then each bucket (earliest first) with its time as Java's
+// Date prints it and its elements.
+func writeExpirySets(b *strings.Builder, name string, buckets map[int64][]string, elems int) {
+	fmt.Fprintf(b, "%s Sets (%d)/(%d):\n", name, len(buckets), elems)
+	for _, at := range slices.Sorted(maps.Keys(buckets)) {
+		list := buckets[at]
+		fmt.Fprintf(b, "%d expire at %s:\n", len(list), time.UnixMilli(at).Format("Mon Jan 02 15:04:05 MST 2006"))
+		for _, e := range list {
+			fmt.Fprintf(b, "\t%s\n", e)
+		}
+	}
 }
