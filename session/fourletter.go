@@ -106,8 +106,10 @@ func (c *conn) fourLetter(cmd string) {
 		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, total)
 	case "wchc":
 		s.writeWatchesBySession(&b)
+		b.WriteString("\n") // ZooKeeper's WatchCommand ends with a println
 	case "wchp":
 		s.writeWatchesByPath(&b)
+		b.WriteString("\n")
 	case "dump":
 		s.writeDump(&b)
 	case "dirs":
