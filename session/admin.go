@@ -409,13 +409,12 @@ func (s *Server) adminWatchesByPath() jsonObj {
 // epoch, "broadcast" while a leader is known and "election" otherwise. A
 // standalone server answers as ZooKeeper's does.
 func (s *Server) adminZabState() jsonObj {
-	if s.node.Mode() == "standalone" {
+	if s.node.Mode() == "standalone" || !s.node.HasQuorum() {
+		// ZooKeeper's answer without a QuorumZooKeeperServer: a lone
+		// server, or a member between leaders or cut off (read-only too).
 		return jsonObj{}.add("voting", false).add("zabstate", "")
 	}
-	state := "election"
-	if _, _, ok := s.node.Leader(); ok {
-		state = "broadcast"
-	}
+	state := "broadcast"
 	quorum, election := jsonObj{}, jsonObj{}
 	for _, p := range s.node.Members() {
 		if p.ID != s.node.ID() {

@@ -185,6 +185,9 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 			t.Errorf("admin %s without a quorum: %s", name, got)
 		}
 	}
+	if got, want := srv.AdminResponse("zabstate"), "{\n  \"voting\" : false,\n  \"zabstate\" : \"\",\n  \"command\" : \"zabstate\",\n  \"error\" : null\n}"; got != want {
+		t.Errorf("admin zabstate without a quorum:\n%s\nwant\n%s", got, want)
+	}
 }
 
 // loseQuorum closes others and waits until survivor knows it has no
