@@ -42,6 +42,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		}
 		return false
 	}
+	c.settle(&req)
 	if c.srv.cfg.LeaderServesNot && c.srv.node.Mode() == "leader" {
 		// leaderServes=no: ZooKeeper's leader has no server for clients and
 		// closes the connection; the client tries its next address.
@@ -63,6 +64,37 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return c.createSession(&req, timeout)
 	}
 	return c.resumeSession(&req, timeout)
+}
+
+// handshakeSettle is how long a handshake may wait for the member to be
+// able to take the client (settle).
+const handshakeSettle = time.Second
+
+// settle gives a member between leaders, or a commit or two behind a
+// client that has seen more, up to handshakeSettle to catch up before the
+// handshake goes on (and turns the client away if it still cannot take
+// it). Elections here take a few hundred milliseconds, and right after one
+// the new leader applies the old term's last entries only once it commits
+// one of its own; a client turned away in that moment backs off before it
+// tries again (go-zookeeper a second), so waiting is the faster answer.
+// ZooKeeper turns such clients away at once; to them the wait is only a
+// slower handshake.
+func (c *conn) settle(req *jute.ConnectRequest) {
+	deadline := time.Now().Add(handshakeSettle)
+	for {
+		served := c.srv.node.HasQuorum() || (c.srv.cfg.ReadOnlyMode && req.ReadOnly)
+		if served && req.LastZxidSeen <= c.srv.node.LastZxid() {
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-c.srv.closed:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
