@@ -193,3 +193,29 @@ func TestClusterLaggingFollowerCatchesUpFromLog(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClusterHandOff: the leader hands off to a follower, which leads at
+// once; the old leader follows and writes go on through it.
+func TestClusterHandOff(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	old := c.leader()
+	mustPropose(t, old, newSession(1, 60000))
+	if err := old.HandOff(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if old.IsLeader() {
+		t.Fatal("still the leader after the hand-off")
+	}
+	next := c.leader()
+	if next == old {
+		t.Fatal("no other member leads")
+	}
+	res := mustPropose(t, old, createTxn(1, "/after-hand-off", 0, 1))
+	c.converged(res.Zxid)
+	if err := next.HandOff(5 * time.Second); err != nil || next.IsLeader() {
+		t.Fatalf("second hand-off: %v, still leader %v", err, next.IsLeader())
+	}
+	if err := c.follower().HandOff(time.Second); err != nil {
+		t.Fatalf("a follower's hand-off must be a no-op: %v", err)
+	}
+}

@@ -65,6 +65,7 @@ type member struct {
 	adminAddr  string // its AdminServer
 	cfgPath    string
 	logPath    string
+	logLevel   string // --log-level; "" is warn
 	cmd        *exec.Cmd
 }
 
@@ -74,7 +75,11 @@ func (m *member) start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.cmd = exec.Command(zkraftBinary(t), "server", "--config", m.cfgPath, "--log-level", "warn")
+	level := m.logLevel
+	if level == "" {
+		level = "warn"
+	}
+	m.cmd = exec.Command(zkraftBinary(t), "server", "--config", m.cfgPath, "--log-level", level)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)

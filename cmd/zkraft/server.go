@@ -247,6 +247,16 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 			return err
 		}
 	}
+	if node.IsLeader() {
+		// A rolling restart: a follower takes over before this member goes,
+		// instead of the others noticing and electing (with the
+		// handshake's settle, clients see a pause of milliseconds).
+		if err := node.HandOff(4 * st.electionTimeout()); err != nil {
+			log.Warn("leadership not handed off; the others will elect", zap.Error(err))
+		} else {
+			log.Info("leadership handed off")
+		}
+	}
 	_ = srv.Close()
 	return nil
 }
