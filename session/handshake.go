@@ -81,6 +81,9 @@ const handshakeSettle = time.Second
 // slower handshake.
 func (c *conn) settle(req *jute.ConnectRequest) {
 	deadline := time.Now().Add(handshakeSettle)
+	// Backing off keeps a reconnect storm during an election (thousands of
+	// handshakes waiting) from becoming a storm of timer wake-ups.
+	pause := 5 * time.Millisecond
 	for {
 		served := c.srv.node.HasQuorum() || (c.srv.cfg.ReadOnlyMode && req.ReadOnly)
 		if served && req.LastZxidSeen <= c.srv.node.LastZxid() {
@@ -92,8 +95,9 @@ func (c *conn) settle(req *jute.ConnectRequest) {
 		select {
 		case <-c.srv.closed:
 			return
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, 50*time.Millisecond)
 	}
 }
 
