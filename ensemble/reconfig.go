@@ -248,7 +248,8 @@ func (n *Node) applyMembership(current, next []Peer) error {
 
 // writeInitialConfig records the static membership in /zookeeper/config
 // the first time an ensemble has a leader (a lone member leaves it empty,
-// as standalone ZooKeeper does).
+// as standalone ZooKeeper does), as version 0 with an mzxid of 0, as
+// ZooKeeper serves it until the first reconfig.
 func (n *Node) writeInitialConfig() {
 	if n.fwd == nil {
 		return
@@ -261,7 +262,7 @@ func (n *Node) writeInitialConfig() {
 	}
 	n.propose(entry{Kind: kindTxn, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: time.Now().UnixMilli(), Ids: []jute.Id{{Scheme: "super"}},
-		Req: []byte(renderMembers(n.cfg.Peers)),
+		Req: []byte(renderMembers(n.cfg.Peers) + znode.InitialConfigVersion),
 	}}, nil)
 }
 

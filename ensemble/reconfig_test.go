@@ -48,6 +48,22 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	if got := strings.Count(configText(l), "server."); got != 3 {
 		t.Fatalf("initial config:\n%s", configText(l))
 	}
+	// As ZooKeeper serves its static membership: version 0, mzxid 0, on
+	// every member.
+	for _, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		tr := n.RLockTree()
+		data, st, err := tr.GetData(znode.ConfigPath, superIDs)
+		n.RUnlockTree()
+		if err == nil && len(data) > 0 && (!strings.HasSuffix(string(data), "\nversion=0") || st.Mzxid != 0 || st.Version != -1) {
+			t.Fatalf("initial config on member %d: %q, mzxid %#x, version %d", n.cfg.ID, data, st.Mzxid, st.Version)
+		}
+	}
+	if _, v := l.Membership(); v != 0 {
+		t.Fatalf("initial membership version %d, want 0", v)
+	}
 
 	// Without WRITE on /zookeeper/config (world:anyone:r) a reconfig is refused.
 	f := c.follower()

@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/zkraft/zkraft/jute"
@@ -12,6 +13,11 @@ import (
 // derives the same text. The caller needs WRITE on /zookeeper/config; the
 // membership change itself is Raft's and happened before this entry. As in
 // ZooKeeper (a SetDataTxn with version -1) the node's version becomes -1.
+//
+// The ensemble's first configuration, recorded when it first has a leader,
+// comes with its own "version=0" line (InitialConfigVersion): ZooKeeper
+// serves its static membership as version 0 with an mzxid of 0, and so does
+// this, whatever the log index of the entry that wrote it.
 func (a *applier) reconfig() (jute.Record, error) {
 	n := a.t.lookup(ConfigPath)
 	if n == nil {
@@ -20,8 +26,17 @@ func (a *applier) reconfig() (jute.Record, error) {
 	if err := a.checkPerm(a.t.aclOf(n), jute.PermWrite); err != nil {
 		return nil, err
 	}
-	data := append(append([]byte(nil), a.txn.Req...), "version="+strconv.FormatInt(a.zxid, 16)...)
-	a.setNodeData(ConfigPath, n, data, -1, a.zxid, a.txn.Time)
+	data, zxid := append([]byte(nil), a.txn.Req...), a.zxid
+	if bytes.HasSuffix(data, []byte("\n"+InitialConfigVersion)) {
+		zxid = 0
+	} else {
+		data = append(data, "version="+strconv.FormatInt(zxid, 16)...)
+	}
+	a.setNodeData(ConfigPath, n, data, -1, zxid, a.txn.Time)
 	a.fire(ConfigPath, jute.EventNodeDataChanged, a.t.aclOf(n))
 	return &jute.GetDataResponse{Data: n.data, Stat: n.stat()}, nil
 }
+
+// InitialConfigVersion ends the membership text of an ensemble's first
+// configuration, as ZooKeeper writes its static one into /zookeeper/config.
+const InitialConfigVersion = "version=0"

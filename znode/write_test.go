@@ -221,6 +221,13 @@ func TestReconfigRewritesConfigNode(t *testing.T) {
 	if len(res.Events) != 1 || res.Events[0].Type != jute.EventNodeDataChanged || res.Events[0].Path != ConfigPath {
 		t.Fatalf("events %+v", res.Events)
 	}
+	// The ensemble's first membership keeps its own version=0 line and an
+	// mzxid of 0, as ZooKeeper serves its static configuration.
+	first := NewTree(Options{})
+	res = first.Apply(&Txn{Type: jute.OpReconfig, Time: 78, Ids: []jute.Id{{Scheme: "super"}}, Req: []byte("server.1=h:1:2:participant;0.0.0.0:2181\n" + InitialConfigVersion)}, 3)
+	if got := res.Resp.(*jute.GetDataResponse); res.Err != jute.OK || string(got.Data) != "server.1=h:1:2:participant;0.0.0.0:2181\nversion=0" || got.Stat.Mzxid != 0 || got.Stat.Mtime != 78 || got.Stat.Version != -1 {
+		t.Fatalf("initial config: %v %q %+v", res.Err, got.Data, got.Stat)
+	}
 	// /zookeeper/config is world:anyone:r: anyone else is refused.
 	if res := tr.Apply(&Txn{Type: jute.OpReconfig, Req: []byte("x\n")}, 0x12); res.Err != jute.ErrNoAuth {
 		t.Fatalf("reconfig without WRITE on /zookeeper/config: %v", res.Err)
