@@ -55,6 +55,7 @@ fuzz:
 BENCH_DURATION ?= 10s
 BENCH_NODES ?= 1000000
 bench: build
+	scripts/bench-deps.sh
 	$(GO) run ./scripts/benchcompare -zkraft $(BIN) -duration $(BENCH_DURATION) -nodes $(BENCH_NODES) -out docs/bench-latest.md
 
 # Go micro-benchmarks.
