@@ -185,14 +185,23 @@ func BenchmarkLookup1M(b *testing.B) {
 	})
 }
 
-// BenchmarkClone1M clones the nested 1M tree (what a snapshot does under
-// the lock).
+// BenchmarkClone1M clones 1M-znode trees of both shapes (what a snapshot
+// does under the lock; -cpu 1,2 compares the sequential and split clone).
 func BenchmarkClone1M(b *testing.B) {
-	tr, _ := lookupFixture(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		runtime.KeepAlive(tr.Clone())
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			var tr *Tree
+			if s.parents == benchShapes[1].parents {
+				tr, _ = lookupFixture(b)
+			} else {
+				tr = s.build(b)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				runtime.KeepAlive(tr.Clone())
+			}
+		})
 	}
 }
 

@@ -158,6 +158,24 @@ func (c *childSet) each(f func(name string, n *node)) {
 	}
 }
 
+// eachEntry calls f with a pointer to every entry, in no particular order,
+// so f may replace the entry's node.
+func (c *childSet) eachEntry(f func(e *childEntry)) {
+	switch {
+	case c.shards != nil:
+		for i := range c.shards.tables {
+			c.shards.tables[i].eachEntry(f)
+		}
+		return
+	case c.table.ctrl != nil:
+		c.table.eachEntry(f)
+		return
+	}
+	for i := range c.list {
+		f(&c.list[i])
+	}
+}
+
 // clone copies the set, replacing each child by copyNode(child).
 func (c *childSet) clone(copyNode func(*node) *node) childSet {
 	switch {

@@ -209,6 +209,15 @@ func (t *childTable) each(f func(name string, n *node)) {
 	}
 }
 
+// eachEntry calls f with a pointer to every entry, in no particular order.
+func (t *childTable) eachEntry(f func(e *childEntry)) {
+	for g, ctrl := range t.ctrl {
+		for m := matchFull(ctrl); m != 0; m &= m - 1 {
+			f(&t.entries[g*groupSlots+slotOf(m)])
+		}
+	}
+}
+
 // clone copies the table, replacing each child by copyNode(child). Slots
 // keep their places, so nothing is rehashed.
 func (t *childTable) clone(copyNode func(*node) *node) childTable {

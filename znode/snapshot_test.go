@@ -3,9 +3,11 @@ package znode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"reflect"
+	"runtime"
 	"testing"
 	"testing/iotest"
 
@@ -157,4 +159,49 @@ func TestSnapshotErrorsWrap(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("%v", err)
 	}
+}
+
+// TestCloneSplit clones a tree large enough to be split among goroutines
+// (a big flat directory, many middling ones, small ones) and checks the
+// clone is the same tree and stays so while the original changes.
+func TestCloneSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a tree of ~70k znodes")
+	}
+	defer runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	h := newHarness(t, Options{})
+	h.mustCreate("/flat", nil, 0)
+	for i := range 40_000 {
+		h.mustCreate(fmt.Sprintf("/flat/n%05d", i), []byte("v"), 0)
+	}
+	for d := range 100 {
+		dir := fmt.Sprintf("/d%03d", d)
+		h.mustCreate(dir, nil, 0)
+		for i := range 300 {
+			h.mustCreate(fmt.Sprintf("%s/n%03d", dir, i), nil, 0)
+		}
+		h.mustCreate(dir+"/small", nil, 0)
+		h.mustCreate(dir+"/small/leaf", []byte("x"), 1)
+	}
+	if n := h.tree.Stats().Nodes; n < parallelCloneMin {
+		t.Fatalf("%d nodes: too few to split", n)
+	}
+	var want bytes.Buffer
+	if err := h.tree.WriteSnapshot(&want); err != nil {
+		t.Fatal(err)
+	}
+	c := h.tree.Clone()
+	h.setData("/flat/n00007", "changed")
+	h.write(jute.OpDelete, &jute.PathVersionRequest{Path: "/d042/n007", Version: -1})
+	h.mustCreate("/d001/new", nil, 0)
+	h.apply(&Txn{Type: jute.OpCloseSession, Session: testSession})
+	var got bytes.Buffer
+	if err := c.WriteSnapshot(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the split clone differs from the tree it was taken from")
+	}
+	checkInvariants(t, c)
 }
