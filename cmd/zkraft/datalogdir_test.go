@@ -47,7 +47,9 @@ func TestDataLogDir(t *testing.T) {
 				t.Errorf("member %d: %s in dataDir too", m.id, name)
 			}
 		}
-		conf := fourletter.Ask(m.clientAddr, "conf")
+		// A member may still be replaying its log after the restart
+		// (leaderOf needs only two): wait until it answers as serving.
+		conf := askServing(t, m.clientAddr, "conf")
 		if !strings.Contains(conf, "\ndataLogDir="+logDirs[m.id]+"\n") || !strings.Contains(conf, "\ndataDir="+dataDir+"\n") {
 			t.Errorf("member %d conf does not name both directories:\n%s", m.id, conf)
 		}
@@ -62,4 +64,19 @@ func TestDataLogDir(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged creates before all members died, all present after the restart", acked)
+}
+
+// askServing sends a four-letter word to addr until the member answers it
+// as a serving member (neither a refused connection nor ZooKeeper's "not
+// currently serving" line), for up to 20 s.
+func askServing(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out := fourletter.Ask(addr, cmd)
+		if out != "" && !strings.Contains(out, "not currently serving") || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
