@@ -9,6 +9,12 @@
 // failed to start with "address already in use" (or two ensembles shared
 // a member port). Ports here come from below that range, at random, and
 // one process never hands out the same port twice.
+//
+// Two test processes could still draw the same port between one's check
+// and its server's bind, so a port is also claimed across processes: a
+// file named after it is created exclusively in a shared directory
+// (claimDir) and left there; claims older than claimTTL are taken over, by
+// then the server that used the port has long been started.
 package testport
 
 import (
@@ -16,7 +22,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // The range ports are drawn from: below Linux's ephemeral range.
@@ -41,7 +51,7 @@ func Free() (int, error) {
 	defer mu.Unlock()
 	for i := 0; i < 1000; i++ {
 		p := low + rand.IntN(high-low)
-		if used[p] {
+		if used[p] || !claim(p) {
 			continue
 		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
@@ -62,4 +72,37 @@ func Addr() (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("127.0.0.1:%d", p), nil
+}
+
+// claimTTL is how long a port stays claimed by the process that drew it.
+const claimTTL = 10 * time.Minute
+
+// claimDir is where the claims of every test process on the machine go.
+func claimDir() string { return filepath.Join(os.TempDir(), "zkraft-testports") }
+
+// claim reports whether this process may use port p: it created p's claim
+// file, or took over one older than claimTTL. If the directory cannot be
+// used at all, every port may be (the in-process checks still hold).
+func claim(p int) bool {
+	dir := claimDir()
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return true
+	}
+	name := filepath.Join(dir, strconv.Itoa(p))
+	for range 2 {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+		if err == nil {
+			f.Close()
+			return true
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return true
+		}
+		st, err := os.Stat(name)
+		if err != nil || time.Since(st.ModTime()) < claimTTL {
+			return false
+		}
+		_ = os.Remove(name) // stale: take it over (a racing taker loses the O_EXCL create)
+	}
+	return false
 }

@@ -2,7 +2,11 @@ package testport
 
 import (
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestFreeIsBelowTheEphemeralRangeAndNeverRepeats: ports come from
@@ -31,4 +35,27 @@ func TestFreeIsBelowTheEphemeralRangeAndNeverRepeats(t *testing.T) {
 		t.Fatalf("bind %s: %v", a, err)
 	}
 	ln.Close()
+}
+
+// TestClaimsAcrossProcesses: a port another process claimed recently is
+// not handed out; a claim older than claimTTL is taken over.
+func TestClaimsAcrossProcesses(t *testing.T) {
+	p, err := Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim(p) {
+		t.Fatalf("port %d claimed twice", p)
+	}
+	name := filepath.Join(claimDir(), strconv.Itoa(p))
+	old := time.Now().Add(-2 * claimTTL)
+	if err := os.Chtimes(name, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if !claim(p) {
+		t.Fatalf("stale claim on port %d not taken over", p)
+	}
+	if claim(p) {
+		t.Fatalf("port %d claimed again right after the take-over", p)
+	}
 }
