@@ -13,7 +13,7 @@ import (
 // snapshot of the clone (WriteSnapshot) while Apply goes on with the
 // original.
 func (t *Tree) Clone() *Tree {
-	a := cloneArena{split: t.count >= parallelCloneMin && runtime.GOMAXPROCS(0) > 1}
+	a := cloneArena{chunk: min(cloneChunk, t.count+1), split: t.count >= parallelCloneMin && runtime.GOMAXPROCS(0) > 1}
 	root := a.node(t.root)
 	a.finish()
 	c := &Tree{
@@ -60,6 +60,7 @@ const cloneChunk = 4096
 type cloneArena struct {
 	nodes    []node
 	exts     []nodeExt
+	chunk    int           // nodes per chunk: cloneChunk, or fewer for a small tree
 	split    bool          // defer the children of nodes with many
 	deferred []*childEntry // entries of the copy still pointing at originals
 }
@@ -76,13 +77,13 @@ const (
 // stays valid because the cache is cloned slot for slot.
 func (a *cloneArena) node(n *node) *node {
 	if len(a.nodes) == cap(a.nodes) {
-		a.nodes = make([]node, 0, cloneChunk)
+		a.nodes = make([]node, 0, a.chunk)
 	}
 	a.nodes = append(a.nodes, *n)
 	cp := &a.nodes[len(a.nodes)-1]
 	if n.ext != nil {
 		if len(a.exts) == cap(a.exts) {
-			a.exts = make([]nodeExt, 0, cloneChunk)
+			a.exts = make([]nodeExt, 0, a.chunk)
 		}
 		a.exts = append(a.exts, *n.ext)
 		ext := &a.exts[len(a.exts)-1]
@@ -110,7 +111,7 @@ func (a *cloneArena) finish() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var wa cloneArena
+			wa := cloneArena{chunk: cloneChunk}
 			for _, e := range part {
 				e.n = wa.node(e.n)
 			}
