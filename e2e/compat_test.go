@@ -161,6 +161,9 @@ func runTool(t *testing.T, timeout time.Duration, stdin string, name string, arg
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if filepath.Base(name) == "java" {
+		args = append([]string{noPerfData}, args...)
+	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -178,6 +181,11 @@ func runTool(t *testing.T, timeout time.Duration, stdin string, name string, arg
 	t.Logf("%s %s: %v in %v", filepath.Base(name), strings.Join(args[max(0, len(args)-3):], " "), err, time.Since(start).Round(time.Millisecond))
 	return buf.String(), err
 }
+
+// noPerfData keeps a test JVM out of /tmp/hsperfdata_<user>: when a file
+// there was held by another process (a JVM of the same pid elsewhere), the
+// JVM printed a warning into the output a test compares.
+const noPerfData = "-XX:-UsePerfData"
 
 // compatDir is the fixture directory of one client.
 func compatDir(client string) string {

@@ -193,7 +193,7 @@ func (s *Server) command() (*exec.Cmd, error) {
 		if os.Getenv("ZKRAFT_E2E_ZK_LOG") == "1" || s.opts.ZKLog {
 			binding = slf4jSimple
 		}
-		jvm := append([]string{}, s.opts.JVMArgs...)
+		jvm := append([]string{noPerfData}, s.opts.JVMArgs...)
 		return exec.Command(javaBin, append(jvm,
 			"-Dzookeeper.extendedTypesEnabled="+strconv.FormatBool(!s.opts.NoExtendedTypes),
 			"-Dznode.container.checkIntervalMs=1000",

@@ -40,7 +40,7 @@ func oursCmd(addr string, args ...string) *exec.Cmd {
 }
 
 func zkCliCmd(addr string, args ...string) *exec.Cmd {
-	cmd := exec.Command("java", append([]string{"-cp", zkJar + ":" + slf4jNop,
+	cmd := exec.Command("java", append([]string{"-XX:-UsePerfData", "-cp", zkJar + ":" + slf4jNop,
 		"org.apache.zookeeper.ZooKeeperMain", "-server", addr}, args...)...)
 	cmd.Env = append(os.Environ(), "TZ=UTC")
 	return cmd

@@ -130,7 +130,7 @@ func launchZooKeeper(reconfig bool) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("server log: %w", err)
 	}
-	args := append(jvm, "-cp", dir+":"+zkJar+":"+slf4jNop,
+	args := append(append([]string{"-XX:-UsePerfData"}, jvm...), "-cp", dir+":"+zkJar+":"+slf4jNop,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
 	cmd := exec.Command("java", args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

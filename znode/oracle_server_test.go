@@ -2,7 +2,6 @@ package znode
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testport"
 )
 
 // startOracle starts a throwaway Apache ZooKeeper 3.8 (Debian's package)
@@ -30,18 +30,16 @@ func startOracle(t *testing.T) string {
 		}
 		t.Skipf("no ZooKeeper to compare with: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free() // the JVM binds it later: not from the ephemeral range
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n", dir, port)
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(java, "-Dzookeeper.extendedTypesEnabled=true", "-cp", dir+":"+jar+":/usr/share/java/slf4j-nop.jar",
+	cmd := exec.Command(java, "-XX:-UsePerfData", "-Dzookeeper.extendedTypesEnabled=true", "-cp", dir+":"+jar+":/usr/share/java/slf4j-nop.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func TestCuratorSurvivesMemberKill(t *testing.T) {
 	}
 	members := startEnsemble(t, 3)
 	leaderOf(t, members, nil)
-	cmd := exec.Command(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes+":"+cp,
+	cmd := exec.Command(java, "-XX:-UsePerfData", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes+":"+cp,
 		"CuratorFailover", strings.Join(clientAddrs(members), ","), "/curator-failover")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -61,7 +61,7 @@ func newEnsemble(kind, root, zkraftBin string, size int) *ensemble {
 		cfgPath := filepath.Join(m.dir, "zoo.cfg")
 		must(os.WriteFile(cfgPath, []byte(cfg), 0o644))
 		if kind == "zookeeper" {
-			m.argv = []string{"java", "-Xms512m", "-cp", m.dir + ":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
+			m.argv = []string{"java", "-XX:-UsePerfData", "-Xms512m", "-cp", m.dir + ":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
 				"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath}
 		} else {
 			m.argv = []string{zkraftBin, "server", "--config", cfgPath, "--log-level", "warn"}
