@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -165,24 +164,22 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 	return res
 }
 
-// Snapshot implements raft.FSM. It runs on the FSM goroutine, so a clone
-// taken here is exactly the state at the last applied index; the clone is
-// serialized and streamed to disk by Persist while Apply carries on.
+// Snapshot implements raft.FSM. It runs on the FSM goroutine, so a view
+// opened here is exactly the state at the last applied index. Persist
+// streams the view while Apply carries on: the tree keeps the pre-image of
+// each node changed meanwhile, and the walk holds the read lock for a
+// chunk of nodes at a time, so no write waits for more than a chunk (there
+// is no copy of the tree, and no pause proportional to its size).
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	clone := f.tree.Clone()
-	f.mu.RUnlock()
-	return &treeSnapshot{tree: clone, large: cloneFootprint(clone.Stats()) >= releaseToOSAbove}, nil
-}
-
-// releaseToOSAbove is the estimated size of a tree clone above which its
-// memory is handed back to the OS as soon as it is written.
-const releaseToOSAbove = 64 << 20
-
-// cloneFootprint estimates a clone's memory: ~240 bytes per node (the
-// compact tree's measured live heap per znode) plus the data.
-func cloneFootprint(st znode.Stats) int64 {
-	return int64(st.Nodes)*256 + st.DataSize
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, err := f.tree.BeginSnapshot()
+	if err != nil {
+		// Another view is still being written (not with Raft's one
+		// snapshot at a time): fall back to a copy.
+		return &treeSnapshot{tree: f.tree.Clone()}, nil
+	}
+	return &treeSnapshot{view: v, fsm: f}, nil
 }
 
 // Restore implements raft.FSM: the tree is replaced by the snapshot's.
@@ -210,16 +207,24 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 // state: whether they were committed is unknown to this member.
 var errRestored = errors.New("ensemble: state replaced by a leader's snapshot")
 
-// treeSnapshot is a point-in-time copy of the tree awaiting persistence.
+// treeSnapshot is the tree at one index awaiting persistence: a view of
+// the live tree, or (rarely, see Snapshot) a copy.
 type treeSnapshot struct {
-	tree  *znode.Tree
-	large bool // its memory goes back to the OS on Release
+	view *znode.SnapshotView
+	fsm  *fsm
+	tree *znode.Tree
 }
 
-// Persist implements raft.FSMSnapshot: the copy is streamed to the sink.
+// Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
+// the sink.
 func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 	bw := bufio.NewWriterSize(sink, 1<<16)
-	err := s.tree.WriteSnapshot(bw)
+	var err error
+	if s.view != nil {
+		err = s.view.WriteSnapshot(bw, s.fsm.mu.RLock, s.fsm.mu.RUnlock)
+	} else {
+		err = s.tree.WriteSnapshot(bw)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -230,19 +235,16 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 	return sink.Close()
 }
 
-// Release implements raft.FSMSnapshot. The clone was as large as the tree;
-// once a large one is written its memory goes back to the OS at once
-// rather than over minutes (one forced collection per snapshot; a large
-// tree raises the snapshot threshold, see tuneSnapshots, so these are
-// rare). A small tree under a write load snapshots every snapCount
-// entries, every second or two, and forcing a collection and returning
-// the heap each time cost every write a pause (stop-the-world phases of
-// up to 3 ms seen in gctrace) and the page faults of growing it again.
+// Release implements raft.FSMSnapshot: the view is closed, so Apply stops
+// keeping pre-images and drops those it kept.
 func (s *treeSnapshot) Release() {
-	s.tree = nil
-	if s.large {
-		debug.FreeOSMemory()
+	if s.view != nil {
+		s.fsm.mu.Lock()
+		s.view.Close()
+		s.fsm.mu.Unlock()
+		s.view = nil
 	}
+	s.tree = nil
 }
 
 // auditEphemerals logs each ephemeral node a closed or expired session's

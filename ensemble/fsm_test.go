@@ -141,6 +141,7 @@ func snapshotImage(t *testing.T, f *fsm) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer snap.Release()
 	sink := &memSink{}
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)

@@ -10,15 +10,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// Taking a snapshot clones the tree under its lock (about a second for a
-// million znodes on a small machine), and that clone is the one pause
-// writes still see. tuneSnapshots keeps its cost per write constant: the
+// A snapshot is written from a view of the live tree (znode.SnapshotView):
+// writes wait at most for one chunk of its walk, but every snapshot still
+// walks the whole tree and keeps pre-images of what changes meanwhile.
+// tuneSnapshots keeps that cost per write constant: the
 // threshold grows with the tree, to at least twice its node count, so a
 // large tree is snapshotted proportionally less often (ZooKeeper's
 // snapCount stays the floor). To keep restarts short all the same, a
 // member that has been idle for a whole check interval snapshots as soon
-// as snapCount entries have accumulated: the pause then delays nobody,
-// and a restart has little log to replay.
+// as snapCount entries have accumulated: the walk then competes with
+// nobody, and a restart has little log to replay.
 func (n *Node) tuneSnapshots() {
 	defer n.wg.Done()
 	tick := time.NewTicker(3 * time.Second)

@@ -2,10 +2,12 @@ package znode
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -234,5 +236,36 @@ func BenchmarkChurnBigParent(b *testing.B) {
 		k := i % len(creates)
 		apply(creates[k])
 		apply(deletes[k])
+	}
+}
+
+// BenchmarkSnapshotView1M writes 1M-znode trees of both shapes through a
+// SnapshotView and reports the longest hold of the lock (what a write
+// waits for at most while a snapshot is written) next to the whole write.
+func BenchmarkSnapshotView1M(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			var tr *Tree
+			if s.parents == benchShapes[1].parents {
+				tr, _ = lookupFixture(b)
+			} else {
+				tr = s.build(b)
+			}
+			b.ResetTimer()
+			var longest time.Duration
+			for i := 0; i < b.N; i++ {
+				v, err := tr.BeginSnapshot()
+				if err != nil {
+					b.Fatal(err)
+				}
+				var held time.Time
+				err = v.WriteSnapshot(io.Discard, func() { held = time.Now() }, func() { longest = max(longest, time.Since(held)) })
+				if err != nil {
+					b.Fatal(err)
+				}
+				v.Close()
+			}
+			b.ReportMetric(float64(longest.Microseconds())/1000, "max-hold-ms")
+		})
 	}
 }

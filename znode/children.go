@@ -176,6 +176,37 @@ func (c *childSet) eachEntry(f func(e *childEntry)) {
 	}
 }
 
+// childCursor is a place in a child set's layout: an index into the
+// list, or a group of the table, or a shard and a group of its table. A
+// clone has its original's layout, so a cursor is valid in both.
+type childCursor struct{ shard, at int }
+
+// copyPart appends the entries from cur on to dst, stopping once at least
+// max were appended, and returns dst, the cursor after them and whether
+// the set ended.
+func (c *childSet) copyPart(dst []childEntry, cur childCursor, max int) ([]childEntry, childCursor, bool) {
+	switch {
+	case c.shards != nil:
+		start := len(dst)
+		for ; cur.shard < shardCount; cur.shard, cur.at = cur.shard+1, 0 {
+			var done bool
+			dst, cur.at, done = c.shards.tables[cur.shard].copyGroups(dst, cur.at, max-(len(dst)-start))
+			if !done {
+				return dst, cur, false
+			}
+		}
+		return dst, cur, true
+	case c.table.ctrl != nil:
+		var done bool
+		dst, cur.at, done = c.table.copyGroups(dst, cur.at, max)
+		return dst, cur, done
+	}
+	end := min(len(c.list), cur.at+max)
+	dst = append(dst, c.list[cur.at:end]...)
+	cur.at = end
+	return dst, cur, end == len(c.list)
+}
+
 // clone copies the set, replacing each child by copyNode(child).
 func (c *childSet) clone(copyNode func(*node) *node) childSet {
 	switch {

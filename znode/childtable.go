@@ -218,6 +218,22 @@ func (t *childTable) eachEntry(f func(e *childEntry)) {
 	}
 }
 
+// copyGroups appends the entries of groups g on to dst, stopping before a
+// group once at least max were appended; it returns dst, the next group
+// and whether the table ended.
+func (t *childTable) copyGroups(dst []childEntry, g, max int) ([]childEntry, int, bool) {
+	start := len(dst)
+	for ; g < len(t.ctrl); g++ {
+		if len(dst)-start >= max {
+			return dst, g, false
+		}
+		for m := matchFull(t.ctrl[g]); m != 0; m &= m - 1 {
+			dst = append(dst, t.entries[g*groupSlots+slotOf(m)])
+		}
+	}
+	return dst, g, true
+}
+
 // clone copies the table, replacing each child by copyNode(child). Slots
 // keep their places, so nothing is rehashed.
 func (t *childTable) clone(copyNode func(*node) *node) childTable {

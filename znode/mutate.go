@@ -7,7 +7,9 @@ import (
 )
 
 // The mutation primitives below are the only code that changes the tree
-// during Apply. Each records its inverse so a failed multi can roll back.
+// during Apply. Each records its inverse so a failed multi can roll back,
+// and each first lets an open SnapshotView keep the pre-image of every
+// node it changes (Tree.preserve).
 
 // insert adds n at path under parent (whose child name is name). n holds a
 // reference on its ACL (acquired by the caller), which the tree now owns.
@@ -41,6 +43,7 @@ func (a *applier) remove(path string, parent *node, name string, n *node) {
 // parent's child set (under a copy of name, so the set does not keep the
 // request's whole path alive), counters, ephemeral and reaper indexes.
 func (t *Tree) link(path string, parent *node, name string, n *node) {
+	t.preserve(parent)
 	parent.addChild(strings.Clone(name), n)
 	t.childAdded(parentOf(path), parent)
 	t.count++
@@ -50,6 +53,8 @@ func (t *Tree) link(path string, parent *node, name string, n *node) {
 
 // unlink is the inverse of link; it also releases n's ACL reference.
 func (t *Tree) unlink(path string, parent *node, name string, n *node) {
+	t.preserve(parent)
+	t.preserve(n) // a rolled-back remove gives n its ACL back, maybe in another slot
 	parent.removeChild(name)
 	t.childRemoved(parentOf(path), parent)
 	t.count--
@@ -90,6 +95,7 @@ func (t *Tree) unindexNode(path string, n *node) {
 
 // setChildMeta sets a parent's stored cversion and pzxid.
 func (a *applier) setChildMeta(p *node, cversion int32, pzxid int64) {
+	a.t.preserve(p)
 	e := p.extend()
 	if a.multi {
 		oc, op := e.cversion, e.pzxid
@@ -100,6 +106,7 @@ func (a *applier) setChildMeta(p *node, cversion int32, pzxid int64) {
 
 // setNodeData replaces a node's data and data metadata.
 func (a *applier) setNodeData(path string, n *node, data []byte, version int32, zxid, mtime int64) {
+	a.t.preserve(n)
 	od, ov, oz, om := n.data, n.version, n.mzxid, n.mtime
 	delta := int64(len(data) - len(od))
 	n.data, n.version, n.mzxid, n.mtime = data, version, zxid, mtime
@@ -117,6 +124,7 @@ func (a *applier) setNodeData(path string, n *node, data []byte, version int32, 
 // a multi, so no undo is needed). The cache may refuse a new list (see
 // aclCache.acquire); then nothing changes and the error is SystemError.
 func (a *applier) setNodeACL(n *node, list []jute.ACL, aversion int32) error {
+	a.t.preserve(n)
 	ref, ok := a.t.acls.acquire(list)
 	if !ok {
 		return jute.ErrSystemError

@@ -138,6 +138,7 @@ func (a *applier) updateQuotaStat(lp string, count, bytes int64) {
 
 // replaceData swaps a node's data without touching its Stat metadata.
 func (a *applier) replaceData(path string, n *node, data []byte) {
+	a.t.preserve(n)
 	old := n.data
 	n.data = data
 	a.t.dataSize += int64(len(data) - len(old))

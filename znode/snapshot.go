@@ -41,6 +41,34 @@ var ErrBadSnapshot = errors.New("znode: bad snapshot")
 
 // WriteSnapshot streams the whole tree and session table to w.
 func (t *Tree) WriteSnapshot(w io.Writer) error {
+	return writeSnapshot(w, t.state(), func(sw *snapWriter, put func(string, *node)) {
+		var scratch []childEntry
+		walkSorted(RootPath, t.root, &scratch, put)
+	})
+}
+
+// snapState is what a snapshot holds besides the nodes.
+type snapState struct {
+	zxid     int64
+	count    int
+	acls     *aclCache
+	sessions []SessionInfo
+	quotas   []string // sorted
+}
+
+// state returns the tree's snapState; acls is the tree's own cache.
+func (t *Tree) state() snapState {
+	quotas := make([]string, 0, len(t.quotas))
+	for p := range t.quotas {
+		quotas = append(quotas, p)
+	}
+	slices.Sort(quotas)
+	return snapState{zxid: t.lastZxid, count: t.count, acls: t.acls, sessions: t.Sessions(), quotas: quotas}
+}
+
+// writeSnapshot writes the snapshot of st whose nodes walk passes to put,
+// parents before children, in sorted order.
+func writeSnapshot(w io.Writer, st snapState, walk func(sw *snapWriter, put func(string, *node))) error {
 	crc := crc32.NewIEEE()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
 	sw := &snapWriter{bw: bw}
@@ -49,45 +77,38 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 
 	// Every node's ACL is one of the interned lists: number them in key
 	// order (deterministic, whatever the slots) and map slots to numbers.
-	refs := make([]aclRef, 0, t.acls.len())
-	for _, r := range t.acls.slots {
+	refs := make([]aclRef, 0, st.acls.len())
+	for _, r := range st.acls.slots {
 		refs = append(refs, r)
 	}
-	slices.SortFunc(refs, func(a, b aclRef) int { return strings.Compare(t.acls.lists[a].key, t.acls.lists[b].key) })
-	number := make([]int32, len(t.acls.lists))
+	slices.SortFunc(refs, func(a, b aclRef) int { return strings.Compare(st.acls.lists[a].key, st.acls.lists[b].key) })
+	number := make([]int32, len(st.acls.lists))
 	for i, r := range refs {
 		number[r] = int32(i)
 	}
-	sessions := t.Sessions()
-	quotas := make([]string, 0, len(t.quotas))
-	for p := range t.quotas {
-		quotas = append(quotas, p)
-	}
-	slices.Sort(quotas)
 
 	sw.frame(func(jw *jute.Writer) {
-		jw.Long(t.lastZxid)
+		jw.Long(st.zxid)
 		jw.Int(int32(len(refs)))
-		jw.Long(int64(t.count))
-		jw.Int(int32(len(sessions)))
-		jw.Int(int32(len(quotas)))
+		jw.Long(int64(st.count))
+		jw.Int(int32(len(st.sessions)))
+		jw.Int(int32(len(st.quotas)))
 	})
 	for _, r := range refs {
-		l := t.acls.list(r)
+		l := st.acls.list(r)
 		sw.frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
 	}
-	var scratch []childEntry
-	walkSorted(RootPath, t.root, &scratch, func(p string, n *node) {
+	walk(sw, func(p string, n *node) {
 		sw.frame(func(jw *jute.Writer) { encodeNode(jw, p, n, number[n.acl()]) })
 	})
-	for _, s := range sessions {
+	for _, s := range st.sessions {
 		sw.frame(func(jw *jute.Writer) {
 			jw.Long(s.ID)
 			jw.Int(s.Timeout)
 			jw.Buffer(s.Passwd)
 		})
 	}
-	for _, p := range quotas {
+	for _, p := range st.quotas {
 		sw.frame(func(jw *jute.Writer) { jw.String(p) })
 	}
 	if sw.err != nil {
@@ -156,12 +177,30 @@ type snapWriter struct {
 	bw  *bufio.Writer
 	jw  jute.Writer
 	err error
+	// staging collects frames in stage instead of writing them (a
+	// SnapshotView's walk holds the tree's lock meanwhile: no I/O then).
+	staging bool
+	stage   []byte
 }
 
 func (s *snapWriter) raw(b []byte) {
+	if s.staging {
+		s.stage = append(s.stage, b...)
+		return
+	}
 	if s.err == nil {
 		_, s.err = s.bw.Write(b)
 	}
+}
+
+// startStage makes frames collect in memory until flushStage.
+func (s *snapWriter) startStage() { s.staging = true }
+
+// flushStage writes what was staged and goes back to writing directly.
+func (s *snapWriter) flushStage() {
+	s.staging = false
+	s.raw(s.stage)
+	s.stage = s.stage[:0]
 }
 
 func (s *snapWriter) frame(fill func(*jute.Writer)) {

@@ -42,6 +42,9 @@ type Tree struct {
 	reapable map[string]struct{}
 	// quotas holds the paths carrying a quota (ZooKeeper's PathTrie).
 	quotas map[string]struct{}
+	// view is the open SnapshotView, whose pre-images the mutation
+	// primitives keep (nil: none).
+	view *SnapshotView
 }
 
 // NewTree returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and
