@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/testport"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -83,12 +84,12 @@ func startEnsemble(t *testing.T, n int) []*ensemble.Node {
 	t.Helper()
 	var peers []ensemble.Peer
 	for i := 1; i <= n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		// Listening on :0 and closing could hand two members one port.
+		addr, err := testport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: ln.Addr().String()})
-		ln.Close()
+		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: addr})
 	}
 	nodes := make([]*ensemble.Node, n)
 	var wg sync.WaitGroup
