@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -173,13 +174,24 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	large := snapshotFootprint(f.tree.Stats()) >= releaseToOSAbove
 	v, err := f.tree.BeginSnapshot()
 	if err != nil {
 		// Another view is still being written (not with Raft's one
 		// snapshot at a time): fall back to a copy.
-		return &treeSnapshot{tree: f.tree.Clone()}, nil
+		return &treeSnapshot{tree: f.tree.Clone(), large: large}, nil
 	}
-	return &treeSnapshot{view: v, fsm: f}, nil
+	return &treeSnapshot{view: v, fsm: f, large: large}, nil
+}
+
+// releaseToOSAbove is the estimated tree size above which the memory a
+// snapshot freed is handed back to the OS as soon as it is written.
+const releaseToOSAbove = 64 << 20
+
+// snapshotFootprint estimates a tree's memory: ~240 bytes per node (the
+// compact tree's measured live heap per znode) plus the data.
+func snapshotFootprint(st znode.Stats) int64 {
+	return int64(st.Nodes)*256 + st.DataSize
 }
 
 // Restore implements raft.FSM: the tree is replaced by the snapshot's.
@@ -210,9 +222,10 @@ var errRestored = errors.New("ensemble: state replaced by a leader's snapshot")
 // treeSnapshot is the tree at one index awaiting persistence: a view of
 // the live tree, or (rarely, see Snapshot) a copy.
 type treeSnapshot struct {
-	view *znode.SnapshotView
-	fsm  *fsm
-	tree *znode.Tree
+	view  *znode.SnapshotView
+	fsm   *fsm
+	tree  *znode.Tree
+	large bool // free memory goes back to the OS on Release
 }
 
 // Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
@@ -236,7 +249,13 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 // Release implements raft.FSMSnapshot: the view is closed, so Apply stops
-// keeping pre-images and drops those it kept.
+// keeping pre-images and drops those it kept. After a large tree's
+// snapshot, the heap's free memory (the walk's copies of child sets, the
+// pre-images, whatever garbage the writes before it left) goes back to the
+// OS at once rather than over minutes: one forced collection per snapshot,
+// and a large tree raises the snapshot threshold (tuneSnapshots), so these
+// are rare. A small tree under a write load snapshots every second or two,
+// and forcing a collection each time cost every write a pause.
 func (s *treeSnapshot) Release() {
 	if s.view != nil {
 		s.fsm.mu.Lock()
@@ -245,6 +264,9 @@ func (s *treeSnapshot) Release() {
 		s.view = nil
 	}
 	s.tree = nil
+	if s.large {
+		debug.FreeOSMemory()
+	}
 }
 
 // auditEphemerals logs each ephemeral node a closed or expired session's

@@ -59,9 +59,6 @@ func (v *SnapshotView) Close() {
 	v.pre = nil
 }
 
-// Zxid is the last zxid the view holds.
-func (v *SnapshotView) Zxid() int64 { return v.st.zxid }
-
 // preserve saves n's pre-image for the open view, if n was in the tree
 // when the view began and has none yet. Every mutation primitive calls it
 // before it changes a node.
