@@ -187,17 +187,22 @@ func BenchmarkLookup1M(b *testing.B) {
 	})
 }
 
+// tree returns the 1M-znode tree of shape s: the shared fixture for the
+// nested shape, a fresh one otherwise.
+func (s benchShape) tree(b *testing.B) *Tree {
+	if s.parents == benchShapes[1].parents {
+		tr, _ := lookupFixture(b)
+		return tr
+	}
+	return s.build(b)
+}
+
 // BenchmarkClone1M clones 1M-znode trees of both shapes (what a snapshot
 // does under the lock; -cpu 1,2 compares the sequential and split clone).
 func BenchmarkClone1M(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			var tr *Tree
-			if s.parents == benchShapes[1].parents {
-				tr, _ = lookupFixture(b)
-			} else {
-				tr = s.build(b)
-			}
+			tr := s.tree(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -245,12 +250,7 @@ func BenchmarkChurnBigParent(b *testing.B) {
 func BenchmarkSnapshotView1M(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			var tr *Tree
-			if s.parents == benchShapes[1].parents {
-				tr, _ = lookupFixture(b)
-			} else {
-				tr = s.build(b)
-			}
+			tr := s.tree(b)
 			b.ResetTimer()
 			var longest time.Duration
 			for i := 0; i < b.N; i++ {
