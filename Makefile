@@ -36,7 +36,7 @@ test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
 # Short fuzzing pass over every fuzz target, one after another: the Jute,
-# log-pack, AppendEntries and snapshot decoders, the request dispatcher,
+# log-entry transaction, log-pack, AppendEntries and snapshot decoders, the request dispatcher,
 # the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
 # watch registry against a model, the bench client's reply reader and the
 # readers of ZooKeeper's snapshots and transaction logs

@@ -59,16 +59,19 @@ func (e *entry) encode(w *jute.Writer) {
 	}
 }
 
-func decodeEntry(b []byte) (entry, error) {
+// decodeEntry decodes a log entry; a transaction in it is decoded by dec
+// and aliases b (znode.TxnDecoder).
+func decodeEntry(b []byte, dec *znode.TxnDecoder) (entry, error) {
 	if len(b) < 9 {
 		return entry{}, fmt.Errorf("ensemble: log entry of %d bytes", len(b))
 	}
 	e := entry{Kind: entryKind(b[0])}
-	r := jute.NewReader(b[1:])
+	var r jute.Reader
+	r.Reset(b[1:])
 	e.Origin = uint64(r.Long())
 	switch e.Kind {
 	case kindTxn:
-		txn, err := znode.DecodeTxn(b[9:])
+		txn, err := dec.Decode(b[9:])
 		if err != nil {
 			return entry{}, fmt.Errorf("ensemble: decode log entry: %w", err)
 		}

@@ -66,6 +66,9 @@ type fsm struct {
 	// by every local read.
 	mu   sync.RWMutex
 	tree *znode.Tree
+	// dec decodes the entries applied (under mu's write lock); their
+	// transactions alias the entries' data, which the tree copies from.
+	dec znode.TxnDecoder
 
 	restores atomic.Int64 // snapshots installed over the state (tests)
 }
@@ -112,7 +115,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 // applyLocked applies one entry; nudge reports a commit nudge (a barrier
 // nobody waits for), which changes nothing anyone can observe.
 func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool) {
-	e, err := decodeEntry(l.Data)
+	e, err := decodeEntry(l.Data, &f.dec)
 	if err != nil {
 		// An entry this build cannot read is a bug or a version skew; every
 		// member skips it identically, so the trees stay equal.

@@ -20,7 +20,8 @@ type Abandoner interface {
 // outcome: Applied on the FSM goroutine once the entry is applied on this
 // member, or Failed if it could not be committed. Proposals made from one
 // goroutine are applied in the order made; on a follower they travel to the
-// leader over one ordered connection.
+// leader over one ordered connection. txn is encoded before Propose returns
+// and not kept: the caller may reuse its buffers then.
 func (n *Node) Propose(txn *znode.Txn, w Waiter) {
 	n.propose(entry{Kind: kindTxn, Txn: txn}, w)
 }

@@ -129,6 +129,21 @@ func (r *Reader) Buffer() []byte {
 	return out
 }
 
+// BufferView reads a length-prefixed buffer like Buffer, without copying:
+// the result aliases the input (its capacity ends with it, so an append
+// cannot overwrite what follows).
+func (r *Reader) BufferView() []byte {
+	n, null := r.length("bad buffer length")
+	if null || r.err != nil {
+		return nil
+	}
+	b := r.take(n, "short buffer")
+	if b == nil {
+		return nil
+	}
+	return b[:n:n]
+}
+
 // Count reads a vector count; null (-1) reads as 0 with null=true. Each
 // element takes at least minElem bytes (at least 1: no record of the
 // protocol encodes to nothing), so counts that cannot fit in the remaining

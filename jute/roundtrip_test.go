@@ -180,6 +180,38 @@ func TestNullVersusEmpty(t *testing.T) {
 	}
 }
 
+// TestBufferView: BufferView keeps null and empty apart like Buffer, aliases
+// the input, and cannot be appended to over the bytes that follow.
+func TestBufferView(t *testing.T) {
+	var w Writer
+	w.Buffer(nil)
+	w.Buffer([]byte{})
+	w.Buffer([]byte("abc"))
+	w.Int(7)
+	r := NewReader(w.Buf)
+	if v := r.BufferView(); v != nil {
+		t.Errorf("null: %#v", v)
+	}
+	if v := r.BufferView(); v == nil || len(v) != 0 {
+		t.Errorf("empty: %#v", v)
+	}
+	v := r.BufferView()
+	if string(v) != "abc" || cap(v) != 3 {
+		t.Fatalf("abc: %q cap %d", v, cap(v))
+	}
+	w.Buf[len(w.Buf)-5] = 'C'
+	if string(v) != "abC" {
+		t.Errorf("view does not alias the input: %q", v)
+	}
+	_ = append(v, 'x')
+	if r.Int() != 7 || r.Err() != nil {
+		t.Errorf("bytes after the view changed: %v", r.Err())
+	}
+	if v := NewReader([]byte{0, 0, 0, 5, 1}).BufferView(); v != nil {
+		t.Errorf("short buffer: %#v", v)
+	}
+}
+
 // TestConnectRequestReadOnly: the trailing readOnly byte is optional and
 // its presence is remembered so the response can mirror it.
 func TestConnectRequestReadOnly(t *testing.T) {

@@ -119,10 +119,10 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 		Session: c.sessionID,
 		Time:    time.Now().UnixMilli(),
 		Ids:     c.Ids(),
-		Req:     append([]byte(nil), body...),
+		Req:     body, // Propose encodes it before returning, while the frame is still ours
 	}
 	if c.srv.audit != nil {
-		pw.auditReq = txn.Req
+		pw.auditReq = append([]byte(nil), body...) // logged once applied
 	}
 	c.srv.node.Propose(txn, pw)
 }

@@ -26,6 +26,11 @@ type Result struct {
 	Resp jute.Record
 	// Events are the watch triggers in the order ZooKeeper fires them.
 	Events []Event
+
+	// evBuf and stat hold a write's first events and its Stat reply, so
+	// that the common write allocates one Result and nothing else for them.
+	evBuf [2]Event
+	stat  jute.StatResponse
 }
 
 // applier carries one transaction's context. In a multi it records an undo
@@ -34,9 +39,11 @@ type applier struct {
 	t      *Tree
 	txn    *Txn
 	zxid   int64
+	res    *Result
 	multi  bool
 	undo   []func()
 	events []Event
+	r      jute.Reader // decodes the request body
 }
 
 // Apply applies txn at zxid and returns its result. It is deterministic: it
@@ -47,12 +54,16 @@ type applier struct {
 func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 	res = &Result{Zxid: zxid}
 	t.lastZxid = zxid
-	a := &applier{t: t, txn: txn, zxid: zxid}
+	// The tree's own applier: applies never overlap (the caller holds the
+	// tree exclusively), and a fresh one per write would be garbage.
+	a := &t.applier
+	*a = applier{t: t, txn: txn, zxid: zxid, res: res, events: res.evBuf[:0]}
 	defer func() {
 		if r := recover(); r != nil {
 			a.rollback()
 			res.Err, res.Resp, res.Events = jute.ErrSystemError, nil, nil
 		}
+		*a = applier{} // keep nothing of this write alive
 	}()
 	resp, err := a.apply()
 	if err != nil {
@@ -60,7 +71,9 @@ func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 		return res
 	}
 	res.Resp = resp
-	res.Events = a.events
+	if len(a.events) > 0 {
+		res.Events = a.events
+	}
 	return res
 }
 
@@ -82,39 +95,39 @@ func (a *applier) apply() (jute.Record, error) {
 		return nil, nil
 	case jute.OpDeleteContainer:
 		req := &jute.PathRequest{}
-		if err := decodeReq(a.txn.Req, req); err != nil {
+		if err := a.decode(req); err != nil {
 			return nil, err
 		}
 		return nil, a.deleteContainer(req.Path)
 	case jute.OpReconfig:
 		return a.reconfig()
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		req := &jute.CreateRequest{HasTTL: a.txn.Type == jute.OpCreateTTL}
-		if err := decodeReq(a.txn.Req, req); err != nil {
-			return nil, err
+		req := jute.CreateRequest{HasTTL: a.txn.Type == jute.OpCreateTTL}
+		if req.Decode(a.reader()) != nil {
+			return nil, jute.ErrMarshallingError
 		}
-		return a.create(a.txn.Type, req)
+		return a.create(a.txn.Type, &req)
 	case jute.OpDelete:
-		req := &jute.PathVersionRequest{}
-		if err := decodeReq(a.txn.Req, req); err != nil {
-			return nil, err
+		var req jute.PathVersionRequest
+		if req.Decode(a.reader()) != nil {
+			return nil, jute.ErrMarshallingError
 		}
-		return nil, a.delete(req)
+		return nil, a.delete(&req)
 	case jute.OpSetData:
-		req := &jute.SetDataRequest{}
-		if err := decodeReq(a.txn.Req, req); err != nil {
-			return nil, err
+		var req jute.SetDataRequest // on the stack: decoded directly, not through a.decode's interface
+		if req.Decode(a.reader()) != nil {
+			return nil, jute.ErrMarshallingError
 		}
-		return a.setData(req)
+		return a.setData(&req)
 	case jute.OpSetACL:
 		req := &jute.SetACLRequest{}
-		if err := decodeReq(a.txn.Req, req); err != nil {
+		if err := a.decode(req); err != nil {
 			return nil, err
 		}
 		return a.setACL(req)
 	case jute.OpMulti:
 		req := &jute.MultiRequest{}
-		if err := decodeReq(a.txn.Req, req); err != nil {
+		if err := a.decode(req); err != nil {
 			return nil, err
 		}
 		return a.applyMulti(req)
@@ -122,13 +135,19 @@ func (a *applier) apply() (jute.Record, error) {
 	return nil, jute.ErrUnimplemented
 }
 
-// decodeReq decodes a request body; trailing bytes are ignored, as
+// decode decodes the request body into rec; trailing bytes are ignored, as
 // ZooKeeper's deserializer ignores them.
-func decodeReq(b []byte, rec jute.Record) error {
-	if rec.Decode(jute.NewReader(b)) != nil {
+func (a *applier) decode(rec jute.Record) error {
+	if rec.Decode(a.reader()) != nil {
 		return jute.ErrMarshallingError
 	}
 	return nil
+}
+
+// reader returns the applier's reader, set to the start of the request body.
+func (a *applier) reader() *jute.Reader {
+	a.r.Reset(a.txn.Req)
+	return &a.r
 }
 
 // checkSession fails writes of sessions missing from the table.
@@ -151,9 +170,6 @@ func (a *applier) checkPerm(list []jute.ACL, perm int32) error {
 func (a *applier) fire(path string, typ jute.EventType, list []jute.ACL) {
 	if a.t.opts.SkipACL {
 		list = nil // every watcher may read
-	}
-	if a.events == nil {
-		a.events = make([]Event, 0, 2)
 	}
 	a.events = append(a.events, Event{Path: path, Type: typ, ACL: list})
 }

@@ -29,6 +29,12 @@ func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
 	}
 	a.setNodeData(req.Path, n, req.Data, version, a.zxid, a.txn.Time)
 	a.fire(req.Path, jute.EventNodeDataChanged, a.t.aclOf(n))
+	if a.res != nil && !a.multi {
+		// The reply lives in the Result; a multi's replies each need
+		// their own.
+		a.res.stat.Stat = n.stat()
+		return &a.res.stat, nil
+	}
 	return &jute.StatResponse{Stat: n.stat()}, nil
 }
 

@@ -45,6 +45,8 @@ type Tree struct {
 	// view is the open SnapshotView, whose pre-images the mutation
 	// primitives keep (nil: none).
 	view *SnapshotView
+	// applier is Apply's working state, reused from write to write.
+	applier applier
 }
 
 // NewTree returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and

@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/zkraft/zkraft/jute"
@@ -66,28 +67,57 @@ func (t *Txn) EncodedSize() int {
 }
 
 // DecodeTxn decodes a transaction encoded by Encode. Every byte must be
-// consumed; errors wrap jute.ErrMalformed.
+// consumed; errors wrap jute.ErrMalformed. The Txn shares nothing with b.
 func DecodeTxn(b []byte) (*Txn, error) {
+	var d TxnDecoder
+	t, err := d.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	t.Passwd = bytes.Clone(t.Passwd)
+	t.Req = bytes.Clone(t.Req)
+	return t, nil
+}
+
+// TxnDecoder decodes a member's stream of transactions with fewer
+// allocations than DecodeTxn: Passwd and Req alias the input, and the
+// identities are decoded once for a run of transactions that carry the
+// same ones (a session's writes all do), the decoded slice being shared by
+// them. A decoded Txn is valid while its input is unchanged, and its Ids
+// must not be modified. The zero TxnDecoder is ready; it is not safe for
+// concurrent use.
+type TxnDecoder struct {
+	r      jute.Reader
+	idsRaw []byte    // the encoding of ids
+	ids    []jute.Id // the last identities decoded
+}
+
+// Decode decodes a transaction encoded by Encode, like DecodeTxn.
+func (d *TxnDecoder) Decode(b []byte) (*Txn, error) {
 	if len(b) == 0 || b[0] != txnFormat {
 		return nil, fmt.Errorf("%w: unknown txn format", jute.ErrMalformed)
 	}
-	r := jute.NewReader(b[1:])
+	b = b[1:]
+	r := &d.r
+	r.Reset(b)
 	t := &Txn{}
 	t.Type = jute.Op(r.Int())
 	t.Session = r.Long()
 	t.Time = r.Long()
+	from := r.Offset()
 	n, null := r.Count(8)
 	if n > 0 && !null {
-		t.Ids = make([]jute.Id, n)
-		for i := range t.Ids {
-			if err := t.Ids[i].Decode(r); err != nil {
-				break
-			}
+		for range n { // find the identities' extent without decoding them
+			r.BufferView()
+			r.BufferView()
+		}
+		if r.Err() == nil {
+			t.Ids = d.identities(b[from:r.Offset()], n)
 		}
 	}
 	t.Timeout = r.Int()
-	t.Passwd = r.Buffer()
-	t.Req = r.Buffer()
+	t.Passwd = r.BufferView()
+	t.Req = r.BufferView()
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("decode txn: %w", err)
 	}
@@ -95,4 +125,23 @@ func DecodeTxn(b []byte) (*Txn, error) {
 		return nil, fmt.Errorf("decode txn: %w: %d trailing bytes", jute.ErrMalformed, r.Remaining())
 	}
 	return t, nil
+}
+
+// identities returns the n identities encoded in raw (their count first),
+// reusing the previous ones when raw repeats their encoding.
+func (d *TxnDecoder) identities(raw []byte, n int) []jute.Id {
+	if d.ids != nil && bytes.Equal(raw, d.idsRaw) {
+		return d.ids
+	}
+	ids := make([]jute.Id, n)
+	var r jute.Reader
+	r.Reset(raw)
+	r.Int() // the count, already read
+	for i := range ids {
+		if ids[i].Decode(&r) != nil {
+			return nil // cannot happen: raw was scanned with the same rules
+		}
+	}
+	d.ids, d.idsRaw = ids, append(d.idsRaw[:0], raw...)
+	return ids
 }
