@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -87,18 +88,19 @@ func authenticated(scheme string) bool {
 // authenticated identity of the caller. It fails with jute.ErrInvalidACL for
 // an empty list, an unknown scheme, a malformed id, or an "auth" entry when the
 // caller has no authenticated identity. Perms are not validated, as in
-// ZooKeeper. The result is a new slice; list is not modified.
+// ZooKeeper. list is not modified; when it needs no change (no duplicate, no
+// "auth" entry: the common case) it is returned itself.
 func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
+	if final(list) {
+		return list, nil
+	}
 	uniq := dedupe(list)
 	if len(uniq) == 0 {
 		return nil, jute.ErrInvalidACL
 	}
 	out := make([]jute.ACL, 0, len(uniq))
 	for _, a := range uniq {
-		switch {
-		case a.ID.Scheme == SchemeWorld && a.ID.ID == "anyone":
-			out = append(out, a)
-		case a.ID.Scheme == SchemeAuth:
+		if a.ID.Scheme == SchemeAuth {
 			found := false
 			for _, id := range ids {
 				if authenticated(id.Scheme) {
@@ -109,19 +111,46 @@ func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 			if !found {
 				return nil, jute.ErrInvalidACL
 			}
-		case a.ID.Scheme == SchemeDigest && validDigest(a.ID.ID):
-			out = append(out, a)
-		case a.ID.Scheme == SchemeIP && ValidIP(a.ID.ID):
-			out = append(out, a)
-		case a.ID.Scheme == SchemeX509 && ValidDN(a.ID.ID):
-			out = append(out, a)
-		case a.ID.Scheme == SchemeSASL && validKerberosName.MatchString(a.ID.ID):
-			out = append(out, a)
-		default:
+			continue
+		}
+		if !validEntry(a) {
 			return nil, jute.ErrInvalidACL
 		}
+		out = append(out, a)
 	}
 	return out, nil
+}
+
+// final reports whether Fixup would return list unchanged: not empty, every
+// entry valid, none an "auth" entry, none repeated.
+func final(list []jute.ACL) bool {
+	if len(list) == 0 {
+		return false
+	}
+	for i, a := range list {
+		if a.ID.Scheme == SchemeAuth || !validEntry(a) || slices.Contains(list[:i], a) {
+			return false
+		}
+	}
+	return true
+}
+
+// validEntry reports whether an entry of a scheme other than "auth" is
+// well formed.
+func validEntry(a jute.ACL) bool {
+	switch a.ID.Scheme {
+	case SchemeWorld:
+		return a.ID.ID == "anyone"
+	case SchemeDigest:
+		return validDigest(a.ID.ID)
+	case SchemeIP:
+		return ValidIP(a.ID.ID)
+	case SchemeX509:
+		return ValidDN(a.ID.ID)
+	case SchemeSASL:
+		return validKerberosName.MatchString(a.ID.ID)
+	}
+	return false
 }
 
 // dedupe returns list without repeated entries, first occurrences kept.

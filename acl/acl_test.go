@@ -165,6 +165,32 @@ func TestFixup(t *testing.T) {
 	}
 }
 
+// TestFixupKeepsFinalLists: a list Fixup would not change comes back
+// itself (create and setACL then allocate nothing for it); any other comes
+// back as a new slice, the input untouched.
+func TestFixupKeepsFinalLists(t *testing.T) {
+	open := []jute.ACL{entry(31, "world", "anyone")}
+	if got, err := Fixup(open, nil); err != nil || &got[0] != &open[0] {
+		t.Errorf("world:anyone: %v, %p vs %p", err, got, open)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Fixup(open, nil) }); n != 0 {
+		t.Errorf("world:anyone: %.0f allocations", n)
+	}
+	two := []jute.ACL{entry(1, "world", "anyone"), entry(31, "ip", "127.0.0.1")}
+	if got, _ := Fixup(two, nil); &got[0] != &two[0] {
+		t.Error("a final list of two entries was copied")
+	}
+	dup := []jute.ACL{entry(1, "world", "anyone"), entry(1, "world", "anyone")}
+	if got, _ := Fixup(dup, nil); len(got) != 1 || &got[0] == &dup[0] || len(dup) != 2 || dup[1] != dup[0] {
+		t.Errorf("duplicates: %+v from %+v", got, dup)
+	}
+	auth := []jute.ACL{entry(7, "auth", "")}
+	bob := id("digest", DigestID("bob", "pw"))
+	if got, _ := Fixup(auth, []jute.Id{bob}); len(got) != 1 || got[0].ID != bob || auth[0].ID.Scheme != "auth" {
+		t.Errorf("auth: %+v from %+v", got, auth)
+	}
+}
+
 func TestMaskDigest(t *testing.T) {
 	for in, want := range map[string]string{
 		"bob:hash=":      "bob:x",

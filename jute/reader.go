@@ -113,6 +113,39 @@ func (r *Reader) NullableString() (string, bool) {
 	return string(r.take(n, "short string")), false
 }
 
+// commonString reads a string like String, returning a constant for the
+// schemes and ids that recur in ACLs and identities instead of a copy.
+func (r *Reader) commonString() string {
+	n, null := r.length("bad string length")
+	if null || r.err != nil {
+		return ""
+	}
+	b := r.take(n, "short string")
+	switch string(b) { // compared without a conversion
+	case "":
+		return ""
+	case "world":
+		return "world"
+	case "anyone":
+		return "anyone"
+	case "ip":
+		return "ip"
+	case "digest":
+		return "digest"
+	case "auth":
+		return "auth"
+	case "sasl":
+		return "sasl"
+	case "x509":
+		return "x509"
+	case "super":
+		return "super"
+	case "127.0.0.1":
+		return "127.0.0.1"
+	}
+	return string(b)
+}
+
 // Buffer reads a length-prefixed buffer, copying it; null reads as nil and an
 // empty buffer as a non-nil empty slice.
 func (r *Reader) Buffer() []byte {

@@ -9,10 +9,12 @@ type Id struct {
 // Encode implements Record.
 func (x *Id) Encode(w *Writer) { w.String(x.Scheme); w.String(x.ID) }
 
-// Decode implements Record.
+// Decode implements Record. The identities almost every ACL and session
+// holds (world:anyone, the ip scheme on loopback) decode without an
+// allocation.
 func (x *Id) Decode(r *Reader) error {
-	x.Scheme = r.String()
-	x.ID = r.String()
+	x.Scheme = r.commonString()
+	x.ID = r.commonString()
 	return r.Err()
 }
 

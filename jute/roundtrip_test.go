@@ -212,6 +212,26 @@ func TestBufferView(t *testing.T) {
 	}
 }
 
+// TestCommonIdentitiesDecodeWithoutAllocation: world:anyone and
+// ip:127.0.0.1 decode to constants; any other identity to its own copy.
+func TestCommonIdentitiesDecodeWithoutAllocation(t *testing.T) {
+	for _, want := range []Id{{Scheme: "world", ID: "anyone"}, {Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: "u:h"}, {}} {
+		b := Marshal(&want)
+		var got Id
+		var r Reader
+		n := testing.AllocsPerRun(50, func() {
+			r.Reset(b)
+			_ = got.Decode(&r)
+		})
+		if got != want || r.Err() != nil {
+			t.Errorf("%+v decoded as %+v, %v", want, got, r.Err())
+		}
+		if common := want.Scheme != "digest"; common && n != 0 || !common && n != 1 {
+			t.Errorf("%+v: %.0f allocations", want, n)
+		}
+	}
+}
+
 // TestConnectRequestReadOnly: the trailing readOnly byte is optional and
 // its presence is remembered so the response can mirror it.
 func TestConnectRequestReadOnly(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -25,6 +24,7 @@ type aclCache struct {
 	slots map[string]aclRef // ACLKey(list) -> slot
 	lists []aclEntry        // by slot; a free slot has refs 0 and a nil list
 	free  []aclRef          // free slots, the last freed reused first
+	key   []byte            // acquire's scratch for a list's key
 }
 
 // aclEntry is one interned list.
@@ -39,28 +39,33 @@ func newACLCache() *aclCache { return &aclCache{slots: make(map[string]aclRef)} 
 // ACLKey is a canonical string for an ACL list (order-sensitive, as in
 // ZooKeeper): equal lists have equal keys.
 func ACLKey(list []jute.ACL) string {
-	var b strings.Builder
+	return string(appendACLKey(nil, list))
+}
+
+// appendACLKey appends ACLKey(list) to b.
+func appendACLKey(b []byte, list []jute.ACL) []byte {
 	for _, a := range list {
-		b.WriteString(strconv.Itoa(int(a.Perms)))
-		b.WriteByte(0)
-		b.WriteString(strconv.Itoa(len(a.ID.Scheme)))
-		b.WriteByte(0)
-		b.WriteString(a.ID.Scheme)
-		b.WriteString(a.ID.ID)
-		b.WriteByte(0)
+		b = strconv.AppendInt(b, int64(a.Perms), 10)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, int64(len(a.ID.Scheme)), 10)
+		b = append(b, 0)
+		b = append(b, a.ID.Scheme...)
+		b = append(b, a.ID.ID...)
+		b = append(b, 0)
 	}
-	return b.String()
+	return b
 }
 
 // acquire interns list and takes a reference on it. ok is false only when
-// the list is new and every one of the maxACLLists slots is in use.
+// the list is new and every one of the maxACLLists slots is in use. A list
+// already interned costs no allocation.
 func (c *aclCache) acquire(list []jute.ACL) (ref aclRef, ok bool) {
-	k := ACLKey(list)
-	ref, found := c.slots[k]
+	c.key = appendACLKey(c.key[:0], list)
+	ref, found := c.slots[string(c.key)] // the conversion does not allocate
 	if !found {
 		cp := make([]jute.ACL, len(list))
 		copy(cp, list)
-		if ref, ok = c.add(k, cp); !ok {
+		if ref, ok = c.add(string(c.key), cp); !ok {
 			return 0, false
 		}
 	}

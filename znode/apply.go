@@ -27,10 +27,13 @@ type Result struct {
 	// Events are the watch triggers in the order ZooKeeper fires them.
 	Events []Event
 
-	// evBuf and stat hold a write's first events and its Stat reply, so
-	// that the common write allocates one Result and nothing else for them.
-	evBuf [2]Event
-	stat  jute.StatResponse
+	// evBuf holds a write's first events, and stat, path and created the
+	// reply of a setData, create or create2, so that the common write
+	// allocates the Result and nothing else for them.
+	evBuf   [2]Event
+	stat    jute.StatResponse
+	path    jute.PathRequest
+	created jute.Create2Response
 }
 
 // applier carries one transaction's context. In a multi it records an undo

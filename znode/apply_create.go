@@ -121,6 +121,14 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	a.insert(path, parent, name, n)
 	a.fire(path, jute.EventNodeCreated, a.t.aclOf(n))
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
+	if a.res != nil && !a.multi { // the reply lives in the Result (see setData)
+		if op == jute.OpCreate {
+			a.res.path.Path = path
+			return &a.res.path, nil
+		}
+		a.res.created = jute.Create2Response{Path: path, Stat: st}
+		return &a.res.created, nil
+	}
 	if op == jute.OpCreate {
 		return &jute.PathRequest{Path: path}, nil
 	}

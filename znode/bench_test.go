@@ -89,4 +89,17 @@ func TestWriteAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { tr.Apply(txn, zxid); zxid++ }); n > 3 {
 		t.Errorf("applying a setData: %.0f allocations, want 3", n)
 	}
+	// A create with world:anyone (its Id decoded to constants, the ACL
+	// interned without a key, the reply in the Result): the Result, the
+	// request's path, ACL slice and data, the node, and its share of the
+	// parent's child set and the name index growing.
+	creates := make([]*Txn, 201)
+	for i := range creates {
+		creates[i] = &Txn{Type: jute.OpCreate, Session: 1, Ids: ipIDs, Time: 5,
+			Req: jute.Marshal(&jute.CreateRequest{Path: "/b/n" + strconv.Itoa(i), Data: make([]byte, 100), ACL: openACL})}
+	}
+	i := 0
+	if n := testing.AllocsPerRun(200, func() { tr.Apply(creates[i], zxid); i++; zxid++ }); n > 6 {
+		t.Errorf("applying a create: %.0f allocations, want at most 6", n)
+	}
 }
