@@ -36,7 +36,8 @@ func checkStable(t *testing.T, first []byte, fresh func() Record) {
 
 // FuzzDecodeRequest decodes a request frame payload (header + body) the way
 // the server does, for every opcode. It must never panic, fail only with
-// ErrMalformed, and re-encode what it accepts stably.
+// ErrMalformed, re-encode what it accepts stably, and agree with
+// WellFormed.
 func FuzzDecodeRequest(f *testing.F) {
 	seedGolden(f, func(g golden) bool { return g.req && g.op != "connect" })
 	for _, op := range allRequestOps {
@@ -53,15 +54,25 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 			return
 		}
+		body := data[r.Offset():]
 		rec, ok := NewRequest(h.Type)
 		if !ok {
+			if WellFormed(h.Type, body) {
+				t.Fatalf("op %d without a request body is well formed", h.Type)
+			}
 			return
 		}
 		if err := rec.Decode(r); err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("op %d: error %v does not wrap ErrMalformed", h.Type, err)
 			}
+			if WellFormed(h.Type, body) {
+				t.Fatalf("op %d: %x is well formed but does not decode: %v", h.Type, body, err)
+			}
 			return
+		}
+		if !WellFormed(h.Type, body) {
+			t.Fatalf("op %d: %x decodes but is not well formed", h.Type, body)
 		}
 		if r.Offset()+r.Remaining() != len(data) {
 			t.Fatalf("reader offset %d + remaining %d != %d", r.Offset(), r.Remaining(), len(data))

@@ -208,8 +208,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 // checked before they are proposed, so a malformed one never occupies the
 // log.
 func wellFormed(op jute.Op, body []byte) bool {
-	rec, ok := jute.NewRequest(op)
-	return ok && decodeBody(body, rec)
+	return jute.WellFormed(op, body)
 }
 
 // decodeBody decodes a request body. Like ZooKeeper's deserializer it
