@@ -132,7 +132,18 @@ func (e *appendEncoder) response(resp *raft.AppendEntriesResponse, rpcErr error)
 type appendDecoder struct {
 	r   *bufio.Reader
 	err error
+	// slab is where small entries' data are read into, one after the
+	// other, instead of one allocation each; an entry keeps its slab alive
+	// (up to slabSize), as the batch's raft.Log array does.
+	slab []byte
 }
+
+const (
+	// slabSize is the size of a slab of entry data.
+	slabSize = 64 << 10
+	// slabMax is the largest entry read into a slab.
+	slabMax = 4 << 10
+)
 
 func (d *appendDecoder) fail(err error) {
 	if d.err == nil {
@@ -183,6 +194,11 @@ func (d *appendDecoder) bytes() []byte {
 	if d.err != nil || n == 0 {
 		return nil
 	}
+	return d.field(n)
+}
+
+// field reads a field of n bytes (n > 0) into memory of its own.
+func (d *appendDecoder) field(n uint64) []byte {
 	if n > maxAppendField {
 		d.fail(fmt.Errorf("field of %d bytes", n))
 		return nil
@@ -204,6 +220,28 @@ func (d *appendDecoder) bytes() []byte {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// entryData reads an entry's data like bytes, the small ones into the slab.
+func (d *appendDecoder) entryData() []byte {
+	n := d.uvarint()
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	if n > slabMax {
+		return d.field(n)
+	}
+	if uint64(cap(d.slab)-len(d.slab)) < n {
+		d.slab = make([]byte, 0, slabSize)
+	}
+	at := len(d.slab)
+	d.slab = d.slab[:at+int(n)]
+	b := d.slab[at : at+int(n) : at+int(n)]
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		d.fail(err)
+		return nil
+	}
+	return b
 }
 
 func (d *appendDecoder) header(h *raft.RPCHeader) {
@@ -238,7 +276,7 @@ func (d *appendDecoder) request(req *raft.AppendEntriesRequest) error {
 			l.Index = d.uvarint()
 			l.Term = d.uvarint()
 			l.Type = raft.LogType(d.byte())
-			l.Data = d.bytes()
+			l.Data = d.entryData()
 			l.Extensions = d.bytes()
 			if at := d.varint(); at != 0 {
 				l.AppendedAt = time.Unix(0, at)

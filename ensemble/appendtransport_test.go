@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/raft"
 )
@@ -88,6 +89,55 @@ func TestAppendCodecRoundTrip(t *testing.T) {
 	}
 	if remote, err := dec.response(&resp); err != nil || remote == nil || remote.Error() != "boom" {
 		t.Fatalf("error response: %v %v", remote, err)
+	}
+}
+
+// TestAppendDecoderSlab: small entries' data share slabs, each capped so an
+// append cannot overwrite the next; large entries get memory of their own;
+// every entry reads back intact across requests and slab boundaries.
+func TestAppendDecoderSlab(t *testing.T) {
+	var buf bytes.Buffer
+	enc := appendEncoder{w: bufio.NewWriter(&buf)}
+	sizes := []int{100, 1, 0, slabMax, slabMax + 1, 200 << 10, 3000}
+	var want []*raft.Log
+	for r := 0; r < 40; r++ { // 40 requests: past several slabs
+		req := &raft.AppendEntriesRequest{Term: 1, PrevLogEntry: uint64(len(want))}
+		for _, n := range sizes {
+			l := &raft.Log{Index: uint64(len(want) + 1), Term: 1, Type: raft.LogCommand, Data: bytes.Repeat([]byte{byte(len(want))}, n)}
+			if n == 0 {
+				l.Data = nil
+			}
+			req.Entries = append(req.Entries, l)
+			want = append(want, l)
+		}
+		if err := enc.request(req, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dec := appendDecoder{r: bufio.NewReader(&buf)}
+	var got []*raft.Log
+	for r := 0; r < 40; r++ {
+		var req raft.AppendEntriesRequest
+		if err := dec.request(&req); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, req.Entries...)
+	}
+	for i, l := range got {
+		if !bytes.Equal(l.Data, want[i].Data) || len(l.Data) <= slabMax && cap(l.Data) != len(l.Data) {
+			t.Fatalf("entry %d: %d bytes, cap %d, want %d", i, len(l.Data), cap(l.Data), len(want[i].Data))
+		}
+	}
+	_ = append(got[0].Data, 0xff) // capped: must not touch entry 1
+	if got[1].Data[0] != want[1].Data[0] {
+		t.Fatal("an append to one entry's data overwrote the next")
+	}
+	// consecutive small entries sit side by side in one slab
+	if unsafe.Add(unsafe.Pointer(unsafe.SliceData(got[0].Data)), 100) != unsafe.Pointer(unsafe.SliceData(got[1].Data)) {
+		t.Error("small entries not read into one slab")
 	}
 }
 
