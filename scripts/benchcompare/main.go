@@ -193,7 +193,14 @@ func main() {
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
 	doFailover := flag.Bool("failover", true, "measure the time from a leader kill -9 to the next acknowledged write")
+	size := flag.Int("members", 3, "members per ensemble; 1 runs each server alone (standalone), which takes the co-location of three members off a small machine (no failover then)")
 	flag.Parse()
+	if *size < 1 {
+		fail(fmt.Errorf("-members %d: at least 1", *size))
+	}
+	if *size < 3 {
+		*doFailover = false // a kill leaves no quorum to elect
+	}
 	var wlArgs []string // passed to every workload run
 	if *inflight > 0 {
 		wlArgs = []string{"--inflight", fmt.Sprint(*inflight)}
@@ -212,8 +219,8 @@ func main() {
 	if *baseline != "" {
 		ref, refLabel, refBin = "baseline", "baseline "+*baseline, *baseline
 	}
-	zkE := newEnsemble(ref, root, refBin, 3)
-	krE := newEnsemble("zkraft", root, *bin, 3)
+	zkE := newEnsemble(ref, root, refBin, *size)
+	krE := newEnsemble("zkraft", root, *bin, *size)
 	both := []*ensemble{zkE, krE}
 	for _, e := range both {
 		e.start()
@@ -350,10 +357,14 @@ func main() {
 	if *inflight > 0 {
 		depth = fmt.Sprintf(", %d requests in flight per session", *inflight)
 	}
-	table := fmt.Sprintf("Measured %s on %s (%d CPUs), 3 members each on loopback, fsync on, %v per run%s; "+
+	members := fmt.Sprintf("%d members each on loopback", *size)
+	if *size == 1 {
+		members = "each server alone (one member, standalone) on loopback"
+	}
+	table := fmt.Sprintf("Measured %s on %s (%d CPUs), %s, fsync on, %v per run%s; "+
 		"workloads: the median of %d runs per server, the two servers alternating.\n\n"+
 		"| measure | %s | zkraft | zkraft / %s |\n|---|---|---|---|\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), *dur, depth, max(*reps, 1),
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), members, *dur, depth, max(*reps, 1),
 		refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
 	if len(raw) > 0 {
 		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, the bench client's own CPU µs/op, steal: the share of the machine's CPU time " +
