@@ -106,21 +106,23 @@ func (r *Reader) String() string {
 
 // NullableString reads a length-prefixed string and reports whether it was null.
 func (r *Reader) NullableString() (string, bool) {
+	b, null := r.stringBytes()
+	return string(b), null
+}
+
+// stringBytes reads a length-prefixed string's bytes, in place.
+func (r *Reader) stringBytes() (b []byte, null bool) {
 	n, null := r.length("bad string length")
 	if null || r.err != nil {
-		return "", null
+		return nil, null
 	}
-	return string(r.take(n, "short string")), false
+	return r.take(n, "short string"), false
 }
 
 // commonString reads a string like String, returning a constant for the
 // schemes and ids that recur in ACLs and identities instead of a copy.
 func (r *Reader) commonString() string {
-	n, null := r.length("bad string length")
-	if null || r.err != nil {
-		return ""
-	}
-	b := r.take(n, "short string")
+	b, _ := r.stringBytes()
 	switch string(b) { // compared without a conversion
 	case "":
 		return ""
@@ -149,15 +151,11 @@ func (r *Reader) commonString() string {
 // Buffer reads a length-prefixed buffer, copying it; null reads as nil and an
 // empty buffer as a non-nil empty slice.
 func (r *Reader) Buffer() []byte {
-	n, null := r.length("bad buffer length")
-	if null || r.err != nil {
-		return nil
-	}
-	b := r.take(n, "short buffer")
+	b := r.BufferView()
 	if b == nil {
 		return nil
 	}
-	out := make([]byte, n)
+	out := make([]byte, len(b))
 	copy(out, b)
 	return out
 }

@@ -88,8 +88,8 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 	}
 	switch kindOf(h.Type) {
 	case kindWrite:
-		if !wellFormed(h.Type, body) {
-			c.malformed(h) // garbage never reaches the log
+		if !jute.WellFormed(h.Type, body) {
+			c.malformed(h) // checked before proposing: garbage never reaches the log
 			return true
 		}
 		c.propose(h, body)
@@ -202,13 +202,6 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	zxid := t.LastZxid()
 	c.srv.node.RUnlockTree()
 	c.answered(start, zxid)
-}
-
-// wellFormed reports whether body decodes as op's request. Writes are
-// checked before they are proposed, so a malformed one never occupies the
-// log.
-func wellFormed(op jute.Op, body []byte) bool {
-	return jute.WellFormed(op, body)
 }
 
 // decodeBody decodes a request body. Like ZooKeeper's deserializer it
