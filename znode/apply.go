@@ -13,7 +13,8 @@ type Event struct {
 	ACL []jute.ACL
 }
 
-// Result is the outcome of applying one transaction.
+// Result is the outcome of applying one transaction. Use it through the
+// pointer Apply returns: Resp and Events may point into the Result itself.
 type Result struct {
 	// Zxid is the transaction's zxid (also on failure: a failed write
 	// consumes its zxid, as in ZooKeeper).
