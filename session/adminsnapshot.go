@@ -79,9 +79,11 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 		reply(http.StatusOK, nil)
 		return
 	}
-	tree = s.node.RLockTree()
-	clone := tree.Clone()
-	s.node.RUnlockTree()
+	clone, err := s.node.CopyTree() // writes go on meanwhile
+	if err != nil {
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
 	setZxid(clone.LastZxid())
 	// The size goes in a header, so the file is written before it is sent.
 	f, err := os.CreateTemp("", "zkraft-snapshot-*")
