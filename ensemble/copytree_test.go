@@ -29,11 +29,7 @@ func TestCopyTreeWhileApplying(t *testing.T) {
 	}
 	apply(f, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1, Timeout: 30000, Passwd: make([]byte, 16)}, createTxn(1, "/d", 0, 1))
 	for d := range 10 {
-		txns := []*znode.Txn{createTxn(1, fmt.Sprintf("/d/%02d", d), 0, 1)}
-		for i := range 500 {
-			txns = append(txns, createTxn(1, fmt.Sprintf("/d/%02d/%03d", d, i), 0, 1))
-		}
-		apply(f, txns...)
+		apply(f, dirTxns(d, 500)...)
 	}
 
 	type result struct {

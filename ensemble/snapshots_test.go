@@ -76,11 +76,7 @@ func TestSnapshotPersistsWhileApplying(t *testing.T) {
 	both := []*fsm{f, h}
 	batch(both, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1, Timeout: 30000, Passwd: make([]byte, 16)}, createTxn(1, "/d", 0, 1))
 	for d := range 20 {
-		txns := []*znode.Txn{createTxn(1, fmt.Sprintf("/d/%02d", d), 0, 1)}
-		for i := range 600 {
-			txns = append(txns, createTxn(1, fmt.Sprintf("/d/%02d/%03d", d, i), 0, 1))
-		}
-		batch(both, txns...)
+		batch(both, dirTxns(d, 600)...)
 	}
 	want := snapshotImage(t, h)
 	if n := h.tree.Stats().Nodes; n < 12_000 {
@@ -124,6 +120,16 @@ func TestSnapshotPersistsWhileApplying(t *testing.T) {
 		default:
 		}
 	}
+}
+
+// dirTxns creates directory /d/<d> (two digits) and n leaves under it
+// (/d/<d>/<i>, three digits), for session 1.
+func dirTxns(d, n int) []*znode.Txn {
+	txns := []*znode.Txn{createTxn(1, fmt.Sprintf("/d/%02d", d), 0, 1)}
+	for i := range n {
+		txns = append(txns, createTxn(1, fmt.Sprintf("/d/%02d/%03d", d, i), 0, 1))
+	}
+	return txns
 }
 
 // slowSink is a memSink whose writes take a millisecond, as a disk's may,
