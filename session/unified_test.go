@@ -130,6 +130,11 @@ func TestServeUnified(t *testing.T) {
 		c.expectClosed()
 		nc.Close()
 	}
+	// The server counts the failure after its handshake returns, which is
+	// after the client has seen the alert and the close: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); srv.stats.authFailed.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if got := srv.stats.authFailed.Load(); got != 1 {
 		t.Errorf("auth_failed_count = %d after one refused handshake, want 1", got)
 	}
