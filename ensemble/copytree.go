@@ -30,23 +30,18 @@ func (n *Node) CopyTree() (*znode.Tree, error) {
 	opts := f.opts
 	f.mu.Unlock()
 
+	// large left unset: Release only closes the view (the copy keeps the memory).
+	snap := &treeSnapshot{view: v, fsm: f}
 	pr, pw := io.Pipe()
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
-		bw := bufio.NewWriterSize(pw, 1<<16)
-		err := v.WriteSnapshot(bw, f.mu.RLock, f.mu.RUnlock)
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err) // nil: the reader sees EOF
+		pw.CloseWithError(snap.write(pw)) // nil: the reader sees EOF
 	}()
 	t, err := znode.ReadSnapshot(bufio.NewReaderSize(pr, 1<<16), opts)
 	pr.Close() // a reader that stopped early unblocks the writer
 	<-written
-	f.mu.Lock()
-	v.Close()
-	f.mu.Unlock()
+	snap.Release()
 	if err != nil {
 		return nil, fmt.Errorf("ensemble: copy the tree: %w", err)
 	}

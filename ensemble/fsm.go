@@ -234,7 +234,17 @@ type treeSnapshot struct {
 // Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
 // the sink.
 func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
-	bw := bufio.NewWriterSize(sink, 1<<16)
+	if err := s.write(sink); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("ensemble: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+// write writes the snapshot to w through a 64 KiB buffer: the view's walk
+// under the FSM's read lock a chunk at a time, or the copy's.
+func (s *treeSnapshot) write(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
 	var err error
 	if s.view != nil {
 		err = s.view.WriteSnapshot(bw, s.fsm.mu.RLock, s.fsm.mu.RUnlock)
@@ -244,11 +254,7 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err != nil {
-		_ = sink.Cancel()
-		return fmt.Errorf("ensemble: persist snapshot: %w", err)
-	}
-	return sink.Close()
+	return err
 }
 
 // Release implements raft.FSMSnapshot: the view is closed, so Apply stops
