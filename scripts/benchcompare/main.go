@@ -21,10 +21,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// jitWarmup is how long each workload runs against ZooKeeper before
-// anything is measured (plus the bench's own 2 s warm-up).
-const jitWarmup = 8 * time.Second
-
 type result struct {
 	opsPerSec float64
 	p99       float64
@@ -192,6 +188,8 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
+	sessions := flag.Int("sessions", 0, "sessions (ephemeral-churn: workers) per workload (0: the bench's default, 16); e.g. 64 to compare the servers at saturation")
+	jitWarmup := flag.Duration("jit-warmup", 8*time.Second, "how long each workload runs against ZooKeeper before anything is measured (plus the bench's own 2 s warm-up)")
 	doFailover := flag.Bool("failover", true, "measure the time from a leader kill -9 to the next acknowledged write")
 	size := flag.Int("members", 3, "members per ensemble; 1 runs each server alone (standalone), which takes the co-location of three members off a small machine (no failover then)")
 	flag.Parse()
@@ -204,6 +202,9 @@ func main() {
 	var wlArgs []string // passed to every workload run
 	if *inflight > 0 {
 		wlArgs = []string{"--inflight", fmt.Sprint(*inflight)}
+	}
+	if *sessions > 0 {
+		wlArgs = append(wlArgs, "--sessions", fmt.Sprint(*sessions))
 	}
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
@@ -248,7 +249,7 @@ func main() {
 			if !selected[w.name] {
 				continue
 			}
-			if _, err := runBench(*bin, zkE, w.name, jitWarmup, wlArgs...); err != nil {
+			if _, err := runBench(*bin, zkE, w.name, *jitWarmup, wlArgs...); err != nil {
 				fail(err)
 			}
 		}
