@@ -40,16 +40,12 @@ test-short:
 # the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
 # watch registry against a model, the bench client's reply reader and the
 # readers of ZooKeeper's snapshots and transaction logs
-# (FUZZTIME=5m for longer runs).
+# (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
+# it failed only by Go's fuzzing-coordinator race at -fuzztime's end.
 FUZZTIME ?= 30s
 FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/ ./internal/zkdata/
 fuzz:
-	@for p in $(FUZZPKGS); do \
-		for t in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
-			echo "== $$p $$t"; \
-			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZPKGS)
 
 # The side-by-side benchmark against Apache ZooKeeper (docs/performance.md).
 BENCH_DURATION ?= 10s
