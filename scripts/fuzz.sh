@@ -20,7 +20,9 @@ coordinatorRace() {
 }
 
 for p in "$@"; do
-	for t in $("$go" test -list 'Fuzz.*' "$p" | grep '^Fuzz'); do
+	# A package that does not build must fail the run, not list no targets.
+	targets=$("$go" test -list 'Fuzz.*' "$p") || { echo "$targets"; exit 1; }
+	for t in $(grep '^Fuzz' <<<"$targets"); do
 		for attempt in 1 2; do
 			echo "== $p $t"
 			if "$go" test -run '^$' -fuzz "^$t\$" -fuzztime "$fuzztime" "$p" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
