@@ -21,6 +21,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// defaultJITWarmup is -jit-warmup's default: how long each workload runs
+// against ZooKeeper before anything is measured.
+const defaultJITWarmup = 8 * time.Second
+
 type result struct {
 	opsPerSec float64
 	p99       float64
@@ -189,7 +193,7 @@ func main() {
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
 	sessions := flag.Int("sessions", 0, "sessions (ephemeral-churn: workers) per workload (0: the bench's default, 16); e.g. 64 to compare the servers at saturation")
-	jitWarmup := flag.Duration("jit-warmup", 8*time.Second, "how long each workload runs against ZooKeeper before anything is measured (plus the bench's own 2 s warm-up)")
+	jitWarmup := flag.Duration("jit-warmup", defaultJITWarmup, "how long each workload runs against ZooKeeper before anything is measured (plus the bench's own 2 s warm-up)")
 	doFailover := flag.Bool("failover", true, "measure the time from a leader kill -9 to the next acknowledged write")
 	size := flag.Int("members", 3, "members per ensemble; 1 runs each server alone (standalone), which takes the co-location of three members off a small machine (no failover then)")
 	flag.Parse()
@@ -354,9 +358,15 @@ func main() {
 		row("restart to serving with that tree", restart[ref], restart["zkraft"], "s", false)
 	}
 
-	depth := ""
+	depth := "" // the load settings that differ from the bench's defaults
 	if *inflight > 0 {
-		depth = fmt.Sprintf(", %d requests in flight per session", *inflight)
+		depth += fmt.Sprintf(", %d requests in flight per session", *inflight)
+	}
+	if *sessions > 0 {
+		depth += fmt.Sprintf(", %d sessions (churn: workers)", *sessions)
+	}
+	if *jitWarmup != defaultJITWarmup && *baseline == "" {
+		depth += fmt.Sprintf(", ZooKeeper's JIT warmed for %v per workload", *jitWarmup)
 	}
 	members := fmt.Sprintf("%d members each on loopback", *size)
 	if *size == 1 {
