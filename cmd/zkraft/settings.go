@@ -346,10 +346,13 @@ func (s *settings) resolveMembers(c *cli.Context) error {
 
 // electionTimeout derives Raft's election (and heartbeat) timeout from
 // ZooKeeper's settings: a twentieth of syncLimit ticks — 500ms for the
-// common tickTime=2000, syncLimit=5 — and at least 250ms. Raft notices a
-// dead leader only by missing heartbeats (ZooKeeper's followers also react
-// to the leader's socket closing), so the timeout is what a leader kill
-// costs: with 500ms a new leader acknowledges writes about 1-2s after.
+// common tickTime=2000, syncLimit=5 — and at least 250ms. It is how long a
+// follower waits for a silent leader (a partition, a stalled host) before
+// it elects; the leader lease, half of it, is how long a leader serves
+// without hearing from a quorum. A leader whose process dies closes its
+// connections, and its followers then drop to the lease for a moment
+// (ensemble/leaderloss.go), as ZooKeeper's react to the leader's socket
+// closing: a kill -9 costs about 0.3-0.5s to the next acknowledged write.
 func (s *settings) electionTimeout() time.Duration {
 	d := s.TickTime * time.Duration(s.SyncLimit) / 20
 	if d < 250*time.Millisecond {
