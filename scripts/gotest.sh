@@ -7,6 +7,8 @@ set -uo pipefail
 GO=${GO:-go}
 log=$(mktemp "${TMPDIR:-/tmp}/zkraft-test.XXXXXX")
 trap 'rm -f "$log"' EXIT
+# A failed run's whole output is kept here, for a failure that does not come back.
+keep=${ZKRAFT_TEST_FAILED_LOG:-${TMPDIR:-/tmp}/zkraft-test-failed.log}
 "$GO" test "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
@@ -20,5 +22,8 @@ if [ "$rc" -ne 0 ]; then
   fi
   grep -E -A12 '^--- FAIL|^    --- FAIL' "$log" | head -200
   grep -E '^(FAIL|ok)[[:space:]]' "$log"
+  if cp "$log" "$keep" 2>/dev/null; then
+    echo "==== the whole output is in $keep"
+  fi
 fi
 exit "$rc"
