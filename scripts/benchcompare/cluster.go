@@ -81,6 +81,7 @@ func (m *member) start() {
 	must(err)
 	m.cmd = exec.Command(m.argv[0], m.argv[1:]...)
 	m.cmd.Stdout, m.cmd.Stderr = log, log
+	m.cmd.SysProcAttr = memberProcAttr()
 	must(m.cmd.Start())
 	go func() { _ = m.cmd.Wait(); log.Close() }()
 }

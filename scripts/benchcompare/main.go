@@ -8,7 +8,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -62,6 +64,10 @@ func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra
 	stolen = stealTime() - stolen
 	wall := time.Since(start)
 	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 { // what the bench said (exec keeps its first and last 32 KB)
+			return result{}, fmt.Errorf("%s bench %s: %w: %s", e.name, workload, err, bytes.TrimSpace(exitErr.Stderr))
+		}
 		return result{}, fmt.Errorf("%s bench %s: %w", e.name, workload, err)
 	}
 	var j benchJSON
@@ -187,6 +193,7 @@ func main() {
 	nodes := flag.Int("nodes", 1000000, "znodes of 100 bytes for the memory and restart measurements")
 	out := flag.String("out", "", "also write the Markdown table here")
 	settle := flag.Duration("settle", 5*time.Second, "idle time before each measured run, so background work left by the previous run (GC, snapshots) does not land in it")
+	loadSettle := flag.Duration("load-settle", 30*time.Second, "idle time after populating -nodes znodes, before resident memory is read (the snapshots both servers take after a bulk load)")
 	reps := flag.Int("reps", 3, "measured runs per workload and server, alternating; the table shows medians")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
@@ -212,10 +219,12 @@ func main() {
 	}
 	root, err := os.MkdirTemp("", "benchcompare")
 	must(err)
+	defer runCleanups()
+	cleanupOnSignal()
 	if *keep {
 		fmt.Println("keeping the ensembles' directories (logs) in", root)
 	} else {
-		defer os.RemoveAll(root)
+		atExit(func() { os.RemoveAll(root) })
 	}
 
 	// ref is the reference ensemble's name: ZooKeeper, or a baseline
@@ -229,7 +238,7 @@ func main() {
 	both := []*ensemble{zkE, krE}
 	for _, e := range both {
 		e.start()
-		defer e.stop()
+		atExit(e.stop)
 		if _, err := e.waitServing(2*time.Minute, 0); err != nil {
 			fail(err)
 		}
@@ -334,7 +343,7 @@ func main() {
 		// Let the servers settle as after any bulk load: GC, and the
 		// snapshots both take once the load stops (a million-node snapshot
 		// on three members sharing two cores takes tens of seconds).
-		time.Sleep(30 * time.Second)
+		time.Sleep(*loadSettle)
 		var rss, anon int64
 		for _, m := range e.members {
 			if r, a := m.rss(); r > rss {
@@ -392,9 +401,4 @@ func main() {
 func hostname() string {
 	h, _ := os.Hostname()
 	return h
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "benchcompare:", err)
-	os.Exit(1)
 }

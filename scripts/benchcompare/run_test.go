@@ -1,0 +1,170 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// needZooKeeper skips t without Java and Debian's ZooKeeper jars, except
+// under CI=true, where `make bench`'s own test must run.
+func needZooKeeper(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts two ensembles")
+	}
+	var missing []string
+	if _, err := exec.LookPath("java"); err != nil {
+		missing = append(missing, "java")
+	}
+	for _, jar := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+		if _, err := os.Stat(jar); err != nil {
+			missing = append(missing, jar)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and ZooKeeper is missing: %v", missing)
+	}
+	t.Skipf("SKIP (not CI): missing %v", missing)
+}
+
+// buildBoth builds zkraft and benchcompare into dir.
+func buildBoth(t *testing.T, dir string) (zkraft, benchcompare string) {
+	t.Helper()
+	zkraft, benchcompare = filepath.Join(dir, "zkraft"), filepath.Join(dir, "benchcompare")
+	for _, b := range []struct{ out, pkg string }{{zkraft, "../../cmd/zkraft"}, {benchcompare, "."}} {
+		// go test puts its own GOROOT/bin first on PATH.
+		if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	return zkraft, benchcompare
+}
+
+// runBenchcompare runs the benchcompare binary with its temporary
+// directory in tmp and returns its output and exit error.
+func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// TestMakeBenchEndToEnd is `make bench` in small: both ensembles, one
+// workload, the failover, memory and restart measurements, and the
+// Markdown table with a ratio on every row.
+func TestMakeBenchEndToEnd(t *testing.T) {
+	needZooKeeper(t)
+	t.Parallel()
+	dir := t.TempDir()
+	zkraft, bc := buildBoth(t, dir)
+	tmp, table := t.TempDir(), filepath.Join(dir, "table.md")
+	out, err := runBenchcompare(t, bc, tmp, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
+		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "1000", "-load-settle", "1s", "-out", table)
+	if err != nil {
+		t.Fatalf("benchcompare: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, row := range []string{"| write (setData) throughput |", "| write (setData) p99 |", "| write (setData) server CPU/op |",
+		"| leader kill -9 → next acknowledged write |", "| resident memory, 1000 znodes of 100 B (largest member) |",
+		"| of which anonymous", "| restart to serving with that tree |"} {
+		if !strings.Contains(md, row) {
+			t.Errorf("the table has no row %q:\n%s", row, md)
+		}
+	}
+	ratio := regexp.MustCompile(`\*\*([0-9.]+)x\*\*`)
+	if n := len(ratio.FindAllString(md, -1)); n != 7 {
+		t.Errorf("%d finite ratios in the table, want 7:\n%s", n, md)
+	}
+	assertNothingLeft(t, tmp)
+}
+
+// TestFailedRunStopsItsEnsembles: a run that fails after both ensembles
+// started (here every `zkraft bench` fails) stops all six members and
+// removes their directories before it exits.
+func TestFailedRunStopsItsEnsembles(t *testing.T) {
+	needZooKeeper(t)
+	t.Parallel()
+	dir := t.TempDir()
+	zkraft, bc := buildBoth(t, dir)
+	wrapper := filepath.Join(dir, "zkraft-no-bench")
+	script := "#!/bin/sh\nif [ \"$1\" = bench ]; then echo 'bench refused' >&2; exit 3; fi\nexec " + zkraft + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	out, err := runBenchcompare(t, bc, tmp, "-zkraft", wrapper, "-workloads", "write", "-duration", "1s", "-reps", "1",
+		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "0", "-failover=false")
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Fatalf("benchcompare: %v, want exit status 1\n%s", err, out)
+	}
+	if !strings.Contains(out, "bench refused") {
+		t.Errorf("the output does not say why the run failed:\n%s", out)
+	}
+	assertNothingLeft(t, tmp)
+}
+
+// assertNothingLeft checks that no process runs from under tmp (every
+// member's command line names its zoo.cfg there) and that benchcompare's
+// directory in tmp is gone.
+func assertNothingLeft(t *testing.T, tmp string) {
+	t.Helper()
+	var left map[int]string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left = processesUnder(tmp)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for pid, cmd := range left {
+		t.Errorf("still running after benchcompare exited: %s", cmd)
+		_ = syscall.Kill(pid, syscall.SIGKILL) // not left to the next test
+	}
+	if left, err := filepath.Glob(filepath.Join(tmp, "benchcompare*")); err != nil || len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v %v", left, err)
+	}
+}
+
+// processesUnder returns the command lines, by pid, that mention dir.
+func processesUnder(dir string) map[int]string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	out := map[int]string{}
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, dir) {
+			out[pid] = cmd
+		}
+	}
+	return out
+}
