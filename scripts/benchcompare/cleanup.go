@@ -17,6 +17,10 @@ import (
 var (
 	cleanupMu sync.Mutex
 	cleanups  []func()
+	// runningMu is held while cleanups run: a second way out (a signal
+	// while main fails because the members are going) waits for them
+	// instead of exiting halfway through.
+	runningMu sync.Mutex
 )
 
 // atExit registers f to run at the end of the run, before those
@@ -29,6 +33,8 @@ func atExit(f func()) {
 
 // runCleanups runs the registered cleanups, newest first, once.
 func runCleanups() {
+	runningMu.Lock()
+	defer runningMu.Unlock()
 	cleanupMu.Lock()
 	fs := cleanups
 	cleanups = nil

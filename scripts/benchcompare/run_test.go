@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -167,4 +168,59 @@ func processesUnder(dir string) map[int]string {
 		}
 	}
 	return out
+}
+
+// TestInterruptedRunStopsItsEnsembles: SIGTERM once both ensembles serve
+// (benchcompare then starts warming ZooKeeper's JIT) stops all six members
+// and removes their directories, as Ctrl-C in `make bench` does.
+func TestInterruptedRunStopsItsEnsembles(t *testing.T) {
+	needZooKeeper(t)
+	t.Parallel()
+	zkraft, bc := buildBoth(t, t.TempDir())
+	tmp := t.TempDir()
+	cmd := exec.Command(bc, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
+		"-jit-warmup", "1m", "-nodes", "0", "-failover=false")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serving := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := false
+		for sc.Scan() {
+			if !ok && strings.Contains(sc.Text(), "warming up ZooKeeper's JIT") {
+				ok = true
+				serving <- true
+			}
+		}
+		if !ok {
+			serving <- false
+		}
+	}()
+	select {
+	case ok := <-serving:
+		if !ok {
+			_ = cmd.Wait()
+			t.Fatalf("benchcompare ended before the ensembles served: %s", stderr.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("the ensembles did not serve within 3 minutes")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Errorf("benchcompare after SIGTERM: %v, want exit status 1\n%s", err, stderr.String())
+	}
+	assertNothingLeft(t, tmp)
 }
