@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // The compatibility tests run real ZooKeeper clients (the Java client and
@@ -57,13 +59,7 @@ var javaClientJars = []string{
 // missing: CI installs every tool, so a missing one there is a broken run.
 func requireTool(t *testing.T, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and a compatibility client is missing: %v", err)
-	}
-	t.Skipf("SKIP (not CI): %v", err)
+	testenv.Require(t, err)
 }
 
 // skipShort skips t under -short (make test-short): the compatibility

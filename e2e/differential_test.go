@@ -132,10 +132,7 @@ func TestDifferential(t *testing.T) {
 	t.Parallel()
 	java, err := findZookeeper()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the ZooKeeper oracle is missing: %v", err)
-		}
-		t.Skipf("SKIP (not CI): the ZooKeeper oracle is missing: %v", err)
+		requireTool(t, fmt.Errorf("the ZooKeeper oracle is missing: %w", err))
 	}
 	javaBin = java
 	zkSrv := StartServer(t, ServerOptions{Kind: targetZookeeper})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // Golden transcripts: each testdata/shell/NAME.zk script is piped into
@@ -199,7 +201,7 @@ func runGoldenTranscripts(t *testing.T, addr string) {
 		t.Fatalf("no scripts in %s: %v", goldenDir, err)
 	}
 	java := javaAvailable()
-	if !java && inCI() {
+	if !java && testenv.InCI() {
 		t.Fatal("CI=true but java / zookeeper.jar missing: the zkCli side of the transcripts cannot run")
 	}
 	for _, script := range scripts {

@@ -1,12 +1,14 @@
 package shell
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // TestReconfig runs config and reconfig (which go through the tap) against a
@@ -27,10 +29,7 @@ func TestReconfig(t *testing.T) {
 	if addr == "" {
 		a, stop, err := startReconfigZooKeeper()
 		if err != nil {
-			if inCI() {
-				t.Fatalf("start reconfig server: %v", err)
-			}
-			t.Skipf("no reconfig server: %v", err)
+			testenv.Require(t, fmt.Errorf("start reconfig server: %w", err))
 		}
 		defer stop()
 		addr = a

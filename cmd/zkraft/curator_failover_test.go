@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // curatorClassPath is Debian's Apache Curator 5 with the ZooKeeper client
@@ -26,10 +28,7 @@ var curatorClassPath = []string{
 func needJavaTools(t *testing.T) (javac, java string) {
 	t.Helper()
 	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing (.ci/run installs it)", what)
-		}
-		t.Skipf("%s is missing", what)
+		testenv.Require(t, fmt.Errorf("%s is missing (.ci/run installs it)", what))
 	}
 	javac, err := exec.LookPath("javac")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // needZooKeeper skips t without Java and Debian's ZooKeeper jars, except
@@ -34,13 +37,9 @@ func needZooKeeper(t *testing.T) {
 			missing = append(missing, jar)
 		}
 	}
-	if len(missing) == 0 {
-		return
+	if len(missing) > 0 {
+		testenv.Require(t, fmt.Errorf("missing %v", missing))
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and ZooKeeper is missing: %v", missing)
-	}
-	t.Skipf("SKIP (not CI): missing %v", missing)
 }
 
 // buildBoth builds zkraft and benchcompare into dir.
