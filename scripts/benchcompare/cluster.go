@@ -120,10 +120,7 @@ func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration
 	for {
 		ready := true
 		for _, m := range e.members {
-			out := fourletter.Ask(m.clientAddr, "srvr")
-			mode := fourletter.Field(out, "Mode: ")
-			n, _ := strconv.Atoi(fourletter.Field(out, "Node count: "))
-			if mode == "" || mode == "read-only" || n < minNodes {
+			if ok, _, _ := m.serving(minNodes); !ok {
 				ready = false
 				break
 			}
@@ -132,7 +129,7 @@ func (e *ensemble) waitServing(limit time.Duration, minNodes int) (time.Duration
 			return time.Since(start), nil
 		}
 		if time.Since(start) > limit {
-			return 0, fmt.Errorf("%s not serving after %v", e.name, limit)
+			return 0, fmt.Errorf("%s not serving after %v%s", e.name, limit, e.notServing(minNodes))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -208,4 +205,41 @@ func (m *member) rss() (total, anon int64) {
 		return v * 1024
 	}
 	return kb("VmRSS:"), kb("RssAnon:")
+}
+
+// serving asks m (srvr) whether it serves with a quorum and at least
+// minNodes znodes, and returns its mode and znode count.
+func (m *member) serving(minNodes int) (ok bool, mode string, n int) {
+	out := fourletter.Ask(m.clientAddr, "srvr")
+	mode = fourletter.Field(out, "Mode: ")
+	n, _ = strconv.Atoi(fourletter.Field(out, "Node count: "))
+	return mode != "" && mode != "read-only" && n >= minNodes, mode, n
+}
+
+// notServing describes the members that do not serve (at least minNodes
+// znodes), each with the end of its log, for the error of a run that
+// could not start.
+func (e *ensemble) notServing(minNodes int) string {
+	var b strings.Builder
+	for _, m := range e.members {
+		ok, mode, n := m.serving(minNodes)
+		if ok {
+			continue
+		}
+		fmt.Fprintf(&b, "\nmember %d (%s): mode %q, %d znodes; its log ends:\n%s", m.id, m.clientAddr, mode, n, logTail(filepath.Join(m.dir, "server.log"), 20))
+	}
+	return b.String()
+}
+
+// logTail returns the last n lines of the file at path, or why not.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

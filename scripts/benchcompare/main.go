@@ -197,6 +197,7 @@ func main() {
 	reps := flag.Int("reps", 3, "measured runs per workload and server, alternating; the table shows medians")
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
+	dir := flag.String("dir", "", "where the ensembles' directories go (default: the system's temporary directory)")
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
 	sessions := flag.Int("sessions", 0, "sessions (ephemeral-churn: workers) per workload (0: the bench's default, 16); e.g. 64 to compare the servers at saturation")
@@ -217,7 +218,7 @@ func main() {
 	if *sessions > 0 {
 		wlArgs = append(wlArgs, "--sessions", fmt.Sprint(*sessions))
 	}
-	root, err := os.MkdirTemp("", "benchcompare")
+	root, err := os.MkdirTemp(*dir, "benchcompare")
 	must(err)
 	defer runCleanups()
 	cleanupOnSignal()

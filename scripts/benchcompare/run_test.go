@@ -55,14 +55,15 @@ func buildBoth(t *testing.T, dir string) (zkraft, benchcompare string) {
 	return zkraft, benchcompare
 }
 
-// runBenchcompare runs the benchcompare binary with its temporary
-// directory in tmp and returns its output and exit error.
+// runBenchcompare runs the benchcompare binary with its ensembles'
+// directories in tmp and returns its output and exit error. (Not through
+// TMPDIR: internal/testport keeps its port claims there, shared by every
+// test process, so a TMPDIR of its own let parallel runs pick one port.)
 func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-dir", tmp}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -177,9 +178,8 @@ func TestInterruptedRunStopsItsEnsembles(t *testing.T) {
 	t.Parallel()
 	zkraft, bc := buildBoth(t, t.TempDir())
 	tmp := t.TempDir()
-	cmd := exec.Command(bc, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
+	cmd := exec.Command(bc, "-dir", tmp, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
 		"-jit-warmup", "1m", "-nodes", "0", "-failover=false")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
