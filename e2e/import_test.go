@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
-
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,8 +177,9 @@ func superClient(t *testing.T, s *Server) *client {
 }
 
 // dumpWithACLs renders every znode but /zookeeper/config (each server's
-// own membership): path, data, ACL and every Stat field.
-func dumpWithACLs(t *testing.T, c *client) string {
+// own membership) and the children of the prune paths: path, data, ACL and
+// every Stat field.
+func dumpWithACLs(t *testing.T, c *client, prune ...string) string {
 	t.Helper()
 	var b strings.Builder
 	var walk func(p string)
@@ -191,6 +196,9 @@ func dumpWithACLs(t *testing.T, c *client) string {
 			t.Fatalf("getACL %s: %v", p, err)
 		}
 		fmt.Fprintf(&b, "%s %q %v %+v\n", p, data, acl, *st)
+		if slices.Contains(prune, p) {
+			return
+		}
 		kids, _, err := c.Children(p)
 		if err != nil {
 			t.Fatalf("children %s: %v", p, err)
@@ -201,4 +209,203 @@ func dumpWithACLs(t *testing.T, c *client) string {
 	}
 	walk("/")
 	return b.String()
+}
+
+// TestImportFuzzySnapshots imports a ZooKeeper that snapshotted many
+// times while sessions raced to create, change and delete children of one
+// parent and closed with ephemerals there, so its snapshots are fuzzy
+// (they hold changes logged after their zxid) in ways no fixed history
+// makes happen every time. Each of its last snapshots is imported in turn
+// (a copy of its directory without the newer ones), with every log after
+// it replayed; each import must build what ZooKeeper itself builds when it
+// restarts on its directory: every znode with the same data, ACL and Stat,
+// the parents' cversion and pzxid included.
+func TestImportFuzzySnapshots(t *testing.T) {
+	skipShort(t)
+	t.Parallel()
+	needJava(t)
+	// Small preallocated logs: every snapshot starts a new one, and each
+	// import reads a copy.
+	zkSrv := StartServer(t, ServerOptions{Kind: targetZookeeper, ZooCfg: []string{"snapCount=30"},
+		JVMArgs: []string{"-Dzookeeper.preAllocSize=16"}})
+	c := connect(t, zkSrv, 10*time.Second)
+	open := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/fz", "/fz/sub", "/big"} {
+		if _, err := c.Create(p, nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A snapshot writing /big's 20,000 children takes some milliseconds:
+	// changes to /fz logged in that time reach the snapshot when /fz comes
+	// after /big (ZooKeeper writes children in hash order).
+	for i := 0; i < 20; i++ {
+		ops := make([]any, 1000)
+		for k := range ops {
+			ops[k] = &zk.CreateRequest{Path: fmt.Sprintf("/big/n%d-%d", i, k), Data: []byte("0123456789"), Acl: open}
+		}
+		if _, err := c.Multi(ops...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	stop := time.Now().Add(2 * time.Second)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- fuzzyWorker(zkSrv.Addr, w, stop)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	if err := zkSrv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := filepath.Glob(filepath.Join(zkSrv.dataDir, "version-2", "snapshot.*"))
+	if err != nil || len(snaps) < 2 {
+		t.Fatalf("ZooKeeper's snapshots: %v %v", snaps, err)
+	}
+	slices.SortFunc(snaps, func(a, b string) int { return cmp.Compare(snapZxid(t, a), snapZxid(t, b)) })
+	snaps = snaps[max(0, len(snaps)-9):]
+
+	// ZooKeeper restarted on its own directory is the reference. (Its
+	// start adds a snapshot and its probe's session, which change no
+	// znode: the imports read copies made before.)
+	copies := make([]string, len(snaps))
+	for i := range snaps {
+		// The one before too, in case this one was cut short.
+		copies[i] = copyZooKeeperDir(t, zkSrv.dataDir, snapZxid(t, snaps[i]), snapZxid(t, snaps[max(i-1, 0)]))
+	}
+	if err := zkSrv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	want := dumpWithACLs(t, superClient(t, zkSrv), "/big")
+	if err := zkSrv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	held := 0
+	for i, from := range copies {
+		dir := t.TempDir()
+		out, err := runTool(t, time.Minute, "", zkraftBin, "import-zookeeper",
+			"--from", from, "--data-dir", filepath.Join(dir, "data"), "--extended-types")
+		if err != nil {
+			t.Fatalf("import-zookeeper: %v\n%s", err, out)
+		}
+		// A snapshot cut short when ZooKeeper stopped does not parse: the
+		// import, like ZooKeeper, takes the newest one that does.
+		if !strings.Contains(out, filepath.Base(snaps[i])+"\n") {
+			t.Logf("%s is not whole: the import read an older one\n%s", filepath.Base(snaps[i]), out)
+		}
+		if strings.Contains(out, "already held") {
+			held++
+		}
+		zr := &Server{Addr: zkSrv.Addr, Kind: targetZkraft, dir: dir, dataDir: filepath.Join(dir, "data"),
+			logPath: filepath.Join(dir, "server.log"), port: zkSrv.port}
+		if err := zr.Start(); err != nil {
+			t.Fatal(err)
+		}
+		got := dumpWithACLs(t, superClient(t, zr), "/big")
+		if err := zr.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("imported from %s, the tree differs from ZooKeeper's on the same directory\nimport:\n%s\nZooKeeper:\n%s\nzkraft:\n%s",
+				filepath.Base(snaps[i]), out, want, got)
+		}
+	}
+	t.Logf("%d imports from snapshots %s..%s, %d of them fuzzy (held changes logged after them)",
+		len(snaps), filepath.Base(snaps[0]), filepath.Base(snaps[len(snaps)-1]), held)
+}
+
+// snapZxid is the zxid a ZooKeeper snapshot file is named for.
+func snapZxid(t *testing.T, path string) int64 {
+	t.Helper()
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".snappy")
+	z, err := strconv.ParseInt(strings.TrimPrefix(name, "snapshot."), 16, 64)
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", path, err)
+	}
+	return z
+}
+
+// copyZooKeeperDir copies a stopped ZooKeeper's dataDir with its logs and
+// only the snapshots keep names, so an import reads the newest of those
+// and the logs after it.
+func copyZooKeeperDir(t *testing.T, dataDir string, keep ...int64) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "zk")
+	if err := os.MkdirAll(filepath.Join(dst, "version-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, err := os.ReadDir(filepath.Join(dataDir, "version-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := f.Name()
+		if strings.HasPrefix(name, "snapshot.") && !slices.Contains(keep, snapZxid(t, name)) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dataDir, "version-2", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, "version-2", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// fuzzyWorker opens sessions on addr until stop, each creating, changing
+// and deleting children of /fz and /fz/sub, leaving ephemerals there for
+// its close to delete.
+func fuzzyWorker(addr string, w int, stop time.Time) error {
+	open := zk.WorldACL(zk.PermAll)
+	for round := 0; time.Now().Before(stop); round++ {
+		conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(clientLogger()))
+		if err != nil {
+			return err
+		}
+		prev := ""
+		for k := 0; k < 4; k++ {
+			p := fmt.Sprintf("/fz/w%d-%d-%d", w, round, k)
+			if _, err := conn.Create(p, []byte("a"), 0, open); err != nil {
+				conn.Close()
+				return fmt.Errorf("create %s: %w", p, err)
+			}
+			if _, err := conn.Create(fmt.Sprintf("/fz/sub/e%d-%d-%d", w, round, k), nil, zk.FlagEphemeral, open); err != nil {
+				conn.Close()
+				return err
+			}
+			if _, err := conn.Set(p, []byte("b"), 0); err != nil {
+				conn.Close()
+				return err
+			}
+			if prev != "" {
+				if err := conn.Delete(prev, -1); err != nil {
+					conn.Close()
+					return err
+				}
+			}
+			prev = p
+		}
+		if _, err := conn.Multi(
+			&zk.CreateRequest{Path: fmt.Sprintf("/fz/m%d-%d", w, round), Data: []byte("m"), Acl: open},
+			&zk.DeleteRequest{Path: prev, Version: -1},
+		); err != nil {
+			conn.Close()
+			return err
+		}
+		conn.Close()
+	}
+	return nil
 }

@@ -154,24 +154,69 @@ func (t *Tree) AdvanceZxid(zxid int64) {
 	t.lastZxid = max(t.lastZxid, zxid)
 }
 
-// SettleFuzzyCreate is ZooKeeper's repair when a replayed create finds its
-// node already there (the snapshot, taken while serving, caught the node
-// but perhaps not its parent's counters): the parent's stored cversion
-// becomes the logged one (its cversion + 1 when that is -1) and its pzxid
-// the create's zxid, when that raises the cversion (DataTree.processTxn's
-// setCversionPzxid). Importers replaying logs call it.
-func (t *Tree) SettleFuzzyCreate(parentPath string, cversion int32, zxid int64) {
-	p := t.lookup(parentPath)
-	if p == nil {
-		return
+// ChildMeta returns a znode's child counters as ZooKeeper stores them:
+// cversion counts the children ever created (clients see cversion*2 -
+// numChildren) and pzxid is the zxid of the last change to the children.
+// ok is false when there is no such znode.
+func (t *Tree) ChildMeta(path string) (cversion int32, pzxid int64, ok bool) {
+	n := t.lookup(path)
+	if n == nil {
+		return 0, 0, false
 	}
-	if cversion == -1 {
-		cversion = p.cversion() + 1
-	}
-	if cversion > p.cversion() {
+	return n.cversion(), n.pzxid(), true
+}
+
+// SetChildMeta sets a znode's stored child counters (see ChildMeta), if it
+// exists. It is for importers replaying ZooKeeper's logs over a snapshot
+// taken while ZooKeeper served: its replay treats these counters by rules
+// of its own (DataTree.createNode, deleteNode, setCversionPzxid), never
+// lowering them. It is not for a tree being served.
+func (t *Tree) SetChildMeta(path string, cversion int32, pzxid int64) {
+	if n := t.lookup(path); n != nil {
 		a := &applier{t: t}
-		a.setChildMeta(p, cversion, zxid)
+		a.setChildMeta(n, cversion, pzxid)
 	}
+}
+
+// SettleEphemerals ends an import as ZooKeeper ends loading a data
+// directory (ZooKeeperServer.loadData). A fuzzy snapshot can hold an
+// ephemeral whose session it does not: each such ephemeral is linked to
+// its session if that is open now, and deleted if it is not (ZooKeeper
+// kills every session that owns ephemerals and is not open, deleting them
+// at zxid, which raises their parents' pzxid to it). It returns the paths
+// deleted.
+func (t *Tree) SettleEphemerals(zxid int64) []string {
+	linked := 0
+	for _, s := range t.sessions {
+		linked += len(s.ephemerals)
+	}
+	if linked == t.nEphem {
+		return nil
+	}
+	var dead []pathNode
+	var scratch []childEntry
+	walkSorted(RootPath, t.root, &scratch, func(p string, n *node) {
+		if n.kind() != kindEphemeral {
+			return
+		}
+		s := t.sessions[n.owner]
+		if s == nil {
+			dead = append(dead, pathNode{p, n})
+			return
+		}
+		if s.ephemerals == nil {
+			s.ephemerals = make(map[string]struct{})
+		}
+		s.ephemerals[p] = struct{}{}
+	})
+	a := &applier{t: t, zxid: zxid}
+	paths := make([]string, len(dead))
+	for i, d := range dead {
+		parentPath, name, _ := splitPath(d.path)
+		a.deleteNode(d.path, parentPath, name, t.lookup(parentPath), d.n)
+		paths[i] = d.path
+	}
+	return paths
 }
 
 // Export calls fn for every znode in ZooKeeper's stored form, parents

@@ -113,6 +113,9 @@ func report(w io.Writer, res *zkimport.Result, dataDir string) {
 			fmt.Fprintf(w, "                %s\n", c)
 		}
 	}
+	if n := len(res.DeadEphemerals); n > 0 {
+		fmt.Fprintf(w, "dead ephemerals %d the snapshot held for sessions closed since (deleted, as ZooKeeper does on loading)\n", n)
+	}
 	fmt.Fprintf(w, "written to      %s\n", dataDir)
 }
 

@@ -3,7 +3,6 @@ package zkimport
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
@@ -26,6 +25,10 @@ type Result struct {
 	// describes the first 20.
 	Settled   int
 	Conflicts []string
+	// DeadEphemerals are ephemerals the snapshot held whose sessions are
+	// not open after the replay: deleted, as ZooKeeper does when it
+	// loads (Tree.SettleEphemerals).
+	DeadEphemerals []string
 }
 
 // Load reads ZooKeeper's dataDir and dataLogDir ("" when they are one) and
@@ -52,21 +55,16 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		}
 		res.Replayed++
 		for _, s := range steps {
-			r := apply(res.Tree, s.txn, t.Zxid)
-			if r.Err == jute.OK {
-				continue
-			}
-			if s.repair && r.Err == jute.ErrNodeExists {
-				parent := s.path[:max(strings.LastIndexByte(s.path, '/'), 1)]
-				res.Tree.SettleFuzzyCreate(parent, s.parentCVersion, t.Zxid)
-			}
-			res.Settled++
-			if len(res.Conflicts) < 20 {
-				res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, r.Err))
+			if code := replayStep(res.Tree, s, t.Zxid); code != jute.OK {
+				res.Settled++
+				if len(res.Conflicts) < 20 {
+					res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, code))
+				}
 			}
 		}
 	}
 	res.Tree.AdvanceZxid(res.LastZxid)
+	res.DeadEphemerals = res.Tree.SettleEphemerals(res.LastZxid)
 	return res, nil
 }
 

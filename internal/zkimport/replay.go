@@ -17,14 +17,29 @@ var replayer = []jute.Id{{Scheme: "super", ID: "zkimport"}}
 // reconfig, whose membership is zkraft's own now.
 var errSkip = fmt.Errorf("zkimport: nothing to replay")
 
-// step is one replayed change: a zkraft transaction and, for a plain
-// create, the logged parentCVersion for ZooKeeper's repair of a create
-// that a fuzzy snapshot already holds (Tree.SettleFuzzyCreate).
+// stepKind says which of ZooKeeper's replay rules for a parent's child
+// counters a step follows (see replayStep).
+type stepKind uint8
+
+const (
+	stepOther  stepKind = iota
+	stepCreate          // any create: parentCVersion is the logged one
+	stepDelete          // a delete or deleteContainer of path
+	stepClose           // a closeSession: paths is its logged paths2Delete
+)
+
+// step is one replayed change: a zkraft transaction and what ZooKeeper's
+// replay needs besides (a create's logged parentCVersion, a closed
+// session's logged ephemerals).
 type step struct {
 	txn            *znode.Txn
+	kind           stepKind
 	path           string
 	parentCVersion int32
-	repair         bool
+	// repair: a plain create that finds its node raises the parent's
+	// counters (DataTree.processTxn's setCversionPzxid).
+	repair bool
+	paths  []string
 }
 
 // convert turns one logged ZooKeeper transaction into the zkraft
@@ -39,8 +54,20 @@ func convert(t zkdata.Txn) ([]step, error) {
 		txn.Timeout = r.Int()
 		txn.Passwd = Passwd(t.ClientID)
 	case jute.OpCloseSession:
-		// Its paths2Delete are the session's ephemerals, which the tree
-		// deletes itself.
+		// Its paths2Delete (ZooKeeper 3.6 and later log them) are the
+		// session's ephemerals; ZooKeeper's replay deletes them by path.
+		var paths []string
+		if len(t.Body) > 0 {
+			n, _ := r.Count(4)
+			paths = make([]string, 0, n)
+			for i := 0; i < n && r.Err() == nil; i++ {
+				paths = append(paths, r.String())
+			}
+		}
+		if err := r.Err(); err != nil {
+			return nil, fmt.Errorf("zkimport: zxid %#x (closeSession): %w", t.Zxid, err)
+		}
+		return []step{{txn: txn, kind: stepClose, paths: paths}}, nil
 	case jute.OpError, jute.OpReconfig:
 		return nil, errSkip
 	case jute.OpMulti:
@@ -73,22 +100,26 @@ func convertOp(t zkdata.Txn, op jute.Op, r *jute.Reader) (step, error) {
 		if r.Bool() {
 			c.Flags = jute.FlagEphemeral
 		}
-		// The tree derives the same parentCVersion; ZooKeeper uses the
-		// logged one to repair a create the snapshot holds (plain creates only).
-		st = step{path: c.Path, parentCVersion: r.Int(), repair: op == jute.OpCreate}
+		// ZooKeeper's replay sets the parent's cversion to the logged one,
+		// never lower, where a live create adds one (replayStep).
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int(), repair: op == jute.OpCreate}
 		req = c
 	case jute.OpCreateContainer:
-		req = &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagContainer}
-		r.Int()
+		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagContainer}
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int()}
+		req = c
 	case jute.OpCreateTTL:
 		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagPersistentTTL, HasTTL: true}
-		r.Int()
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int()}
 		c.TTL = r.Long()
 		req = c
 	case jute.OpDelete:
-		req = &jute.PathVersionRequest{Path: r.String(), Version: -1}
+		d := &jute.PathVersionRequest{Path: r.String(), Version: -1}
+		st = step{kind: stepDelete, path: d.Path}
+		req = d
 	case jute.OpDeleteContainer:
-		return step{txn: znode.NewDeleteContainerTxn(r.String(), t.Time)}, r.Err()
+		p := r.String()
+		return step{txn: znode.NewDeleteContainerTxn(p, t.Time), kind: stepDelete, path: p}, r.Err()
 	case jute.OpSetData:
 		req = &jute.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: r.Int() - 1}
 	case jute.OpSetACL:

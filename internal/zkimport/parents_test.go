@@ -1,0 +1,208 @@
+package zkimport
+
+import (
+	"testing"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// replayBodies builds logged transaction bodies for the tests.
+type replayBodies struct{}
+
+func (replayBodies) create(path string, ephemeral bool, parentCVersion int32) []byte {
+	var w jute.Writer
+	w.String(path)
+	w.Buffer([]byte("x"))
+	jute.WriteACLs(&w, []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}})
+	w.Bool(ephemeral)
+	w.Int(parentCVersion)
+	return w.Buf
+}
+
+func (replayBodies) path(path string) []byte {
+	var w jute.Writer
+	w.String(path)
+	return w.Buf
+}
+
+func (replayBodies) close(paths ...string) []byte {
+	var w jute.Writer
+	w.Int(int32(len(paths)))
+	for _, p := range paths {
+		w.String(p)
+	}
+	return w.Buf
+}
+
+// replayAll converts and replays logged transactions as Load does and
+// returns how many of their changes failed (were already held).
+func replayAll(t *testing.T, tree *znode.Tree, txns ...zkdata.Txn) (settled int) {
+	t.Helper()
+	for _, tx := range txns {
+		steps, err := convert(tx)
+		if err != nil {
+			t.Fatalf("zxid %#x: %v", tx.Zxid, err)
+		}
+		for _, s := range steps {
+			if replayStep(tree, s, tx.Zxid) != jute.OK {
+				settled++
+			}
+		}
+	}
+	return settled
+}
+
+// fuzzyTree is a snapshot at zxid 4 of "/" and "/p" whose /p has the given
+// stored cversion and pzxid, with sessions 0x55 and 0x66.
+func fuzzyTree(t *testing.T, cversion int32, pzxid int64, extra ...znode.StoredNode) *znode.Tree {
+	t.Helper()
+	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	nodes := []znode.StoredNode{
+		{Path: "/", ACL: open, Stat: jute.Stat{Cversion: 1, Pzxid: 1}},
+		{Path: "/p", ACL: open, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Cversion: cversion, Pzxid: pzxid}},
+	}
+	for _, n := range extra {
+		n.ACL = open
+		nodes = append(nodes, n)
+	}
+	tree, err := znode.Import(nodes, []znode.SessionInfo{
+		{ID: 0x55, Timeout: 30000, Passwd: Passwd(0x55)},
+		{ID: 0x66, Timeout: 30000, Passwd: Passwd(0x66)},
+	}, 4, znode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// wantChildMeta checks /p's stored cversion and pzxid.
+func wantChildMeta(t *testing.T, tree *znode.Tree, cversion int32, pzxid int64) {
+	t.Helper()
+	cv, pz, ok := tree.ChildMeta("/p")
+	if !ok || cv != cversion || pz != pzxid {
+		t.Errorf("/p stored cversion %d, pzxid %#x (exists %v); want %d, %#x", cv, pz, ok, cversion, pzxid)
+	}
+}
+
+// TestReplayCreateAndDeleteTheSnapshotHeld: ZooKeeper wrote its snapshot
+// named for zxid 4 while a create of /p/c (zxid 5, the parent's
+// cversion to 2) and its delete (zxid 6) ran, and caught /p after both:
+// stored cversion 2, pzxid 6, no child. Replayed, the create finds no node
+// and succeeds, then the delete removes it. ZooKeeper's replay leaves /p as
+// it was (the logged parentCVersion does not raise it); a live apply's
+// cversion + 1 would count the create twice, and clients would see
+// cversion 6 where ZooKeeper served 4 (CI saw this in e2e's
+// TestImportZooKeeper, when the snapshot caught an ephemeral's session
+// close).
+func TestReplayCreateAndDeleteTheSnapshotHeld(t *testing.T) {
+	var b replayBodies
+	tree := fuzzyTree(t, 2, 6)
+	if n := replayAll(t, tree,
+		zkdata.Txn{Type: jute.OpCreate, ClientID: 0x55, Zxid: 5, Time: 9, Body: b.create("/p/c", false, 2)},
+		zkdata.Txn{Type: jute.OpDelete, ClientID: 0x55, Zxid: 6, Time: 9, Body: b.path("/p/c")},
+	); n != 0 {
+		t.Errorf("%d changes failed, want 0", n)
+	}
+	wantChildMeta(t, tree, 2, 6)
+	if _, st, err := tree.GetData("/p", replayer); err != nil || st.Cversion != 4 || st.NumChildren != 0 {
+		t.Errorf("/p as clients see it: %+v %v; want cversion 4, no children", st, err)
+	}
+}
+
+// TestReplayCreateRaisesToTheLoggedCversion: a create the snapshot does
+// not hold sets the parent's cversion to the logged one (not one more than
+// the parent's) and its pzxid to the create's zxid; a create2, container
+// or TTL create too.
+func TestReplayCreateRaisesToTheLoggedCversion(t *testing.T) {
+	var b replayBodies
+	tree := fuzzyTree(t, 1, 3)
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpCreate2, ClientID: 0x55, Zxid: 5, Time: 9, Body: b.create("/p/c", false, 3)})
+	wantChildMeta(t, tree, 3, 5)
+	var w jute.Writer // createContainer: path, data, acl, parentCVersion
+	w.String("/p/box")
+	w.Buffer(nil)
+	jute.WriteACLs(&w, []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}})
+	w.Int(2) // below /p's 3: the container is created, /p's counters stay
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpCreateContainer, ClientID: 0x55, Zxid: 6, Time: 9, Body: w.Buf})
+	wantChildMeta(t, tree, 3, 5)
+	if _, _, err := tree.GetData("/p/box", replayer); err != nil {
+		t.Errorf("the container: %v", err)
+	}
+}
+
+// TestReplayDeleteOfAGoneNodeRaisesPzxid: the snapshot caught a delete's
+// child gone but its parent from before (ZooKeeper writes each node's
+// child list with the node and skips children gone by the time it comes
+// to them). Replayed, the delete fails as NoNode and, as in ZooKeeper,
+// still raises the parent's pzxid; a delete older than the parent's pzxid
+// leaves it.
+func TestReplayDeleteOfAGoneNodeRaisesPzxid(t *testing.T) {
+	var b replayBodies
+	tree := fuzzyTree(t, 1, 3)
+	if n := replayAll(t, tree, zkdata.Txn{Type: jute.OpDelete, ClientID: 0x55, Zxid: 7, Time: 9, Body: b.path("/p/c")}); n != 1 {
+		t.Errorf("%d changes failed, want the delete's 1", n)
+	}
+	wantChildMeta(t, tree, 1, 7)
+	tree = fuzzyTree(t, 1, 9)
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpDelete, ClientID: 0x55, Zxid: 7, Time: 9, Body: b.path("/p/c")})
+	wantChildMeta(t, tree, 1, 9)
+}
+
+// TestReplayCloseSessionDeletesItsLoggedPaths: a closeSession's logged
+// paths2Delete are deleted by path, as ZooKeeper's killSession does: one
+// the snapshot already lacks raises its parent's pzxid, one now held by
+// another session (the snapshot caught it re-created) is deleted all the
+// same, and the session's own ephemerals go with it.
+func TestReplayCloseSessionDeletesItsLoggedPaths(t *testing.T) {
+	var b replayBodies
+	tree := fuzzyTree(t, 2, 3,
+		znode.StoredNode{Path: "/p/mine", Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2, EphemeralOwner: 0x55}},
+		znode.StoredNode{Path: "/p/taken", Stat: jute.Stat{Czxid: 3, Mzxid: 3, Pzxid: 3, EphemeralOwner: 0x66}},
+	)
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpCloseSession, ClientID: 0x55, Zxid: 8, Time: 9, Body: b.close("/p/gone", "/p/taken", "/p/mine")})
+	for _, p := range []string{"/p/mine", "/p/taken"} {
+		if _, _, err := tree.GetData(p, replayer); err == nil {
+			t.Errorf("%s is still there after the close", p)
+		}
+	}
+	wantChildMeta(t, tree, 2, 8)
+	if _, ok := tree.Session(0x55); ok {
+		t.Error("session 0x55 is still open")
+	}
+	// A closeSession logged before ZooKeeper 3.6 has no body.
+	tree = fuzzyTree(t, 1, 3, znode.StoredNode{Path: "/p/mine", Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2, EphemeralOwner: 0x55}})
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpCloseSession, ClientID: 0x55, Zxid: 8, Time: 9})
+	wantChildMeta(t, tree, 1, 8)
+}
+
+// TestSettleEphemeralsOfSessionsTheSnapshotLacked: a fuzzy snapshot holds
+// an ephemeral of a session it does not list. If the session opened after
+// the snapshot's zxid and is still open, the ephemeral is the session's
+// (its close deletes it); if the session is gone, the ephemeral is deleted
+// at the last zxid, as ZooKeeper's load kills dead sessions' ephemerals.
+func TestSettleEphemeralsOfSessionsTheSnapshotLacked(t *testing.T) {
+	tree := fuzzyTree(t, 2, 3,
+		znode.StoredNode{Path: "/p/dead", Stat: jute.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5, EphemeralOwner: 0x77}},
+		znode.StoredNode{Path: "/p/late", Stat: jute.Stat{Czxid: 6, Mzxid: 6, Pzxid: 6, EphemeralOwner: 0x88}},
+	)
+	var w jute.Writer
+	w.Int(30000)
+	replayAll(t, tree, zkdata.Txn{Type: jute.OpCreateSession, ClientID: 0x88, Zxid: 5, Time: 9, Body: w.Buf})
+	tree.AdvanceZxid(9)
+	if dead := tree.SettleEphemerals(9); len(dead) != 1 || dead[0] != "/p/dead" {
+		t.Fatalf("deleted %v, want [/p/dead]", dead)
+	}
+	wantChildMeta(t, tree, 2, 9)
+	if got := tree.SettleEphemerals(9); got != nil {
+		t.Errorf("a second pass deleted %v", got)
+	}
+	if _, _, err := tree.GetData("/p/late", replayer); err != nil {
+		t.Fatalf("/p/late: %v", err)
+	}
+	tree.Apply(&znode.Txn{Type: jute.OpCloseSession, Session: 0x88, Time: 10}, 10)
+	if _, _, err := tree.GetData("/p/late", replayer); err == nil {
+		t.Error("/p/late outlived its session's close")
+	}
+}
