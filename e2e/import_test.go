@@ -212,14 +212,15 @@ func dumpWithACLs(t *testing.T, c *client, prune ...string) string {
 }
 
 // TestImportFuzzySnapshots imports a ZooKeeper that snapshotted many
-// times while sessions raced to create, change and delete children of one
-// parent and closed with ephemerals there, so its snapshots are fuzzy
-// (they hold changes logged after their zxid) in ways no fixed history
-// makes happen every time. Each of its last snapshots is imported in turn
-// (a copy of its directory without the newer ones), with every log after
-// it replayed; each import must build what ZooKeeper itself builds when it
-// restarts on its directory: every znode with the same data, ACL and Stat,
-// the parents' cversion and pzxid included.
+// times while sessions raced to create, change (data, and ACL to lists
+// never used before) and delete children of one parent and closed with
+// ephemerals there, so its snapshots are fuzzy (they hold changes logged
+// after their zxid) in ways no fixed history makes happen every time.
+// Each of its last snapshots is imported in turn (a copy of its directory
+// without the newer ones), with every log after it replayed; each import
+// must build what ZooKeeper itself builds when it restarts on its
+// directory: every znode with the same data, ACL and Stat, the parents'
+// cversion and pzxid included.
 func TestImportFuzzySnapshots(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -264,6 +265,7 @@ func TestImportFuzzySnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	live := dumpWithACLs(t, superClient(t, zkSrv), "/big")
 	c.Close()
 	if err := zkSrv.Stop(); err != nil {
 		t.Fatal(err)
@@ -283,12 +285,22 @@ func TestImportFuzzySnapshots(t *testing.T) {
 		// The one before too, in case this one was cut short.
 		copies[i] = copyZooKeeperDir(t, zkSrv.dataDir, snapZxid(t, snaps[i]), snapZxid(t, snaps[max(i-1, 0)]))
 	}
+	// ZooKeeper 3.8.0 cannot always load its own directory: when a
+	// snapshot caught a node's new ACL but not the ACL cache's entry for
+	// it, the replay of a setData on that node fails ("Failed to fetch
+	// acls") and the server exits. The tree it served before it stopped is
+	// the reference then.
+	want := live
 	if err := zkSrv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	want := dumpWithACLs(t, superClient(t, zkSrv), "/big")
-	if err := zkSrv.Stop(); err != nil {
-		t.Fatal(err)
+		t.Logf("ZooKeeper does not start on its own directory (%v): comparing with the tree it served before it stopped\n%s", err, zkSrv.LogTail(30))
+	} else {
+		want = dumpWithACLs(t, superClient(t, zkSrv), "/big")
+		if err := zkSrv.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if want != live {
+			t.Logf("ZooKeeper restarted on its own directory serves another tree than before it stopped\nbefore:\n%s\nafter:\n%s", live, want)
+		}
 	}
 
 	held := 0
@@ -366,8 +378,8 @@ func copyZooKeeperDir(t *testing.T, dataDir string, keep ...int64) string {
 }
 
 // fuzzyWorker opens sessions on addr until stop, each creating, changing
-// and deleting children of /fz and /fz/sub, leaving ephemerals there for
-// its close to delete.
+// (data and ACL) and deleting children of /fz and /fz/sub, leaving
+// ephemerals there for its close to delete.
 func fuzzyWorker(addr string, w int, stop time.Time) error {
 	open := zk.WorldACL(zk.PermAll)
 	for round := 0; time.Now().Before(stop); round++ {
@@ -387,6 +399,13 @@ func fuzzyWorker(addr string, w int, stop time.Time) error {
 				return err
 			}
 			if _, err := conn.Set(p, []byte("b"), 0); err != nil {
+				conn.Close()
+				return err
+			}
+			// An ACL list never used before: a new entry in ZooKeeper's
+			// ACL cache, which a snapshot may write before the node.
+			acl := append(zk.WorldACL(zk.PermAll), zk.ACL{Perms: zk.PermRead, Scheme: "digest", ID: fmt.Sprintf("u%d-%d-%d:x", w, round, k)})
+			if _, err := conn.SetACL(p, acl, 0); err != nil {
 				conn.Close()
 				return err
 			}

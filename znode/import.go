@@ -178,6 +178,26 @@ func (t *Tree) SetChildMeta(path string, cversion int32, pzxid int64) {
 	}
 }
 
+// ReplaceACL sets a znode's ACL, and its aversion unless that is -1,
+// whatever the versions, and nothing else of its Stat: ZooKeeper's replay
+// does this where a live request would fail (a create that finds its
+// node, a setACL the snapshot already holds). It is for importers, not a
+// tree being served. It reports whether the node exists.
+func (t *Tree) ReplaceACL(path string, list []jute.ACL, aversion int32) (bool, error) {
+	n := t.lookup(path)
+	if n == nil {
+		return false, nil
+	}
+	if aversion == -1 {
+		aversion = n.aversion()
+	}
+	a := &applier{t: t}
+	if err := a.setNodeACL(n, list, aversion); err != nil {
+		return true, fmt.Errorf("znode: ACL of %s: %w", path, err)
+	}
+	return true, nil
+}
+
 // SettleEphemerals ends an import as ZooKeeper ends loading a data
 // directory (ZooKeeperServer.loadData). A fuzzy snapshot can hold an
 // ephemeral whose session it does not: each such ephemeral is linked to

@@ -39,9 +39,10 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{LastZxid: d.LastZxid(), Snapshot: d.SnapshotFile, Logs: d.Logs}
+	var dangling danglingACLs
 	if d.Snapshot == nil {
 		res.Tree = znode.NewTree(opts)
-	} else if res.Tree, err = fromSnapshot(d.Snapshot, opts); err != nil {
+	} else if res.Tree, dangling, err = fromSnapshot(d.Snapshot, opts); err != nil {
 		return nil, err
 	}
 	for _, t := range d.Txns {
@@ -55,13 +56,20 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		}
 		res.Replayed++
 		for _, s := range steps {
-			if code := replayStep(res.Tree, s, t.Zxid); code != jute.OK {
+			code := replayStep(res.Tree, s, t.Zxid)
+			if err := dangling.settle(res.Tree, s, code); err != nil {
+				return nil, fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
+			}
+			if code != jute.OK {
 				res.Settled++
 				if len(res.Conflicts) < 20 {
 					res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, code))
 				}
 			}
 		}
+	}
+	if err := dangling.check(res.Tree); err != nil {
+		return nil, err
 	}
 	res.Tree.AdvanceZxid(res.LastZxid)
 	res.DeadEphemerals = res.Tree.SettleEphemerals(res.LastZxid)
@@ -86,18 +94,26 @@ func apply(tree *znode.Tree, txn *znode.Txn, zxid int64) *znode.Result {
 	return r
 }
 
-// fromSnapshot builds the tree of a ZooKeeper snapshot.
-func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, error) {
+// fromSnapshot builds the tree of a ZooKeeper snapshot. A fuzzy snapshot
+// can hold a node whose ACL index its ACL cache (written first) lacks: the
+// node is given an open ACL for now and returned among the dangling, for
+// the replay to set its ACL.
+func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, danglingACLs, error) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
+	var dangling danglingACLs
 	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
 		list := open
 		if n.ACL != zkdata.OpenACL {
 			l, ok := s.ACLs[n.ACL]
-			if !ok {
-				return nil, fmt.Errorf("zkimport: %s: ACL %d is not in the snapshot's ACL cache", n.Path, n.ACL)
+			if ok {
+				list = l
+			} else {
+				if dangling == nil {
+					dangling = make(danglingACLs)
+				}
+				dangling[n.Path] = n.ACL
 			}
-			list = l
 		}
 		nodes[i] = znode.StoredNode{Path: n.Path, Data: n.Data, ACL: list, Stat: n.Stat}
 	}
@@ -107,7 +123,7 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, error) {
 	}
 	t, err := znode.Import(nodes, sessions, s.Zxid, opts)
 	if err != nil {
-		return nil, fmt.Errorf("zkimport: %w", err)
+		return nil, nil, fmt.Errorf("zkimport: %w", err)
 	}
-	return t, nil
+	return t, dangling, nil
 }

@@ -26,6 +26,7 @@ const (
 	stepCreate          // any create: parentCVersion is the logged one
 	stepDelete          // a delete or deleteContainer of path
 	stepClose           // a closeSession: paths is its logged paths2Delete
+	stepSetACL          // a setACL: acl and version are the logged ones
 )
 
 // step is one replayed change: a zkraft transaction and what ZooKeeper's
@@ -40,6 +41,11 @@ type step struct {
 	// counters (DataTree.processTxn's setCversionPzxid).
 	repair bool
 	paths  []string
+	// acl is a create's or setACL's logged ACL, version a setACL's logged
+	// aversion: ZooKeeper's replay sets them where a live one would fail
+	// (see danglingACLs.settle).
+	acl     []jute.ACL
+	version int32
 }
 
 // convert turns one logged ZooKeeper transaction into the zkraft
@@ -102,15 +108,15 @@ func convertOp(t zkdata.Txn, op jute.Op, r *jute.Reader) (step, error) {
 		}
 		// ZooKeeper's replay sets the parent's cversion to the logged one,
 		// never lower, where a live create adds one (replayStep).
-		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int(), repair: op == jute.OpCreate}
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int(), repair: op == jute.OpCreate, acl: c.ACL}
 		req = c
 	case jute.OpCreateContainer:
 		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagContainer}
-		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int()}
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int(), acl: c.ACL}
 		req = c
 	case jute.OpCreateTTL:
 		c := &jute.CreateRequest{Path: r.String(), Data: r.Buffer(), ACL: jute.ReadACLs(r), Flags: jute.FlagPersistentTTL, HasTTL: true}
-		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int()}
+		st = step{kind: stepCreate, path: c.Path, parentCVersion: r.Int(), acl: c.ACL}
 		c.TTL = r.Long()
 		req = c
 	case jute.OpDelete:
@@ -123,7 +129,9 @@ func convertOp(t zkdata.Txn, op jute.Op, r *jute.Reader) (step, error) {
 	case jute.OpSetData:
 		req = &jute.SetDataRequest{Path: r.String(), Data: r.Buffer(), Version: r.Int() - 1}
 	case jute.OpSetACL:
-		req = &jute.SetACLRequest{Path: r.String(), ACL: jute.ReadACLs(r), Version: r.Int() - 1}
+		a := &jute.SetACLRequest{Path: r.String(), ACL: jute.ReadACLs(r), Version: r.Int() - 1}
+		st = step{kind: stepSetACL, path: a.Path, acl: a.ACL, version: a.Version + 1}
+		req = a
 	case jute.OpCheck:
 		return step{}, nil
 	default:
