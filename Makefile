@@ -39,11 +39,11 @@ test-short:
 # log-entry transaction, log-pack, AppendEntries and snapshot decoders, the request dispatcher,
 # the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
 # watch registry against a model, the bench client's reply reader and the
-# readers of ZooKeeper's snapshots and transaction logs
+# readers of ZooKeeper's snapshots and transaction logs, and the import's replay of them
 # (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
 # it failed only by Go's fuzzing-coordinator race at -fuzztime's end.
 FUZZTIME ?= 30s
-FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/ ./internal/zkdata/
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZPKGS)
 

@@ -74,7 +74,13 @@ func raisePzxid(tree *znode.Tree, path string, pzxid int64) {
 	}
 }
 
-// parentOf is the path of a znode's parent.
+// parentOf is the path of a znode's parent: "/" for a child of the root,
+// and for a logged path without a parent (which the replayed change then
+// refuses as BadArguments).
 func parentOf(path string) string {
-	return path[:max(strings.LastIndexByte(path, '/'), 1)]
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
 }
