@@ -303,7 +303,7 @@ func TestImportFuzzySnapshots(t *testing.T) {
 		}
 	}
 
-	held := 0
+	held, dead := 0, 0
 	for i, from := range copies {
 		dir := t.TempDir()
 		out, err := runTool(t, time.Minute, "", zkraftBin, "import-zookeeper",
@@ -319,6 +319,9 @@ func TestImportFuzzySnapshots(t *testing.T) {
 		if strings.Contains(out, "already held") {
 			held++
 		}
+		if strings.Contains(out, "dead ephemerals") {
+			dead++
+		}
 		zr := &Server{Addr: zkSrv.Addr, Kind: targetZkraft, dir: dir, dataDir: filepath.Join(dir, "data"),
 			logPath: filepath.Join(dir, "server.log"), port: zkSrv.port}
 		if err := zr.Start(); err != nil {
@@ -333,8 +336,8 @@ func TestImportFuzzySnapshots(t *testing.T) {
 				filepath.Base(snaps[i]), out, want, got)
 		}
 	}
-	t.Logf("%d imports from snapshots %s..%s, %d of them fuzzy (held changes logged after them)",
-		len(snaps), filepath.Base(snaps[0]), filepath.Base(snaps[len(snaps)-1]), held)
+	t.Logf("%d imports from snapshots %s..%s, %d of them fuzzy (held changes logged after them), %d with ephemerals of sessions the snapshot lacked and that had closed",
+		len(snaps), filepath.Base(snaps[0]), filepath.Base(snaps[len(snaps)-1]), held, dead)
 }
 
 // snapZxid is the zxid a ZooKeeper snapshot file is named for.

@@ -200,43 +200,40 @@ func (t *Tree) ReplaceACL(path string, list []jute.ACL, aversion int32) (bool, e
 
 // SettleEphemerals ends an import as ZooKeeper ends loading a data
 // directory (ZooKeeperServer.loadData). A fuzzy snapshot can hold an
-// ephemeral whose session it does not: each such ephemeral is linked to
-// its session if that is open now, and deleted if it is not (ZooKeeper
-// kills every session that owns ephemerals and is not open, deleting them
-// at zxid, which raises their parents' pzxid to it). It returns the paths
-// deleted.
-func (t *Tree) SettleEphemerals(zxid int64) []string {
-	linked := 0
-	for _, s := range t.sessions {
-		linked += len(s.ephemerals)
-	}
-	if linked == t.nEphem {
-		return nil
-	}
-	var dead []pathNode
-	var scratch []childEntry
-	walkSorted(RootPath, t.root, &scratch, func(p string, n *node) {
-		if n.kind() != kindEphemeral {
-			return
-		}
-		s := t.sessions[n.owner]
-		if s == nil {
-			dead = append(dead, pathNode{p, n})
-			return
-		}
-		if s.ephemerals == nil {
-			s.ephemerals = make(map[string]struct{})
-		}
-		s.ephemerals[p] = struct{}{}
-	})
+// ephemeral whose session it does not; the importer passes the paths of
+// such nodes (no replayed change makes one: a change whose session is
+// unknown runs in a session opened and closed for it). Each that is still
+// an ephemeral is linked to its session if that is open now, and deleted
+// if it is not (ZooKeeper kills every session that owns ephemerals and is
+// not open, deleting them at zxid, which raises their parents' pzxid to
+// it). It returns the paths deleted.
+func (t *Tree) SettleEphemerals(zxid int64, paths []string) []string {
 	a := &applier{t: t, zxid: zxid}
-	paths := make([]string, len(dead))
-	for i, d := range dead {
-		parentPath, name, _ := splitPath(d.path)
-		a.deleteNode(d.path, parentPath, name, t.lookup(parentPath), d.n)
-		paths[i] = d.path
+	var deleted []string
+	for _, p := range paths {
+		parentPath, name, ok := splitPath(p)
+		if !ok {
+			continue
+		}
+		parent := t.lookup(parentPath)
+		if parent == nil {
+			continue
+		}
+		n := parent.child(name)
+		if n == nil || n.kind() != kindEphemeral {
+			continue
+		}
+		if s := t.sessions[n.owner]; s != nil {
+			if s.ephemerals == nil {
+				s.ephemerals = make(map[string]struct{})
+			}
+			s.ephemerals[p] = struct{}{}
+			continue
+		}
+		a.deleteNode(p, parentPath, name, parent, n)
+		deleted = append(deleted, p)
 	}
-	return paths
+	return deleted
 }
 
 // Export calls fn for every znode in ZooKeeper's stored form, parents

@@ -3,6 +3,8 @@ package zkimport
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
@@ -40,25 +42,43 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 	}
 	res := &Result{LastZxid: d.LastZxid(), Snapshot: d.SnapshotFile, Logs: d.Logs}
 	var dangling danglingACLs
+	var unowned map[int64][]string
 	if d.Snapshot == nil {
 		res.Tree = znode.NewTree(opts)
-	} else if res.Tree, dangling, err = fromSnapshot(d.Snapshot, opts); err != nil {
+	} else if res.Tree, dangling, unowned, err = fromSnapshot(d.Snapshot, opts); err != nil {
 		return nil, err
 	}
-	for _, t := range d.Txns {
+	if err := res.replay(d.Txns, dangling, unowned); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// replay replays the logged transactions over res.Tree, the snapshot's,
+// by ZooKeeper's rules for a fuzzy snapshot (replayStep,
+// danglingACLs.settle), then ends as ZooKeeper's load does: the
+// snapshot's ephemerals of sessions it lacked go to their sessions if
+// those opened in the replay, else they are deleted (Tree.SettleEphemerals).
+func (res *Result) replay(txns []zkdata.Txn, dangling danglingACLs, unowned map[int64][]string) error {
+	for _, t := range txns {
 		steps, err := convert(t)
 		if errors.Is(err, errSkip) {
 			res.Skipped++
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.Replayed++
 		for _, s := range steps {
 			code := replayStep(res.Tree, s, t.Zxid)
 			if err := dangling.settle(res.Tree, s, code); err != nil {
-				return nil, fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
+				return fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
+			}
+			if s.txn.Type == jute.OpCreateSession && code == jute.OK && len(unowned[t.ClientID]) > 0 {
+				// Its ephemerals the snapshot held are its own now.
+				res.Tree.SettleEphemerals(t.Zxid, unowned[t.ClientID])
+				delete(unowned, t.ClientID)
 			}
 			if code != jute.OK {
 				res.Settled++
@@ -69,11 +89,15 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 		}
 	}
 	if err := dangling.check(res.Tree); err != nil {
-		return nil, err
+		return err
 	}
 	res.Tree.AdvanceZxid(res.LastZxid)
-	res.DeadEphemerals = res.Tree.SettleEphemerals(res.LastZxid)
-	return res, nil
+	var rest []string
+	for _, id := range slices.Sorted(maps.Keys(unowned)) {
+		rest = append(rest, unowned[id]...)
+	}
+	res.DeadEphemerals = res.Tree.SettleEphemerals(res.LastZxid, rest)
+	return nil
 }
 
 // apply applies a replayed transaction. ZooKeeper's replay checks no
@@ -95,14 +119,28 @@ func apply(tree *znode.Tree, txn *znode.Txn, zxid int64) *znode.Result {
 }
 
 // fromSnapshot builds the tree of a ZooKeeper snapshot. A fuzzy snapshot
-// can hold a node whose ACL index its ACL cache (written first) lacks: the
-// node is given an open ACL for now and returned among the dangling, for
-// the replay to set its ACL.
-func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, danglingACLs, error) {
+// (its sessions and ACL cache are written before its nodes) can hold a
+// node whose ACL index the cache lacks: the node is given an open ACL for
+// now and returned among the dangling, for the replay to set its ACL. It
+// can also hold ephemerals of sessions it lacks: unowned lists, by owner,
+// the nodes whose owner field names no session of the snapshot, for
+// Tree.SettleEphemerals when their session opens in the replay, or once
+// the replay is done.
+func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangling danglingACLs, unowned map[int64][]string, _ error) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
-	var dangling danglingACLs
+	known := make(map[int64]bool, len(s.Sessions))
+	for _, ss := range s.Sessions {
+		known[ss.ID] = true
+	}
 	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
+		if n.Stat.EphemeralOwner != 0 && !known[n.Stat.EphemeralOwner] {
+			if unowned == nil {
+				unowned = make(map[int64][]string)
+			}
+			// Containers and TTL nodes too: the tree tells them apart.
+			unowned[n.Stat.EphemeralOwner] = append(unowned[n.Stat.EphemeralOwner], n.Path)
+		}
 		list := open
 		if n.ACL != zkdata.OpenACL {
 			l, ok := s.ACLs[n.ACL]
@@ -123,7 +161,7 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (*znode.Tree, dangling
 	}
 	t, err := znode.Import(nodes, sessions, s.Zxid, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("zkimport: %w", err)
+		return nil, nil, nil, fmt.Errorf("zkimport: %w", err)
 	}
-	return t, dangling, nil
+	return t, dangling, unowned, nil
 }

@@ -1,6 +1,7 @@
 package zkimport
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -179,32 +180,51 @@ func TestReplayCloseSessionDeletesItsLoggedPaths(t *testing.T) {
 }
 
 // TestSettleEphemeralsOfSessionsTheSnapshotLacked: a fuzzy snapshot holds
-// an ephemeral of a session it does not list. If the session opened after
-// the snapshot's zxid and is still open, the ephemeral is the session's
-// (its close deletes it); if the session is gone, the ephemeral is deleted
-// at the last zxid, as ZooKeeper's load kills dead sessions' ephemerals.
+// ephemerals of sessions it does not list. One whose session opens in the
+// replay is the session's from then on: its close, logged before ZooKeeper
+// 3.6 without its paths, deletes it at the close's zxid. One whose
+// session never opens again is deleted at the last zxid, as ZooKeeper's
+// load kills dead sessions' ephemerals. A container's owner field names no
+// session either, and it stays.
 func TestSettleEphemeralsOfSessionsTheSnapshotLacked(t *testing.T) {
-	tree := fuzzyTree(t, 2, 3,
-		znode.StoredNode{Path: "/p/dead", Stat: jute.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5, EphemeralOwner: 0x77}},
-		znode.StoredNode{Path: "/p/late", Stat: jute.Stat{Czxid: 6, Mzxid: 6, Pzxid: 6, EphemeralOwner: 0x88}},
-	)
+	snap := &zkdata.Snapshot{Zxid: 4, Sessions: []zkdata.Session{{ID: 0x55, Timeout: 30000}}, Nodes: []zkdata.Node{
+		{Path: "/", ACL: zkdata.OpenACL, Stat: jute.Stat{Cversion: 2, Pzxid: 1}},
+		{Path: "/p", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Cversion: 4, Pzxid: 3}},
+		{Path: "/p/box", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2, EphemeralOwner: math.MinInt64}},
+		{Path: "/p/late", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 4, Mzxid: 4, Pzxid: 4, EphemeralOwner: 0x88}},
+		{Path: "/p/mine", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 2, Mzxid: 2, Pzxid: 2, EphemeralOwner: 0x55}},
+		{Path: "/q", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Cversion: 1, Pzxid: 3}},
+		{Path: "/q/dead", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 3, Mzxid: 3, Pzxid: 3, EphemeralOwner: 0x77}},
+	}}
+	tree, dangling, unowned, err := fromSnapshot(snap, znode.Options{})
+	if err != nil || len(unowned) != 3 || len(unowned[0x88]) != 1 || len(unowned[0x77]) != 1 {
+		t.Fatalf("unowned %v, %v; want /p/box, /p/late and /q/dead by owner", unowned, err)
+	}
 	var w jute.Writer
 	w.Int(30000)
-	replayAll(t, tree, zkdata.Txn{Type: jute.OpCreateSession, ClientID: 0x88, Zxid: 5, Time: 9, Body: w.Buf})
-	tree.AdvanceZxid(9)
-	if dead := tree.SettleEphemerals(9); len(dead) != 1 || dead[0] != "/p/dead" {
-		t.Fatalf("deleted %v, want [/p/dead]", dead)
+	res := &Result{Tree: tree, LastZxid: 9}
+	if err := res.replay([]zkdata.Txn{
+		{Type: jute.OpCreateSession, ClientID: 0x88, Zxid: 5, Time: 9, Body: w.Buf},
+		{Type: jute.OpCloseSession, ClientID: 0x88, Zxid: 6, Time: 9},
+	}, dangling, unowned); err != nil {
+		t.Fatal(err)
 	}
-	wantChildMeta(t, tree, 2, 9)
-	if got := tree.SettleEphemerals(9); got != nil {
-		t.Errorf("a second pass deleted %v", got)
+	if len(res.DeadEphemerals) != 1 || res.DeadEphemerals[0] != "/q/dead" {
+		t.Errorf("dead ephemerals %v, want [/q/dead]", res.DeadEphemerals)
 	}
-	if _, _, err := tree.GetData("/p/late", replayer); err != nil {
-		t.Fatalf("/p/late: %v", err)
+	wantChildMeta(t, tree, 4, 6) // /late went with its session's close
+	if _, pz, _ := tree.ChildMeta("/q"); pz != 9 {
+		t.Errorf("/q's pzxid %#x, want 0x9 (the last zxid)", pz)
 	}
-	tree.Apply(&znode.Txn{Type: jute.OpCloseSession, Session: 0x88, Time: 10}, 10)
-	if _, _, err := tree.GetData("/p/late", replayer); err == nil {
-		t.Error("/p/late outlived its session's close")
+	for _, p := range []string{"/p/box", "/p/mine"} {
+		if _, _, err := tree.GetData(p, replayer); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, p := range []string{"/p/late", "/q/dead"} {
+		if _, _, err := tree.GetData(p, replayer); err == nil {
+			t.Errorf("%s is still there", p)
+		}
 	}
 }
 
@@ -223,7 +243,7 @@ func TestDanglingACLSetByTheReplay(t *testing.T) {
 		{Path: "/made", ACL: 3, Stat: jute.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5}},
 		{Path: "/lost", ACL: 4, Stat: jute.Stat{Czxid: 3, Mzxid: 3, Pzxid: 3}},
 	}}
-	tree, dangling, err := fromSnapshot(snap, znode.Options{})
+	tree, dangling, _, err := fromSnapshot(snap, znode.Options{})
 	if err != nil || len(dangling) != 3 {
 		t.Fatalf("dangling %v, %v; want /cfg, /made and /lost", dangling, err)
 	}
@@ -288,6 +308,6 @@ func FuzzReplay(f *testing.F) {
 			_ = dangling.settle(tree, s, replayStep(tree, s, 5))
 		}
 		_ = dangling.check(tree)
-		tree.SettleEphemerals(5)
+		tree.SettleEphemerals(5, []string{"/p/e", "/p", "", "x"})
 	})
 }
