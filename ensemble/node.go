@@ -228,10 +228,11 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
 	n.logs = logs
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, rc.Logger)
+	files, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, rc.Logger)
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
 	}
+	snaps := &orderedSnapshots{FileSnapshotStore: files, dir: filepath.Join(n.cfg.DataDir, snapshotsDir), log: n.log}
 	n.snaps = snaps
 	trans, conf, err := n.transport(rc)
 	if err != nil {

@@ -24,8 +24,8 @@ func importCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Reads ZooKeeper's newest snapshot and the transaction logs after it and writes the tree, " +
 			"with every znode's data, ACL and Stat and the open sessions, as this member's starting state. " +
-			"Run it on every member with the same ZooKeeper data (the members of a stopped ensemble hold the same " +
-			"state) before zkraft's first start there. Sessions keep their ids and passwords: clients that " +
+			"Run it on every member, each with its own ZooKeeper data, before zkraft's first start there; members " +
+			"that differ by their last transactions take the first leader's state. Sessions keep their ids and passwords: clients that " +
 			"reconnect within their timeout keep their sessions and ephemeral nodes.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "the zoo.cfg zkraft will serve with; its dataDir and dataLogDir are the default --from and --from-log-dir"},

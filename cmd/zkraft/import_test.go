@@ -114,3 +114,99 @@ func TestImportEnsemble(t *testing.T) {
 		}
 	}
 }
+
+// TestImportEnsembleMemberAhead: the members of a stopped ZooKeeper
+// ensemble need not hold the same transactions (one may have logged a
+// proposal the others never acknowledged). Two members import a directory
+// without its last log (ZooKeeper's zxid 0x16) and elect a leader; the
+// third imports the whole directory (0x19) and joins them. It takes the
+// majority's state by a snapshot install, older than its own seed; after
+// a write and a restart it must still serve the majority's history, not
+// its own newer seed.
+func TestImportEnsembleMemberAhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := filepath.Join(t.TempDir(), "zk")
+	if err := os.MkdirAll(filepath.Join(behind, "version-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(golden, "version-2", "*"))
+	for _, f := range files {
+		if filepath.Base(f) == "log.17" { // 0x17-0x19: an ephemeral's close, a session opened and closed
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(behind, "version-2", filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first []*member
+	members := startPreparedEnsemble(t, 3, func(m *member) {
+		from := behind
+		if m.id == 3 {
+			from = golden
+			leaderOf(t, first, nil) // the two behind elect one of them first
+		} else {
+			first = append(first, m)
+		}
+		out, err := exec.Command(zkraftBinary(t), "import-zookeeper", "--config", m.cfgPath, "--from", from,
+			"--extended-types").CombinedOutput()
+		if err != nil {
+			t.Fatalf("member %d: import-zookeeper: %v\n%s", m.id, err, out)
+		}
+	}, "extendedTypesEnabled=true")
+
+	view := func(m *member) string {
+		t.Helper()
+		c, _, err := zk.Connect([]string{m.clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Sync("/"); err != nil {
+			t.Fatalf("member %d: sync: %v", m.id, err)
+		}
+		var b strings.Builder
+		for _, p := range []string{"/", "/app", "/after"} {
+			kids, st, err := c.Children(p)
+			fmt.Fprintf(&b, "%s %v %+v %v\n", p, kids, st, err)
+		}
+		return b.String()
+	}
+	c, _, err := zk.Connect([]string{members[0].clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Create("/after", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	want := view(members[0])
+	if !strings.Contains(want, "/after [] ") {
+		t.Fatalf("member 1 after the write:\n%s", want)
+	}
+	if got := view(members[2]); got != want {
+		t.Fatalf("member 3 serves another tree\nmember 3:\n%s\nmember 1:\n%s", got, want)
+	}
+	members[2].kill()
+	time.Sleep(200 * time.Millisecond)
+	members[2].start(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for members[2].mode() == "" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := view(members[2]); got != want {
+		t.Fatalf("member 3 after its restart serves another tree\nmember 3:\n%s\nmember 1:\n%s", got, want)
+	}
+	if b, _ := os.ReadFile(members[2].logPath); !strings.Contains(string(b), "dropping a snapshot newer than") {
+		t.Errorf("member 3 did not drop its seed for the leader's older snapshot:\n%s", tail(string(b), 20))
+	}
+}
