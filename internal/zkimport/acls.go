@@ -31,7 +31,7 @@ func (d danglingACLs) settle(tree *znode.Tree, s step, code jute.ErrCode) error 
 		if _, err := tree.ReplaceACL(s.path, s.acl, s.version); err != nil {
 			return err
 		}
-	case code != jute.OK:
+	case code != jute.OK || (s.kind != stepCreate && s.kind != stepDelete && s.kind != stepSetACL):
 		return nil
 	}
 	delete(d, s.path)

@@ -47,11 +47,13 @@ func replayStep(tree *znode.Tree, s step, zxid int64) jute.ErrCode {
 		}
 		return code
 	case stepDelete:
-		parent := parentOf(s.path)
-		_, pz, ok := tree.ChildMeta(parent)
+		// A delete that succeeds raises the pzxid itself, never lowering it.
 		code := apply(tree, s.txn, zxid).Err
-		if ok && (code == jute.OK || code == jute.ErrNoNode) {
-			raisePzxid(tree, parent, max(pz, zxid))
+		if code == jute.ErrNoNode {
+			parent := parentOf(s.path)
+			if cv, pz, ok := tree.ChildMeta(parent); ok && zxid > pz {
+				tree.SetChildMeta(parent, cv, zxid)
+			}
 		}
 		return code
 	case stepClose:
@@ -65,13 +67,6 @@ func replayStep(tree *znode.Tree, s step, zxid int64) jute.ErrCode {
 		return apply(tree, s.txn, zxid).Err
 	}
 	return apply(tree, s.txn, zxid).Err
-}
-
-// raisePzxid sets a znode's pzxid, keeping its cversion.
-func raisePzxid(tree *znode.Tree, path string, pzxid int64) {
-	if cv, _, ok := tree.ChildMeta(path); ok {
-		tree.SetChildMeta(path, cv, pzxid)
-	}
 }
 
 // parentOf is the path of a znode's parent: "/" for a child of the root,

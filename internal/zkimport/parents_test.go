@@ -233,7 +233,7 @@ func TestSettleEphemeralsOfSessionsTheSnapshotLacked(t *testing.T) {
 // lacks (CI saw /mig/cfg's setACL caught this way). The replayed setACL,
 // whose version the node already has, sets the logged ACL as ZooKeeper's
 // does; a create that finds its node sets its ACL too. A node no logged
-// change gives an ACL fails the import.
+// change gives an ACL (a setData sets none) fails the import.
 func TestDanglingACLSetByTheReplay(t *testing.T) {
 	digest := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E="}}}
 	read := []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
@@ -257,9 +257,14 @@ func TestDanglingACLSetByTheReplay(t *testing.T) {
 	jute.WriteACLs(&create, read)
 	create.Bool(false)
 	create.Int(3)
+	var setData jute.Writer // on /lost: sets no ACL
+	setData.String("/lost")
+	setData.Buffer([]byte("d"))
+	setData.Int(1)
 	for _, tx := range []zkdata.Txn{
 		{Type: jute.OpSetACL, ClientID: 0x55, Zxid: 5, Time: 9, Body: setACL.Buf},
 		{Type: jute.OpCreate, ClientID: 0x55, Zxid: 6, Time: 9, Body: create.Buf},
+		{Type: jute.OpSetData, ClientID: 0x55, Zxid: 7, Time: 9, Body: setData.Buf},
 	} {
 		steps, err := convert(tx)
 		if err != nil {
