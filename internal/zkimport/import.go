@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
@@ -134,12 +135,11 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangli
 	}
 	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
-		if n.Stat.EphemeralOwner != 0 && !known[n.Stat.EphemeralOwner] {
+		if owner := n.Stat.EphemeralOwner; ephemeral(owner, opts) && !known[owner] {
 			if unowned == nil {
 				unowned = make(map[int64][]string)
 			}
-			// Containers and TTL nodes too: the tree tells them apart.
-			unowned[n.Stat.EphemeralOwner] = append(unowned[n.Stat.EphemeralOwner], n.Path)
+			unowned[owner] = append(unowned[owner], n.Path)
 		}
 		list := open
 		if n.ACL != zkdata.OpenACL {
@@ -164,4 +164,12 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangli
 		return nil, nil, nil, fmt.Errorf("zkimport: %w", err)
 	}
 	return t, dangling, unowned, nil
+}
+
+// ephemeral reports whether a stored EphemeralOwner names a session: not
+// 0 (persistent), math.MinInt64 (a container) or, with extended types, a
+// TTL (0xFF in the top byte).
+func ephemeral(owner int64, opts znode.Options) bool {
+	const ttlMask = int64(-1) << 56
+	return owner != 0 && owner != math.MinInt64 && !(opts.ExtendedTypes && owner&ttlMask == ttlMask)
 }
