@@ -133,6 +133,14 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 	return err
 }
 
+// OwnerSession decodes a stored EphemeralOwner (StoredNode's): the owning
+// session and true for an ephemeral node, false for a persistent,
+// container or (with extended types) TTL node.
+func OwnerSession(owner int64, extendedTypes bool) (int64, bool) {
+	kind, id, _ := importedKind(owner, extendedTypes)
+	return id, kind == kindEphemeral
+}
+
 // importedKind decodes ZooKeeper's EphemeralOwner into a node kind and the
 // owner and TTL fields of a snapshot frame.
 func importedKind(owner int64, extended bool) (kind nodeKind, sessionID, ttl int64) {

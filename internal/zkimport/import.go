@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
@@ -135,7 +134,7 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangli
 	}
 	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
-		if owner := n.Stat.EphemeralOwner; ephemeral(owner, opts) && !known[owner] {
+		if owner, ok := znode.OwnerSession(n.Stat.EphemeralOwner, opts.ExtendedTypes); ok && !known[owner] {
 			if unowned == nil {
 				unowned = make(map[int64][]string)
 			}
@@ -164,12 +163,4 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangli
 		return nil, nil, nil, fmt.Errorf("zkimport: %w", err)
 	}
 	return t, dangling, unowned, nil
-}
-
-// ephemeral reports whether a stored EphemeralOwner names a session: not
-// 0 (persistent), math.MinInt64 (a container) or, with extended types, a
-// TTL (0xFF in the top byte).
-func ephemeral(owner int64, opts znode.Options) bool {
-	const ttlMask = int64(-1) << 56
-	return owner != 0 && owner != math.MinInt64 && !(opts.ExtendedTypes && owner&ttlMask == ttlMask)
 }
