@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-short test-faults difftest vet fuzz bench gobench clean
+.PHONY: all build run test test-race test-short test-faults difftest vet fuzz bench gobench clean
 
 all: build
 
@@ -17,9 +17,17 @@ run: build
 vet:
 	$(GO) vet $(PKGS)
 
-# Every test: unit, raw-frame, end-to-end with real clients.
+# Every test: unit, raw-frame, end-to-end with real clients; then the
+# server's concurrent core once more under the race detector.
+RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/
 test: vet
 	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(PKGS)
+	GO=$(GO) scripts/gotest.sh -race -count=1 -timeout 10m $(RACEPKGS)
+
+# Every test under the race detector, the zkraft processes the tests start
+# included (built with -race; any report they write fails the run).
+test-race:
+	ZKRAFT_RACE=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # Fault tests (partitions, leader kills, linearizability) repeated COUNT times.
 COUNT ?= 5

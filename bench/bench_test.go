@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // startZkraft builds ./cmd/zkraft of this module and runs it on a free
@@ -26,7 +28,8 @@ func startZkraft(t *testing.T) string {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "zkraft")
 	// go test puts its own GOROOT/bin first on PATH.
-	build := exec.Command("go", "build", "-o", bin, "./cmd/zkraft")
+	args := append([]string{"build", "-o", bin}, testenv.BuildFlags()...)
+	build := exec.Command("go", append(args, "./cmd/zkraft")...)
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build zkraft: %v\n%s", err, out)

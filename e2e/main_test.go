@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // Targets selectable with ZKRAFT_E2E_TARGET.
@@ -33,6 +35,9 @@ const (
 )
 
 var (
+	// raceOn (ZKRAFT_RACE=1, as make test-race sets) builds the zkraft binary
+	// with the race detector and fails the run on any report.
+	raceOn = testenv.RaceBinaries()
 	// target is the server implementation under test.
 	target string
 	// zkraftBin is the path of the zkraft binary built by TestMain (zkraft target only).
@@ -72,6 +77,14 @@ func run(m *testing.M) int {
 
 	switch target {
 	case targetZkraft:
+		if raceOn {
+			// Every zkraft process the suite starts writes its data race
+			// reports here; checkRaces fails the run on any.
+			if err := testenv.CollectRaces(tmp); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e:", err)
+				return 1
+			}
+		}
 		if zkraftBin, err = buildZkraft(tmp); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: FAIL: cannot build the zkraft binary: %v\n", err)
 			return 1
@@ -113,6 +126,9 @@ func run(m *testing.M) int {
 			code = 1
 		}
 	}
+	if raceOn && !checkRaces(tmp) && code == 0 {
+		code = 1 // the race logs are printed; the rest of tmp goes
+	}
 	return code
 }
 
@@ -131,7 +147,8 @@ func buildZkraft(dir string) (string, error) {
 		return "", fmt.Errorf("%s/cmd/zkraft is missing: the server has not landed in this tree yet (%w)", root, err)
 	}
 	bin := filepath.Join(dir, "zkraft")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/zkraft")
+	args := append([]string{"build", "-o", bin}, testenv.BuildFlags()...)
+	cmd := exec.Command("go", append(args, "./cmd/zkraft")...)
 	cmd.Dir = root
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -162,4 +179,14 @@ func requireTarget(t *testing.T, want, why string) {
 	if target != want {
 		t.Skipf("only meaningful against %s: %s", want, why)
 	}
+}
+
+// checkRaces prints the race detector's reports the suite's zkraft
+// processes left under dir and reports whether there were none.
+func checkRaces(dir string) bool {
+	reports := testenv.RaceReports(dir)
+	for name, text := range reports {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: data race report %s:\n%s\n", name, text)
+	}
+	return len(reports) == 0
 }

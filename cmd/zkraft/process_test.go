@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testenv"
 	"github.com/zkraft/zkraft/internal/testport"
 )
 
@@ -33,7 +34,8 @@ func zkraftBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "zkraft")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := append([]string{"build", "-o", binPath}, testenv.BuildFlags()...)
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -48,7 +48,11 @@ func buildBoth(t *testing.T, dir string) (zkraft, benchcompare string) {
 	zkraft, benchcompare = filepath.Join(dir, "zkraft"), filepath.Join(dir, "benchcompare")
 	for _, b := range []struct{ out, pkg string }{{zkraft, "../../cmd/zkraft"}, {benchcompare, "."}} {
 		// go test puts its own GOROOT/bin first on PATH.
-		if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
+		args := []string{"build", "-o", b.out}
+		if b.out == zkraft {
+			args = append(args, testenv.BuildFlags()...)
+		}
+		if out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", b.pkg, err, out)
 		}
 	}
