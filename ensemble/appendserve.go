@@ -99,6 +99,9 @@ func (t *appendTransport) serve(c net.Conn) {
 		case <-t.done:
 			return
 		}
+		if a.resp != nil && a.resp.Success && !isHeartbeat(req) {
+			t.matched.Store(true)
+		}
 		if t.logs != nil && len(req.Entries) > 0 && a.resp != nil && a.resp.Success {
 			// Raft queued the entries (asynclog.go) before answering; the
 			// leader may count them only once they are on disk.

@@ -24,6 +24,10 @@ type appendTransport struct {
 
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
+	// matched is set once a leader's append (not a bare heartbeat) passed
+	// Raft's log check here: this member's log then agrees with a leader's
+	// (follower side; see Node.waitReady).
+	matched atomic.Bool
 	// streamLost, if set, is told the leader address of an append stream
 	// that ended without this transport closing it (leaderloss.go).
 	streamLost atomic.Pointer[func(leader string)]

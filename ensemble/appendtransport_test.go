@@ -483,3 +483,42 @@ func TestAppendTransportNoNoticeBeforeTheEntry(t *testing.T) {
 		t.Fatal("no notice for an entry the follower was sent")
 	}
 }
+
+// TestAppendTransportMatchedAfterLogCheck checks a follower's transport
+// records that its log agreed with a leader's only on a successful append:
+// not on a heartbeat (Raft answers those without looking at the log), not
+// on an append whose log check failed. Node.waitReady serves no client
+// before it (a member seeded ahead of the leader would otherwise serve a
+// history the leader's snapshot is about to replace).
+func TestAppendTransportMatchedAfterLogCheck(t *testing.T) {
+	sender, _ := newTestAppendTransport(t, nil)
+	receiver, addr := newTestAppendTransport(t, nil)
+	receiver.SetHeartbeatHandler(func(rpc raft.RPC) {
+		rpc.Respond(&raft.AppendEntriesResponse{Term: 7, Success: true}, nil)
+	})
+	go func() {
+		for rpc := range receiver.Consumer() {
+			req := rpc.Command.(*raft.AppendEntriesRequest)
+			// This follower's log ends at 25 in term 1: only a request
+			// from there on agrees with it.
+			ok := req.PrevLogEntry >= 25
+			rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: 25, Success: ok}, nil)
+		}
+	}()
+	var resp raft.AppendEntriesResponse
+	if err := sender.AppendEntries("2", addr, &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("a")}, Term: 7}, &resp); err != nil || !resp.Success {
+		t.Fatalf("heartbeat: %v %+v", err, resp)
+	}
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(22, 1), &resp); err != nil || resp.Success {
+		t.Fatalf("append behind the follower's log: %v %+v", err, resp)
+	}
+	if receiver.matched.Load() {
+		t.Fatal("matched after a heartbeat and a failed log check")
+	}
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(25, 0), &resp); err != nil || !resp.Success {
+		t.Fatalf("append at the follower's end: %v %+v", err, resp)
+	}
+	if !receiver.matched.Load() {
+		t.Fatal("not matched after a successful append")
+	}
+}

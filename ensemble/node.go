@@ -289,14 +289,19 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 
 // waitReady blocks until there is a leader and this member has applied
 // everything that leader had applied when asked: a client connecting here
-// then sees at least the state before this member started.
+// then sees at least the state before this member started. A follower
+// also waits for its log to pass the leader's check once, as a ZooKeeper
+// follower serves only once synced with its leader: a member seeded ahead
+// of the leader (import-zookeeper from a more advanced directory) has
+// applied more than the leader but holds a history the leader's snapshot
+// is about to replace.
 func (n *Node) waitReady() error {
 	for last := time.Now(); ; {
 		if n.IsLeader() {
 			if err := n.raft.Barrier(time.Minute).Error(); err == nil {
 				break
 			}
-		} else if addr, _ := n.raft.LeaderWithID(); addr != "" && n.fwd != nil {
+		} else if addr, _ := n.raft.LeaderWithID(); addr != "" && n.fwd != nil && n.trans.matched.Load() {
 			if err := n.catchUp(5 * time.Second); err == nil {
 				break
 			}
