@@ -24,6 +24,9 @@ type appendTransport struct {
 
 	consumeCh chan raft.RPC
 	heartbeat atomic.Pointer[func(raft.RPC)]
+	// persist, if set, says whether to keep dialing a member that cannot
+	// be reached (see dial); nil gives up at the first failed dial.
+	persist atomic.Pointer[func() bool]
 	// matched is set once a leader's append (not a bare heartbeat) passed
 	// Raft's log check here: this member's log then agrees with a leader's
 	// (follower side; see Node.waitReady).
@@ -180,8 +183,26 @@ type appendConn struct {
 	dec appendDecoder
 }
 
+// memberPatience is how long dial keeps trying a member it cannot reach,
+// every memberRedial, before Raft is told the append failed.
+const (
+	memberPatience = 5 * time.Minute
+	memberRedial   = 50 * time.Millisecond
+)
+
+// dial opens an append stream to target. A member that cannot be reached
+// is dialed again every memberRedial for up to memberPatience, while
+// persist allows (this member still leads and is not closing): Raft waits
+// between failed appends to a follower, doubling the wait up to 10 s, so a
+// follower down for more than a few seconds would otherwise go unheard
+// for up to that long after it restarts, where a ZooKeeper follower
+// rejoins its leader at once. Each failure Raft sees then stands for
+// minutes of the member's absence, and its waits stay short.
 func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	c, err := t.mux.open(string(target), streamAppend, t.timeout)
+	for until := time.Now().Add(memberPatience); err != nil && t.redial(until); {
+		c, err = t.mux.open(string(target), streamAppend, t.timeout)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +211,20 @@ func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 		enc: appendEncoder{w: bufio.NewWriterSize(c, 64<<10), commitLimit: t.commitLimit},
 		dec: appendDecoder{r: bufio.NewReaderSize(c, 4<<10)},
 	}, nil
+}
+
+// redial waits memberRedial and reports whether to dial once more.
+func (t *appendTransport) redial(until time.Time) bool {
+	persist := t.persist.Load()
+	if persist == nil || time.Now().After(until) {
+		return false
+	}
+	select {
+	case <-time.After(memberRedial):
+	case <-t.done:
+		return false
+	}
+	return (*persist)()
 }
 
 // AppendEntries implements raft.Transport for one request.

@@ -522,3 +522,73 @@ func TestAppendTransportMatchedAfterLogCheck(t *testing.T) {
 		t.Fatal("not matched after a successful append")
 	}
 }
+
+// TestAppendTransportWaitsForADownMember checks an append to a member that
+// cannot be reached waits for it while persist allows, instead of failing
+// at once: Raft backs off exponentially between failed appends (up to
+// 10 s), which kept a restarted follower unheard for that long.
+func TestAppendTransportWaitsForADownMember(t *testing.T) {
+	var down atomic.Bool // the member is down: dials to it are refused
+	down.Store(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMux(ln, func(addr string, timeout time.Duration) (net.Conn, error) {
+		if down.Load() {
+			return nil, errors.New("connection refused")
+		}
+		return defaultDialer(addr, timeout)
+	})
+	sender := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: 1, Timeout: 2 * time.Second}), m, nil, 2*time.Second)
+	t.Cleanup(func() { sender.Close(); m.close() })
+	receiver, addr := newTestAppendTransport(t, nil)
+	go func() {
+		for rpc := range receiver.Consumer() {
+			rpc.Respond(&raft.AppendEntriesResponse{Term: 7, LastLog: 2, Success: true}, nil)
+		}
+	}()
+
+	var resp raft.AppendEntriesResponse
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), &resp); err == nil {
+		t.Fatal("append to a down member succeeded without persist")
+	}
+
+	var keep atomic.Bool
+	keep.Store(true)
+	persist := keep.Load
+	sender.persist.Store(&persist)
+	done := make(chan error, 1)
+	go func() { done <- sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), new(raft.AppendEntriesResponse)) }()
+	select {
+	case err := <-done:
+		t.Fatalf("append to a down member returned at once: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	down.Store(false) // the member is back
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("append after the member came back: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("append did not reach the member that came back")
+	}
+
+	// Once persist says no (no longer leader, or closing), it gives up.
+	sender.mu.Lock()
+	for _, c := range sender.pool[addr] {
+		c.c.Close()
+	}
+	delete(sender.pool, addr)
+	sender.mu.Unlock()
+	down.Store(true)
+	keep.Store(false)
+	start := time.Now()
+	if err := sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), &resp); err == nil {
+		t.Fatal("append to a down member succeeded")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("gave up after %v", d)
+	}
+}

@@ -284,7 +284,22 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	n.trans = trans
 	lost := n.leaderStreamLost
 	trans.streamLost.Store(&lost)
+	persist := n.keepDialing
+	trans.persist.Store(&persist)
 	return trans, n.cfg.membership(), nil
+}
+
+// keepDialing reports whether the append transport should go on dialing a
+// member it cannot reach: while this member leads and is not closing.
+// (Raft's shutdown waits for its replication goroutines, and Close closes
+// done before it shuts Raft down.)
+func (n *Node) keepDialing() bool {
+	select {
+	case <-n.done:
+		return false
+	default:
+	}
+	return n.raftSet.Load() && n.raft.State() == raft.Leader
 }
 
 // waitReady blocks until there is a leader and this member has applied
