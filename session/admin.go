@@ -194,8 +194,9 @@ func (s *Server) adminConf() jsonObj {
 func (s *Server) adminConns(brief bool) []any {
 	out := []any{}
 	for _, c := range s.connsByAge() {
+		sess := c.session()
 		interest := 1
-		if c.sessionID == 0 {
+		if sess.id == 0 {
 			interest = 0
 		}
 		info := jsonObj{}.
@@ -212,10 +213,10 @@ func (s *Server) adminConns(brief bool) []any {
 				avg = st.lat.total.Load() / n
 			}
 			info = info.
-				add("session_id", c.sessionID).
+				add("session_id", sess.id).
 				add("last_operation", opName(st.lastOp.Load())).
 				add("established", st.established.UnixMilli()).
-				add("session_timeout", c.timeout).
+				add("session_timeout", sess.timeout).
 				add("last_cxid", st.lastCxid.Load()).
 				add("last_zxid", st.lastZxid.Load()).
 				add("last_response_time", st.lastResp.Load()).

@@ -27,9 +27,12 @@ type conn struct {
 	unified *tls.Config
 	remote  string // client IP
 
+	// The session, for the connection's own goroutines; other goroutines
+	// read ident, which bind publishes.
 	sessionID int64
-	timeout   int32    // negotiated, ms
-	readOnly  bool     // a read-only session on a member without quorum
+	timeout   int32 // negotiated, ms
+	readOnly  bool  // a read-only session on a member without quorum
+	ident     atomic.Pointer[sessionIdent]
 	saslState saslMech // the SASL exchange in progress or done (reader goroutine only)
 	ids       atomic.Pointer[[]jute.Id]
 	closing   atomic.Bool // the client asked to close its session
@@ -44,6 +47,23 @@ type conn struct {
 }
 
 var _ watches.StaleWatcher = (*conn)(nil)
+
+// sessionIdent is a connection's session as the four-letter words, the
+// AdminServer and the quorum watcher see it, from their own goroutines.
+type sessionIdent struct {
+	id       int64
+	timeout  int32 // ms
+	readOnly bool
+}
+
+// session is the connection's session as published by bind; zero before
+// the handshake.
+func (c *conn) session() sessionIdent {
+	if p := c.ident.Load(); p != nil {
+		return *p
+	}
+	return sessionIdent{}
+}
 
 // Stale implements watches.StaleWatcher.
 func (c *conn) Stale() bool { return c.stale.Load() }

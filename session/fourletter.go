@@ -321,21 +321,22 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 // brief for stat, with session details for cons.
 func (s *Server) writeConns(b *strings.Builder, brief bool) {
 	for _, c := range s.connsByAge() {
+		sess := c.session()
 		ops := "1"
-		if c.sessionID == 0 {
+		if sess.id == 0 {
 			ops = "0"
 		}
 		fmt.Fprintf(b, " /%s[%s](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr(), ops,
 			c.queued(), c.stats.received.Load(), c.stats.sent.Load())
-		if !brief && c.sessionID != 0 {
+		if !brief && sess.id != 0 {
 			st := &c.stats
 			lmin, _, lmax := st.lat.latencies()
 			avg := int64(0) // ZooKeeper's per-connection average is a long
 			if n := st.lat.count.Load(); n > 0 {
 				avg = st.lat.total.Load() / n
 			}
-			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(c.sessionID), opName(st.lastOp.Load()),
-				st.established.UnixMilli(), c.timeout)
+			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(sess.id), opName(st.lastOp.Load()),
+				st.established.UnixMilli(), sess.timeout)
 			if cxid := st.lastCxid.Load(); cxid > 0 {
 				fmt.Fprintf(b, ",lcxid=0x%x", cxid)
 			}
@@ -464,11 +465,12 @@ func (s *Server) writeDump(b *strings.Builder) {
 			last = time.UnixMilli(ms)
 		}
 		wait := s.cfg.FirstFrameTimeout
-		if c.sessionID != 0 {
-			wait = time.Duration(c.timeout) * time.Millisecond
+		sess := c.session()
+		if sess.id != 0 {
+			wait = time.Duration(sess.timeout) * time.Millisecond
 		}
 		at := s.expiryBucket(last.Add(wait))
-		buckets[at] = append(buckets[at], fmt.Sprintf("ip: /%s sessionId: %s", c.nc.RemoteAddr(), hexID(c.sessionID)))
+		buckets[at] = append(buckets[at], fmt.Sprintf("ip: /%s sessionId: %s", c.nc.RemoteAddr(), hexID(sess.id)))
 	}
 	writeExpirySets(b, "Connections", buckets, len(conns))
 }

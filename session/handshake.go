@@ -120,8 +120,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 		if res.Err != jute.OK {
 			continue // id collision: try the next one
 		}
-		c.sessionID, c.timeout = id, timeout
-		c.srv.bind(c, false)
+		c.srv.bind(c, id, timeout, false, false)
 		c.connected(req, passwd)
 		if c.debugOn() {
 			c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))
@@ -144,8 +143,7 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 		c.out.closeAfterFlush()
 		return false
 	}
-	c.sessionID, c.timeout = req.SessionID, timeout
-	c.srv.bind(c, true)
+	c.srv.bind(c, req.SessionID, timeout, false, true)
 	c.srv.node.TouchSession(c.sessionID)
 	c.connected(req, info.Passwd)
 	return true

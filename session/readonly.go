@@ -43,9 +43,7 @@ func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 		}
 		id = c.srv.newSessionID()
 	}
-	c.sessionID, c.timeout = id, timeout
-	c.readOnly = true
-	c.srv.bind(c, false)
+	c.srv.bind(c, id, timeout, true, false)
 	c.out.record(&jute.ConnectResponse{
 		TimeOut: timeout, SessionID: id, Passwd: passwd, ReadOnly: true, HasReadOnly: req.HasReadOnly,
 	})
@@ -92,7 +90,7 @@ func (s *Server) watchQuorum() {
 		s.log.Info("quorum state changed")
 		s.mu.Lock()
 		for c := range s.conns {
-			if c.sessionID != 0 && c.readOnly == has {
+			if sess := c.session(); sess.id != 0 && sess.readOnly == has {
 				c.out.kill()
 			}
 		}
@@ -107,7 +105,7 @@ func (s *Server) dropClients(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if c.sessionID != 0 {
+		if c.session().id != 0 {
 			c.out.kill()
 		}
 	}

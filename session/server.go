@@ -154,7 +154,13 @@ func (s *Server) forget(c *conn) {
 // session (moved) is announced through the log so that other members drop
 // theirs; a session just created has no connection anywhere else, and
 // announcing it cost every new session a second log entry.
-func (s *Server) bind(c *conn, moved bool) {
+//
+// It runs on the connection's goroutine, which then reads the session
+// fields directly; other goroutines (the four-letter words, the
+// AdminServer, the quorum watcher) read the identity it publishes.
+func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) {
+	c.sessionID, c.timeout, c.readOnly = id, timeout, readOnly
+	c.ident.Store(&sessionIdent{id: id, timeout: timeout, readOnly: readOnly})
 	s.mu.Lock()
 	old := s.bySession[c.sessionID]
 	s.bySession[c.sessionID] = c
