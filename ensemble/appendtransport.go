@@ -26,7 +26,12 @@ type appendTransport struct {
 	heartbeat atomic.Pointer[func(raft.RPC)]
 	// persist, if set, says whether to keep dialing a member that cannot
 	// be reached (see dial); nil gives up at the first failed dial.
-	persist atomic.Pointer[func() bool]
+	persist atomic.Pointer[func(target string) bool]
+	// unreachable, if set, is told (at most every unreachableEvery per
+	// member) that dial is still trying a member it cannot reach, how long
+	// it has, and why: Raft logs nothing until dial gives up.
+	unreachable atomic.Pointer[func(target string, err error, trying time.Duration)]
+	warned      map[raft.ServerAddress]time.Time // guarded by mu
 	// matched is set once a leader's append (not a bare heartbeat) passed
 	// Raft's log check here: this member's log then agrees with a leader's
 	// (follower side; see Node.waitReady).
@@ -88,6 +93,7 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *asyncLogStore, 
 		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
 		acked:            make(map[raft.ServerAddress]ackedEntry),
 		contact:          make(map[raft.ServerAddress]time.Time),
+		warned:           make(map[raft.ServerAddress]time.Time),
 		served:           make(map[net.Conn]struct{}),
 		pipelines:        make(map[*appendPipeline]struct{}),
 		done:             make(chan struct{}),
@@ -186,13 +192,15 @@ type appendConn struct {
 // memberPatience is how long dial keeps trying a member it cannot reach,
 // every memberRedial, before Raft is told the append failed.
 const (
-	memberPatience = 5 * time.Minute
-	memberRedial   = 50 * time.Millisecond
+	memberPatience   = 5 * time.Minute
+	memberRedial     = 50 * time.Millisecond
+	unreachableEvery = 10 * time.Second
 )
 
 // dial opens an append stream to target. A member that cannot be reached
 // is dialed again every memberRedial for up to memberPatience, while
-// persist allows (this member still leads and is not closing): Raft waits
+// persist allows (this member still leads, is not closing, and target is
+// still a member): Raft waits
 // between failed appends to a follower, doubling the wait up to 10 s, so a
 // follower down for more than a few seconds would otherwise go unheard
 // for up to that long after it restarts, where a ZooKeeper follower
@@ -200,7 +208,9 @@ const (
 // minutes of the member's absence, and its waits stay short.
 func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	c, err := t.mux.open(string(target), streamAppend, t.timeout)
-	for until := time.Now().Add(memberPatience); err != nil && t.redial(until); {
+	start := time.Now()
+	for until := start.Add(memberPatience); err != nil && t.redial(target, until); {
+		t.stillTrying(target, err, time.Since(start))
 		c, err = t.mux.open(string(target), streamAppend, t.timeout)
 	}
 	if err != nil {
@@ -213,8 +223,25 @@ func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	}, nil
 }
 
+// stillTrying tells the unreachable hook, at most every unreachableEvery
+// per member, that dial keeps trying target.
+func (t *appendTransport) stillTrying(target raft.ServerAddress, err error, trying time.Duration) {
+	hook := t.unreachable.Load()
+	if hook == nil {
+		return
+	}
+	t.mu.Lock()
+	if time.Since(t.warned[target]) < unreachableEvery {
+		t.mu.Unlock()
+		return
+	}
+	t.warned[target] = time.Now()
+	t.mu.Unlock()
+	(*hook)(string(target), err, trying)
+}
+
 // redial waits memberRedial and reports whether to dial once more.
-func (t *appendTransport) redial(until time.Time) bool {
+func (t *appendTransport) redial(target raft.ServerAddress, until time.Time) bool {
 	persist := t.persist.Load()
 	if persist == nil || time.Now().After(until) {
 		return false
@@ -224,7 +251,7 @@ func (t *appendTransport) redial(until time.Time) bool {
 	case <-t.done:
 		return false
 	}
-	return (*persist)()
+	return (*persist)(string(target))
 }
 
 // AppendEntries implements raft.Transport for one request.

@@ -556,14 +556,25 @@ func TestAppendTransportWaitsForADownMember(t *testing.T) {
 
 	var keep atomic.Bool
 	keep.Store(true)
-	persist := keep.Load
+	persist := func(string) bool { return keep.Load() }
 	sender.persist.Store(&persist)
+	told := make(chan string, 10)
+	unreachable := func(target string, err error, _ time.Duration) {
+		if err != nil {
+			told <- target
+		}
+	}
+	sender.unreachable.Store(&unreachable)
 	done := make(chan error, 1)
 	go func() { done <- sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), new(raft.AppendEntriesResponse)) }()
 	select {
 	case err := <-done:
 		t.Fatalf("append to a down member returned at once: %v", err)
 	case <-time.After(300 * time.Millisecond):
+	}
+	// The wait is logged once (then every unreachableEvery), not per dial.
+	if len(told) != 1 || <-told != string(addr) {
+		t.Fatalf("unreachable told %d times, want once for %s", len(told)+1, addr)
 	}
 	down.Store(false) // the member is back
 	select {

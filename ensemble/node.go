@@ -286,20 +286,35 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	trans.streamLost.Store(&lost)
 	persist := n.keepDialing
 	trans.persist.Store(&persist)
+	unreachable := func(target string, err error, trying time.Duration) {
+		n.log.Warn("cannot reach a member; still trying", zap.String("member", target),
+			zap.Duration("for", trying.Round(time.Millisecond)), zap.Error(err))
+	}
+	trans.unreachable.Store(&unreachable)
 	return trans, n.cfg.membership(), nil
 }
 
-// keepDialing reports whether the append transport should go on dialing a
-// member it cannot reach: while this member leads and is not closing.
-// (Raft's shutdown waits for its replication goroutines, and Close closes
-// done before it shuts Raft down.)
-func (n *Node) keepDialing() bool {
+// keepDialing reports whether the append transport should go on dialing
+// target, a member it cannot reach: while this member leads and is not
+// closing (Raft's shutdown waits for its replication goroutines, and Close
+// closes done before it shuts Raft down), and while target is a member (a
+// reconfig may have removed it).
+func (n *Node) keepDialing(target string) bool {
 	select {
 	case <-n.done:
 		return false
 	default:
 	}
-	return n.raftSet.Load() && n.raft.State() == raft.Leader
+	if !n.raftSet.Load() || n.raft.State() != raft.Leader {
+		return false
+	}
+	members, _ := n.currentMembers()
+	for _, p := range members {
+		if p.Addr == target {
+			return true
+		}
+	}
+	return false
 }
 
 // waitReady blocks until there is a leader and this member has applied
