@@ -200,12 +200,12 @@ const (
 // dial opens an append stream to target. A member that cannot be reached
 // is dialed again every memberRedial for up to memberPatience, while
 // persist allows (this member still leads, is not closing, and target is
-// still a member): Raft waits
-// between failed appends to a follower, doubling the wait up to 10 s, so a
-// follower down for more than a few seconds would otherwise go unheard
-// for up to that long after it restarts, where a ZooKeeper follower
-// rejoins its leader at once. Each failure Raft sees then stands for
-// minutes of the member's absence, and its waits stay short.
+// still a member): Raft waits between failed appends to a follower,
+// doubling the wait up to 10 s, so a follower down for more than a few
+// seconds would otherwise go unheard for up to that long after it
+// restarts, where a ZooKeeper follower rejoins its leader at once. Each
+// failure Raft sees then stands for minutes of the member's absence, and
+// its waits stay short.
 func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	c, err := t.mux.open(string(target), streamAppend, t.timeout)
 	start := time.Now()

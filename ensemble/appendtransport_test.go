@@ -566,7 +566,9 @@ func TestAppendTransportWaitsForADownMember(t *testing.T) {
 	}
 	sender.unreachable.Store(&unreachable)
 	done := make(chan error, 1)
-	go func() { done <- sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), new(raft.AppendEntriesResponse)) }()
+	go func() {
+		done <- sender.AppendEntries("2", addr, sampleAppendRequest(1, 1), new(raft.AppendEntriesResponse))
+	}()
 	select {
 	case err := <-done:
 		t.Fatalf("append to a down member returned at once: %v", err)
