@@ -35,9 +35,6 @@ const (
 )
 
 var (
-	// raceOn (ZKRAFT_RACE=1, as make test-race sets) builds the zkraft binary
-	// with the race detector and fails the run on any report.
-	raceOn = testenv.RaceBinaries()
 	// target is the server implementation under test.
 	target string
 	// zkraftBin is the path of the zkraft binary built by TestMain (zkraft target only).
@@ -52,7 +49,9 @@ var (
 // TestMain builds or finds the target, starts the shared server, runs the
 // tests and stops the server.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	// With ZKRAFT_RACE=1 (make test-race) the zkraft binary is built with
+	// the race detector and any report its processes write fails the run.
+	os.Exit(testenv.CollectingRaces(func() int { return run(m) }))
 }
 
 // run is TestMain returning its exit code, so deferred cleanup runs.
@@ -77,14 +76,6 @@ func run(m *testing.M) int {
 
 	switch target {
 	case targetZkraft:
-		if raceOn {
-			// Every zkraft process the suite starts writes its data race
-			// reports here; checkRaces fails the run on any.
-			if err := testenv.CollectRaces(tmp); err != nil {
-				fmt.Fprintln(os.Stderr, "e2e:", err)
-				return 1
-			}
-		}
 		if zkraftBin, err = buildZkraft(tmp); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: FAIL: cannot build the zkraft binary: %v\n", err)
 			return 1
@@ -125,9 +116,6 @@ func run(m *testing.M) int {
 		if code == 0 {
 			code = 1
 		}
-	}
-	if raceOn && !checkRaces(tmp) && code == 0 {
-		code = 1 // the race logs are printed; the rest of tmp goes
 	}
 	return code
 }
@@ -179,14 +167,4 @@ func requireTarget(t *testing.T, want, why string) {
 	if target != want {
 		t.Skipf("only meaningful against %s: %s", want, why)
 	}
-}
-
-// checkRaces prints the race detector's reports the suite's zkraft
-// processes left under dir and reports whether there were none.
-func checkRaces(dir string) bool {
-	reports := testenv.RaceReports(dir)
-	for name, text := range reports {
-		fmt.Fprintf(os.Stderr, "e2e: FAIL: data race report %s:\n%s\n", name, text)
-	}
-	return len(reports) == 0
 }

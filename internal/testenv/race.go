@@ -45,9 +45,14 @@ func RaceReports(dir string) map[string]string {
 // RunCollectingRaces is a TestMain body for packages whose tests start
 // zkraft processes: it runs m and, when RaceBinaries, fails the run on any
 // data race those processes reported, printing the reports.
-func RunCollectingRaces(m *testing.M) int {
+func RunCollectingRaces(m *testing.M) int { return CollectingRaces(m.Run) }
+
+// CollectingRaces runs run (a TestMain's body, which must stop every zkraft
+// process it started before it returns) and, when RaceBinaries, turns its
+// exit code into a failure if any of those processes reported a data race.
+func CollectingRaces(run func() int) int {
 	if !RaceBinaries() {
-		return m.Run()
+		return run()
 	}
 	dir, err := os.MkdirTemp("", "zkraft-race-")
 	if err == nil {
@@ -58,7 +63,7 @@ func RunCollectingRaces(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	code := m.Run()
+	code := run()
 	for name, text := range RaceReports(dir) {
 		fmt.Fprintf(os.Stderr, "FAIL: data race report %s:\n%s\n", name, text)
 		code = 1
