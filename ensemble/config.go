@@ -35,6 +35,12 @@ type Config struct {
 	// SnapshotThreshold is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Zero means 100000.
 	SnapshotThreshold uint64
+	// SnapshotBytes bounds the log by size as well (ZooKeeper's
+	// snapSizeLimitInKb, in bytes): a member snapshots once the log since
+	// its last snapshot passes a random point between half of it and all
+	// of it, and keeps at most about half of it as trailing log. Zero (or
+	// less) means entries alone (SnapshotThreshold) bound the log.
+	SnapshotBytes int64
 	// ReapInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs). Zero means 60s.
 	ReapInterval time.Duration

@@ -71,12 +71,15 @@ type fsm struct {
 	dec znode.TxnDecoder
 
 	restores atomic.Int64 // snapshots installed over the state (tests)
+
+	// size counts the log applied since the last snapshot (logsize.go).
+	size *logSize
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
 
 func newFSM(log *zap.Logger, opts znode.Options, reg *watches.Registry, w *waiters, tr *expiry) *fsm {
-	return &fsm{log: log, opts: opts, watches: reg, waiters: w, tracker: tr, tree: znode.NewTree(opts)}
+	return &fsm{log: log, opts: opts, watches: reg, waiters: w, tracker: tr, tree: znode.NewTree(opts), size: newLogSize(0)}
 }
 
 // Apply implements raft.FSM.
@@ -106,6 +109,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		work = work || !nudge
 	}
 	f.mu.Unlock()
+	f.size.add(logs)
 	if f.applied != nil && len(logs) > 0 {
 		f.applied(logs[len(logs)-1].Index, work)
 	}
@@ -177,6 +181,7 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.size.reset()
 	large := snapshotFootprint(f.tree.Stats()) >= releaseToOSAbove
 	v, err := f.tree.BeginSnapshot()
 	if err != nil {
@@ -213,6 +218,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.tree = t
 	f.lastZxid.Store(t.LastZxid())
 	f.mu.Unlock()
+	f.size.reset()
 	f.tracker.reset(t.Sessions())
 	f.waiters.failAll(errRestored)
 	return nil

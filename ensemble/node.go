@@ -117,6 +117,7 @@ func Open(cfg Config) (*Node, error) {
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
+	n.fsm.size = newLogSize(cfg.SnapshotBytes)
 	if cfg.AuditUser != "" {
 		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser
 	}
@@ -170,7 +171,7 @@ func (n *Node) raftConfig() *raft.Config {
 	// had to delete a million entries at once (a multi-second stall).
 	rc.SnapshotThreshold = n.cfg.SnapshotThreshold
 	rc.SnapshotInterval = 2 * time.Second
-	rc.TrailingLogs = trailingLogs(n.cfg.SnapshotThreshold)
+	rc.TrailingLogs = trailingLogs(n.cfg.SnapshotThreshold) // and SnapshotBytes (tuneSnapshots)
 	rc.HeartbeatTimeout = n.electionTimeout()
 	rc.ElectionTimeout = n.electionTimeout()
 	rc.LeaderLeaseTimeout = n.leaderLease()

@@ -25,12 +25,17 @@ func (n *Node) tuneSnapshots() {
 	tick := time.NewTicker(3 * time.Second)
 	defer tick.Stop()
 	lastApplied := n.raft.AppliedIndex()
+	size := n.fsm.size
 	for {
 		select {
 		case <-n.done:
 			return
+		case <-size.due:
+			n.snapshotForSize(size)
+			continue
 		case <-tick.C:
 		}
+		n.setTrailingLogs(size.trailing(trailingLogs(n.cfg.SnapshotThreshold)))
 		applied := n.raft.AppliedIndex()
 		idle := applied == lastApplied
 		lastApplied = applied
@@ -43,6 +48,38 @@ func (n *Node) tuneSnapshots() {
 		nodes := uint64(t.Stats().Nodes)
 		n.RUnlockTree()
 		n.setSnapshotThreshold(snapshotThreshold(n.cfg.SnapshotThreshold, nodes))
+	}
+}
+
+// snapshotForSize takes a snapshot because the log since the last one
+// passed its size trigger (Config.SnapshotBytes), sizing the trailing log
+// that the compaction after it keeps by the entries' average size first.
+func (n *Node) snapshotForSize(size *logSize) {
+	since, trigger := size.bytes.Load(), size.trigger.Load()
+	if trigger <= 0 || since < trigger {
+		return // a snapshot by entry count came first
+	}
+	n.setTrailingLogs(size.trailing(trailingLogs(n.cfg.SnapshotThreshold)))
+	n.log.Info("log since the last snapshot passed its size limit; taking a snapshot",
+		zap.Int64("bytes", since), zap.Int64("entries", size.entries.Load()), zap.Int64("snapSizeLimitInKb", n.cfg.SnapshotBytes>>10))
+	if err := n.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		n.log.Warn("snapshot for the log's size failed", zap.Error(err))
+	}
+}
+
+// setTrailingLogs reloads Raft's trailing log if it changed by more than
+// an eighth (the average entry size moves a little all the time).
+func (n *Node) setTrailingLogs(want uint64) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	rc := n.raft.ReloadableConfig()
+	have := rc.TrailingLogs
+	if want == have || (want > have && want-have <= have/8) || (want < have && have-want <= have/8) {
+		return
+	}
+	rc.TrailingLogs = want
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.log.Warn("cannot adjust the trailing log", zap.Error(err))
 	}
 }
 

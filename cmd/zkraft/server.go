@@ -130,6 +130,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		TickTime:          st.TickTime,
 		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
 		SnapshotThreshold: st.SnapCount,
+		SnapshotBytes:     st.SnapSizeLimit,
 		ReapInterval:      st.ContainerInterval,
 		Logger:            log,
 		Peers:             sortPeers(st.Members),

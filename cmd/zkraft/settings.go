@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type settings struct {
 	FourLetterWords   []string
 	ContainerInterval time.Duration
 	SnapCount         uint64
+	SnapSizeLimit     int64 // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
 	ServerID          uint8
 	ReconfigEnabled   bool
 	ReadOnlyMode      bool
@@ -84,6 +86,7 @@ func defaultSettings() settings {
 		JAASSection:       "Server",
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
+		SnapSizeLimit:     4 << 30, // ZooKeeper's 4194304 KB
 		ServerID:          1,
 		SyncLimit:         5,
 		InitLimit:         10,
@@ -160,6 +163,14 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "snapSizeLimitInKb", "zookeeper.snapSizeLimitInKb":
+			var kb int64
+			if kb, err = strconv.ParseInt(v, 10, 64); err == nil {
+				s.SnapSizeLimit = max(kb, 0) << 10 // ZooKeeper: <= 0 turns the limit off
+				if kb > math.MaxInt64>>10 {
+					s.SnapSizeLimit = math.MaxInt64
+				}
+			}
 		case "metricsProvider.httpPort":
 			metricsPort = v
 		case "metricsProvider.httpHost":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,6 +131,24 @@ func TestZooConfigAdminServer(t *testing.T) {
 		if st, _ := mustApply(t, cfg); st.AdminRateLimit != want {
 			t.Errorf("%q: snapshot rate limit %v, want %v", cfg, st.AdminRateLimit, want)
 		}
+	}
+}
+
+// TestZooConfigSnapSizeLimit: snapSizeLimitInKb (or its system-property
+// spelling) bounds the log by size, 4 GB unless set, off when <= 0, as
+// ZooKeeper's; a value that is not a number is refused.
+func TestZooConfigSnapSizeLimit(t *testing.T) {
+	for cfg, want := range map[string]int64{
+		"tickTime=2000\n": 4 << 30, "snapSizeLimitInKb=1024\n": 1 << 20, "zookeeper.snapSizeLimitInKb=2\n": 2048,
+		"snapSizeLimitInKb=0\n": 0, "snapSizeLimitInKb=-1\n": 0, "snapSizeLimitInKb=9223372036854775807\n": math.MaxInt64,
+	} {
+		st, logs := mustApply(t, cfg)
+		if st.SnapSizeLimit != want || logs.Len() != 0 {
+			t.Errorf("%q: log size limit %d, want %d; warnings %v", cfg, st.SnapSizeLimit, want, logs.All())
+		}
+	}
+	if _, err := apply(t, "snapSizeLimitInKb=4GB\n"); err == nil {
+		t.Fatal("snapSizeLimitInKb=4GB accepted")
 	}
 }
 
