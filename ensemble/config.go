@@ -41,6 +41,10 @@ type Config struct {
 	// of it, and keeps at most about half of it as trailing log. Zero (or
 	// less) means entries alone (SnapshotThreshold) bound the log.
 	SnapshotBytes int64
+	// FsyncWarning is ZooKeeper's fsync.warningthresholdms: a log sync
+	// that takes longer is logged and counted (Node.FsyncTimes). Zero
+	// means 1s; less than a millisecond, any sync of a millisecond or more.
+	FsyncWarning time.Duration
 	// ReapInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs). Zero means 60s.
 	ReapInterval time.Duration

@@ -81,6 +81,8 @@ type journalLogStore struct {
 	// then is. Headers (a wrap) and bolt's transactions are still synced.
 	noSync bool
 	syncs  atomic.Int64 // fdatasyncs made (tests)
+	// timing, if set, times the syncs of appends (fsyncstats.go).
+	timing *fsyncStats
 
 	fail  func(error)
 	wake  chan struct{} // cap 1: the flusher has work
@@ -241,8 +243,12 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		return fmt.Errorf("ensemble: journal write: %w", err)
 	}
 	if !j.noSync {
+		start := time.Now()
 		if err := j.sync(); err != nil {
 			return err
+		}
+		if j.timing != nil {
+			j.timing.record(time.Since(start), j.size)
 		}
 	}
 	j.tail += int64(len(rec))

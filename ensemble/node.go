@@ -32,6 +32,7 @@ type Node struct {
 	logDir string // where raft.db and raft.journal are (logdir.go)
 	// proposals are the sizes of the entries appended as leader (srvr).
 	proposals *proposalStats
+	fsyncs    *fsyncStats // the log syncs' times (fsyncstats.go)
 	log       *zap.Logger
 	raft      *raft.Raft
 	store     *raftboltdb.BoltStore
@@ -118,6 +119,7 @@ func Open(cfg Config) (*Node, error) {
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
 	n.fsm.size = newLogSize(cfg.SnapshotBytes)
+	n.fsyncs = newFsyncStats(cfg.FsyncWarning, n.log)
 	if cfg.AuditUser != "" {
 		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser
 	}
@@ -217,6 +219,7 @@ func (n *Node) startRaft() error {
 		return err
 	}
 	journal.noSync = n.cfg.NoSync
+	journal.timing = n.fsyncs
 	n.journal = journal
 	async, err := newAsyncLogStore(journal, n.logFailed)
 	if err != nil {

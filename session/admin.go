@@ -52,7 +52,7 @@ var adminCommands = []adminCommand{
 	{[]string{"ruok"}, func(*Server) jsonObj { return nil }},
 	{[]string{"server_stats", "srvr"}, func(s *Server) jsonObj { return s.adminServerStats() }},
 	{[]string{"set_trace_mask", "stmk"}, notSupported("set_trace_mask")},
-	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.stats.reset(); s.node.ResetProposalSizes(); return nil }},
+	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.resetStats(); return nil }},
 	{[]string{"stats", "stat"}, func(s *Server) jsonObj {
 		return s.adminServerStats().add("connections", s.adminConns(true)).add("secure_connections", []any{})
 	}},
@@ -310,7 +310,7 @@ func (s *Server) adminMonitor() jsonObj {
 	out := jsonObj{}
 	for _, v := range s.monitorValues() {
 		val := v.value
-		if str, ok := val.(string); ok && v.key == "avg_latency" {
+		if str, ok := val.(string); ok && strings.HasPrefix(v.key, "avg_") {
 			val = jsonNumber(str)
 		}
 		out = out.add(v.key, val)
@@ -340,7 +340,7 @@ func (s *Server) adminServerStats() jsonObj {
 	stats := jsonObj{}.
 		add("packets_sent", s.stats.packetsSent.Load()).
 		add("packets_received", s.stats.packetsReceived.Load()).
-		add("fsync_threshold_exceed_count", 0).
+		add("fsync_threshold_exceed_count", s.node.FsyncTimes().Slow).
 		add("client_response_stats", responses).
 		add("data_dir_size", size).
 		add("log_dir_size", size).

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -95,8 +96,7 @@ func (c *conn) fourLetter(cmd string) {
 		s.writeConns(&b, false)
 		b.WriteString("\n")
 	case "srst":
-		s.stats.reset()
-		s.node.ResetProposalSizes()
+		s.resetStats()
 		b.WriteString("Server stats reset.\n")
 	case "crst":
 		s.resetConnStats()
@@ -126,14 +126,32 @@ func (s *Server) numConns() int {
 	return len(s.conns)
 }
 
-// javaDouble formats f as Java's Double.toString does for the values
-// latency averages take ("0.0", "5.75", "0.3333333333333333").
+// javaDouble formats f as Java's Double.toString does: plain decimals
+// from 10^-3 up to 10^7 ("0.0", "5.75", "0.3333333333333333"), and
+// Java's scientific notation outside that range ("5.0E-4", "1.25E7").
 func javaDouble(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-3 || a >= 1e7) && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
+		if !strings.Contains(mant, ".") {
+			mant += ".0"
+		}
+		e, _ := strconv.Atoi(exp)
+		return mant + "E" + strconv.Itoa(e)
+	}
 	out := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.Contains(out, ".") {
 		out += ".0"
 	}
 	return out
+}
+
+// javaAvg is an AvgMinMaxCounter's average as ZooKeeper prints it: total /
+// count rounded half up to four decimals, 0.0 before the first sample.
+func javaAvg(total, count int64) string {
+	if count == 0 {
+		return "0.0"
+	}
+	return javaDouble(math.Round(float64(total)/float64(count)*1e4) / 1e4)
 }
 
 func (s *Server) treeStats() (znodes, ephemerals int, dataSize int64, sessions int) {
@@ -179,6 +197,7 @@ func (s *Server) monitorValues() []monitorValue {
 	znodes, ephemerals, dataSize, sessions := s.treeStats()
 	_, _, watches := s.node.Watches().Stats()
 	lmin, lavg, lmax := s.stats.latencies()
+	fsync := s.node.FsyncTimes()
 	out := []monitorValue{
 		{"version", Version, true},
 		{"server_state", s.mode(), true},
@@ -198,6 +217,12 @@ func (s *Server) monitorValues() []monitorValue {
 		{"max_file_descriptor_count", maxFDs(), true},
 		{"open_file_descriptor_count", openFDs(), true},
 		{"approximate_data_size", dataSize, true},
+		// ZooKeeper's fsynctime summary: the log's syncs, in milliseconds.
+		{"avg_fsynctime", javaAvg(fsync.SumMs, fsync.Count), true},
+		{"min_fsynctime", fsync.MinMs, true},
+		{"max_fsynctime", fsync.MaxMs, true},
+		{"cnt_fsynctime", fsync.Count, false},
+		{"sum_fsynctime", fsync.SumMs, false},
 		{"uptime", time.Since(s.stats.started).Milliseconds(), false},
 	}
 	mode := s.node.Mode()

@@ -370,6 +370,50 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 	<-done
 }
 
+// TestMntrFsyncTimes: mntr carries ZooKeeper's fsynctime summary of the
+// log's syncs (a write made some), and srst starts it over, as
+// ZooKeeper's ServerStats.reset does with its metrics.
+func TestMntrFsyncTimes(t *testing.T) {
+	ts := startServer(t)
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/f", ACL: openACL})
+	if h := c.reply(nil); h.Err != jute.OK {
+		t.Fatalf("create: %+v", h)
+	}
+	word := func(w string) string {
+		c := dialRaw(t, ts.addr)
+		c.sendRaw([]byte(w))
+		return readAll(t, c)
+	}
+	shape := regexp.MustCompile(`(?m)^zk_avg_fsynctime\t\d+\.\d+(?:E-?\d+)?\nzk_min_fsynctime\t\d+\nzk_max_fsynctime\t\d+\nzk_cnt_fsynctime\t(\d+)\nzk_sum_fsynctime\t\d+\n`)
+	m := shape.FindStringSubmatch(word("mntr"))
+	if m == nil || m[1] == "0" {
+		t.Fatalf("mntr has no fsynctime summary counting the create's sync: %v", m)
+	}
+	word("srst")
+	if m := shape.FindStringSubmatch(word("mntr")); m == nil || m[1] != "0" {
+		t.Fatalf("after srst: %q, want zk_cnt_fsynctime 0", m)
+	}
+}
+
+func TestJavaDoubleAndAvg(t *testing.T) {
+	for f, want := range map[float64]string{0: "0.0", 5.75: "5.75", 132: "132.0", 1.0 / 3: "0.3333333333333333",
+		0.0005: "5.0E-4", 0.001: "0.001", 12345678: "1.2345678E7", 1e7: "1.0E7", -0.00025: "-2.5E-4"} {
+		if got := javaDouble(f); got != want {
+			t.Errorf("javaDouble(%v) = %q, want Java's %q", f, got, want)
+		}
+	}
+	for _, c := range []struct {
+		total, count int64
+		want         string
+	}{{0, 0, "0.0"}, {651, 398, "1.6357"}, {132, 1, "132.0"}, {1, 2000, "5.0E-4"}, {1, 3, "0.3333"}} {
+		if got := javaAvg(c.total, c.count); got != c.want {
+			t.Errorf("javaAvg(%d, %d) = %q, want %q", c.total, c.count, got, c.want)
+		}
+	}
+}
+
 func TestMetricsMirrorMntr(t *testing.T) {
 	ts := startServer(t)
 	var b strings.Builder

@@ -78,6 +78,15 @@ func (s *serverStats) reset() {
 	s.lat.reset()
 }
 
+// resetStats is srst and the AdminServer's stat_reset: ZooKeeper's
+// ServerStats.reset, which also starts its metrics' summaries over
+// (proposal sizes, fsync times).
+func (s *Server) resetStats() {
+	s.stats.reset()
+	s.node.ResetProposalSizes()
+	s.node.ResetFsyncTimes()
+}
+
 // connStats are one connection's counters (cons).
 type connStats struct {
 	established time.Time

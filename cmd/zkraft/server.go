@@ -131,6 +131,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
 		SnapshotThreshold: st.SnapCount,
 		SnapshotBytes:     st.SnapSizeLimit,
+		FsyncWarning:      st.FsyncWarning,
 		ReapInterval:      st.ContainerInterval,
 		Logger:            log,
 		Peers:             sortPeers(st.Members),

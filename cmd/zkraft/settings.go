@@ -39,7 +39,8 @@ type settings struct {
 	FourLetterWords   []string
 	ContainerInterval time.Duration
 	SnapCount         uint64
-	SnapSizeLimit     int64 // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
+	SnapSizeLimit     int64         // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
+	FsyncWarning      time.Duration // fsync.warningthresholdms; 0: ZooKeeper's 1 s
 	ServerID          uint8
 	ReconfigEnabled   bool
 	ReadOnlyMode      bool
@@ -163,6 +164,13 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
 			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
+		case "fsync.warningthresholdms", "zookeeper.fsync.warningthresholdms":
+			var ms int64
+			if ms, err = strconv.ParseInt(v, 10, 64); err == nil {
+				// Longer than ms whole milliseconds; 0 or less: any sync
+				// of a millisecond or more (ensemble.Config.FsyncWarning).
+				s.FsyncWarning = max(time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond, time.Nanosecond)
+			}
 		case "snapSizeLimitInKb", "zookeeper.snapSizeLimitInKb":
 			var kb int64
 			if kb, err = strconv.ParseInt(v, 10, 64); err == nil {

@@ -136,7 +136,8 @@ func TestZooConfigAdminServer(t *testing.T) {
 
 // TestZooConfigSnapSizeLimit: snapSizeLimitInKb (or its system-property
 // spelling) bounds the log by size, 4 GB unless set, off when <= 0, as
-// ZooKeeper's; a value that is not a number is refused.
+// ZooKeeper's; a value that is not a number is refused. And
+// fsync.warningthresholdms, ZooKeeper's 1 s unless set.
 func TestZooConfigSnapSizeLimit(t *testing.T) {
 	for cfg, want := range map[string]int64{
 		"tickTime=2000\n": 4 << 30, "snapSizeLimitInKb=1024\n": 1 << 20, "zookeeper.snapSizeLimitInKb=2\n": 2048,
@@ -145,6 +146,14 @@ func TestZooConfigSnapSizeLimit(t *testing.T) {
 		st, logs := mustApply(t, cfg)
 		if st.SnapSizeLimit != want || logs.Len() != 0 {
 			t.Errorf("%q: log size limit %d, want %d; warnings %v", cfg, st.SnapSizeLimit, want, logs.All())
+		}
+	}
+	for cfg, want := range map[string]time.Duration{
+		"tickTime=2000\n": 0, "fsync.warningthresholdms=50\n": 50 * time.Millisecond,
+		"zookeeper.fsync.warningthresholdms=2000\n": 2 * time.Second, "fsync.warningthresholdms=0\n": time.Nanosecond,
+	} {
+		if st, logs := mustApply(t, cfg); st.FsyncWarning != want || logs.Len() != 0 {
+			t.Errorf("%q: fsync warning threshold %v, want %v; warnings %v", cfg, st.FsyncWarning, want, logs.All())
 		}
 	}
 	if _, err := apply(t, "snapSizeLimitInKb=4GB\n"); err == nil {
