@@ -12,8 +12,11 @@ import (
 
 // javaDate renders milliseconds since the epoch as java.util.Date.toString
 // does, in the local time zone: "Sat Nov 21 13:43:51 UTC 2026".
-func javaDate(ms int64) string {
-	return time.UnixMilli(ms).Local().Format("Mon Jan 02 15:04:05 MST 2006")
+func javaDate(ms int64) string { return javaDateIn(ms, time.Local) }
+
+// javaDateIn is javaDate in the time zone loc.
+func javaDateIn(ms int64, loc *time.Location) string {
+	return time.UnixMilli(ms).In(loc).Format("Mon Jan 02 15:04:05 MST 2006")
 }
 
 // hex0x renders a zxid or session id as Java's "0x" + Long.toHexString
