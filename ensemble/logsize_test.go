@@ -67,7 +67,8 @@ func TestLogSizeTrailingFitsHalfTheLimit(t *testing.T) {
 // TestLogBoundedBySize: with large values, snapCount's entry count alone
 // would keep every entry here (no snapshot before 100000); the size limit
 // makes every member snapshot and compact its log down to the trailing
-// floor, and a member restarted afterwards comes back with the same data.
+// floor, a member restarted afterwards comes back with the same data, and
+// one down meanwhile catches up by the leader's snapshot.
 func TestLogBoundedBySize(t *testing.T) {
 	const limit, value, writes = 1 << 20, 16 << 10, 300
 	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotBytes = limit })
@@ -110,5 +111,22 @@ func TestLogBoundedBySize(t *testing.T) {
 	}
 	if got := l.raft.ReloadableConfig().TrailingLogs; got != minTrailingEntries {
 		t.Fatalf("trailing log %d entries of %d B, want the floor %d", got, value, minTrailingEntries)
+	}
+
+	// A follower down while the leader writes past its trailing log
+	// catches up from the leader's snapshot, not its (gone) log.
+	c.stop(id)
+	for i := range writes {
+		data[0] = byte(i)
+		res = mustPropose(t, l, &znode.Txn{Type: jute.OpSetData, Session: 1, Time: int64(i),
+			Req: jute.Marshal(&jute.SetDataRequest{Path: "/big", Data: data, Version: -1})})
+	}
+	c.restart(id)
+	c.converged(res.Zxid)
+	if st, err := treeStat(c.nodes[id], "/big"); err != nil || st.Version != 2*writes {
+		t.Fatalf("member %d back after %d writes: /big version %d (%v), want %d", id, writes, st.Version, err, 2*writes)
+	}
+	if c.nodes[id].fsm.restores.Load() == 0 {
+		t.Fatalf("member %d caught up without the leader's snapshot, past a trailing log of %d entries", id, minTrailingEntries)
 	}
 }
