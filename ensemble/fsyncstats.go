@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/internal/avgminmax"
 )
 
 // defaultFsyncWarning is ZooKeeper's fsync.warningthresholdms default.
@@ -20,8 +22,8 @@ type fsyncStats struct {
 	warnMs int64 // a sync of more whole milliseconds than this is slow
 	log    *zap.Logger
 
-	count, total, min, max atomic.Int64 // min is -1 before the first sync
-	slow                   atomic.Int64 // never reset, as ZooKeeper's fsync_threshold_exceed_count by srst
+	times avgminmax.Counter // milliseconds
+	slow  atomic.Int64      // never reset, as ZooKeeper's fsync_threshold_exceed_count by srst
 }
 
 // newFsyncStats returns stats that call a sync slow above threshold (zero
@@ -30,29 +32,14 @@ func newFsyncStats(threshold time.Duration, log *zap.Logger) *fsyncStats {
 	if threshold == 0 {
 		threshold = defaultFsyncWarning
 	}
-	s := &fsyncStats{warnMs: max(threshold.Milliseconds(), 0), log: log}
-	s.reset()
-	return s
+	return &fsyncStats{warnMs: max(threshold.Milliseconds(), 0), log: log}
 }
 
 // record counts one sync that took d, of a log file of size bytes, and
 // reports whether it was slow.
 func (s *fsyncStats) record(d time.Duration, size int64) bool {
 	ms := d.Milliseconds()
-	s.count.Add(1)
-	s.total.Add(ms)
-	for {
-		m := s.min.Load()
-		if (m >= 0 && m <= ms) || s.min.CompareAndSwap(m, ms) {
-			break
-		}
-	}
-	for {
-		m := s.max.Load()
-		if m >= ms || s.max.CompareAndSwap(m, ms) {
-			break
-		}
-	}
+	s.times.Add(ms)
 	if ms <= s.warnMs {
 		return false
 	}
@@ -61,14 +48,6 @@ func (s *fsyncStats) record(d time.Duration, size int64) bool {
 		"File size is %d bytes. See the ZooKeeper troubleshooting guide", ms, size),
 		zap.Int64("ms", ms), zap.Int64("thresholdMs", s.warnMs))
 	return true
-}
-
-// reset starts the summary over (srst); the slow count stays.
-func (s *fsyncStats) reset() {
-	s.count.Store(0)
-	s.total.Store(0)
-	s.min.Store(-1)
-	s.max.Store(0)
 }
 
 // FsyncTimes summarizes the syncs of this member's log appends since the
@@ -83,13 +62,9 @@ type FsyncTimes struct {
 // FsyncTimes returns the log's sync times (mntr's fsynctime, the
 // AdminServer's fsync_threshold_exceed_count).
 func (n *Node) FsyncTimes() FsyncTimes {
-	s := n.fsyncs
-	t := FsyncTimes{Count: s.count.Load(), SumMs: s.total.Load(), MaxMs: s.max.Load(), Slow: s.slow.Load()}
-	if m := s.min.Load(); m > 0 {
-		t.MinMs = m
-	}
-	return t
+	t := &n.fsyncs.times
+	return FsyncTimes{Count: t.Count(), SumMs: t.Sum(), MinMs: t.Min(), MaxMs: t.Max(), Slow: n.fsyncs.slow.Load()}
 }
 
 // ResetFsyncTimes starts FsyncTimes' summary over (srst), not its Slow.
-func (n *Node) ResetFsyncTimes() { n.fsyncs.reset() }
+func (n *Node) ResetFsyncTimes() { n.fsyncs.times.Reset() }

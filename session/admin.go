@@ -208,10 +208,7 @@ func (s *Server) adminConns(brief bool) []any {
 		if !brief {
 			st := &c.stats
 			lmin, _, lmax := st.lat.latencies()
-			avg := int64(0) // ZooKeeper's per-connection average is a long
-			if n := st.lat.count.Load(); n > 0 {
-				avg = st.lat.total.Load() / n
-			}
+			avg := st.lat.longAvg()
 			info = info.
 				add("session_id", sess.id).
 				add("last_operation", opName(st.lastOp.Load())).

@@ -71,7 +71,7 @@ func (c *conn) Stale() bool { return c.stale.Load() }
 func newConn(srv *Server, nc net.Conn) *conn {
 	c := &conn{srv: srv, nc: nc, out: newOutbound()}
 	c.stats.established = time.Now()
-	c.stats.lat.reset()
+	c.stats.lat.Reset()
 	c.remote = remoteIP(nc.RemoteAddr())
 	ids := []jute.Id{{Scheme: "ip", ID: c.remote}}
 	c.ids.Store(&ids)

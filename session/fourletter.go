@@ -356,10 +356,7 @@ func (s *Server) writeConns(b *strings.Builder, brief bool) {
 		if !brief && sess.id != 0 {
 			st := &c.stats
 			lmin, _, lmax := st.lat.latencies()
-			avg := int64(0) // ZooKeeper's per-connection average is a long
-			if n := st.lat.count.Load(); n > 0 {
-				avg = st.lat.total.Load() / n
-			}
+			avg := st.lat.longAvg()
 			fmt.Fprintf(b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(sess.id), opName(st.lastOp.Load()),
 				st.established.UnixMilli(), sess.timeout)
 			if cxid := st.lastCxid.Load(); cxid > 0 {
@@ -390,7 +387,7 @@ func (s *Server) resetConnStats() {
 	for c := range s.conns {
 		c.stats.received.Store(0)
 		c.stats.sent.Store(0)
-		c.stats.lat.reset()
+		c.stats.lat.Reset()
 	}
 }
 

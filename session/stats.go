@@ -6,49 +6,26 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/avgminmax"
 	"github.com/zkraft/zkraft/jute"
 )
 
-// latencyStats are min/avg/max counters in whole milliseconds, as
-// ZooKeeper's AvgMinMaxCounter keeps them. Atomics: bumped on hot paths.
-type latencyStats struct {
-	count atomic.Int64
-	total atomic.Int64
-	min   atomic.Int64 // -1 = no sample yet
-	max   atomic.Int64
-}
+// latencyStats are request latencies in whole milliseconds, as
+// ZooKeeper's AvgMinMaxCounter keeps them (bumped on the hot path).
+type latencyStats struct{ avgminmax.Counter }
 
-func (l *latencyStats) reset() {
-	l.count.Store(0)
-	l.total.Store(0)
-	l.min.Store(-1)
-	l.max.Store(0)
-}
-
-func (l *latencyStats) add(ms int64) {
-	l.count.Add(1)
-	l.total.Add(ms)
-	for {
-		m := l.min.Load()
-		if (m >= 0 && m <= ms) || l.min.CompareAndSwap(m, ms) {
-			break
-		}
+// longAvg is the average as a connection's stats give it: ZooKeeper's
+// per-connection average is a long (integer division), 0 before the first.
+func (l *latencyStats) longAvg() int64 {
+	if n := l.Count(); n > 0 {
+		return l.Sum() / n
 	}
-	for {
-		m := l.max.Load()
-		if m >= ms || l.max.CompareAndSwap(m, ms) {
-			break
-		}
-	}
+	return 0
 }
 
 // latencies returns min/avg/max; all zero before the first sample.
 func (l *latencyStats) latencies() (min int64, avg float64, max int64) {
-	n := l.count.Load()
-	if n == 0 {
-		return 0, 0, 0
-	}
-	return l.min.Load(), float64(l.total.Load()) / float64(n), l.max.Load()
+	return l.Min(), l.Avg(), l.Max()
 }
 
 // serverStats are the counters the four-letter words report (ZooKeeper's
@@ -64,9 +41,7 @@ type serverStats struct {
 }
 
 func newServerStats() *serverStats {
-	s := &serverStats{started: time.Now()}
-	s.lat.reset()
-	return s
+	return &serverStats{started: time.Now()}
 }
 
 func (s *serverStats) latencies() (int64, float64, int64) { return s.lat.latencies() }
@@ -75,7 +50,7 @@ func (s *serverStats) latencies() (int64, float64, int64) { return s.lat.latenci
 func (s *serverStats) reset() {
 	s.packetsReceived.Store(0)
 	s.packetsSent.Store(0)
-	s.lat.reset()
+	s.lat.Reset()
 }
 
 // resetStats is srst and the AdminServer's stat_reset: ZooKeeper's
@@ -113,8 +88,8 @@ func (c *conn) requested(h jute.RequestHeader) {
 func (c *conn) answered(start time.Time, zxid int64) {
 	now := time.Now()
 	ms := now.Sub(start).Milliseconds()
-	c.srv.stats.lat.add(ms)
-	c.stats.lat.add(ms)
+	c.srv.stats.lat.Add(ms)
+	c.stats.lat.Add(ms)
 	c.stats.lastLat.Store(ms)
 	c.stats.lastResp.Store(now.UnixMilli())
 	c.stats.lastZxid.Store(zxid)
