@@ -54,8 +54,11 @@ type packRef struct{ first, last uint64 }
 const (
 	// packMaxEntries bounds a pack, and so the probing for an old entry.
 	packMaxEntries = 512
-	// packMaxBytes keeps a pack's bolt value moderate.
-	packMaxBytes = 4 << 20
+	// packMaxBytes keeps a pack's bolt value moderate: each is one run of
+	// contiguous overflow pages, and a log of large entries compacted over
+	// and over reuses bolt's freed runs far better at 1 MiB than at 4 MiB
+	// (TestPackedLogFileStaysNearItsLiveSize: raft.db 33 against 54 MB).
+	packMaxBytes = 1 << 20
 	// packCacheSize is how many decoded packs stay around for GetLog.
 	packCacheSize = 4
 )
