@@ -215,8 +215,8 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		return err
 	}
 	rec := appendJournalRecord(j.scratch[:0], logs)
-	if cap(rec) <= 1<<20 {
-		j.scratch = rec
+	if int64(cap(rec)) <= j.half() {
+		j.scratch = rec // a larger record goes to bolt, below
 	}
 	if int64(len(rec)) > j.half() || len(rec)-journalRecordHead > 1<<31 {
 		// Larger than a half: straight to bolt, after what is pending,

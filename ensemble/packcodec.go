@@ -41,13 +41,18 @@ func encodePack(logs []*raft.Log) []byte {
 	return appendPack(nil, logs)
 }
 
-// appendPack appends the encoding of logs to b.
-func appendPack(b []byte, logs []*raft.Log) []byte {
+// packSize bounds the length of logs' encoding.
+func packSize(logs []*raft.Log) int {
 	size := 1 + 2*binary.MaxVarintLen64
 	for _, l := range logs {
 		size += 4*binary.MaxVarintLen64 + 1 + len(l.Data) + len(l.Extensions)
 	}
-	b = slices.Grow(b, size)
+	return size
+}
+
+// appendPack appends the encoding of logs to b.
+func appendPack(b []byte, logs []*raft.Log) []byte {
+	b = slices.Grow(b, packSize(logs))
 	b = append(b, packVersion)
 	b = binary.AppendUvarint(b, logs[0].Index)
 	b = binary.AppendUvarint(b, uint64(len(logs)))
