@@ -96,13 +96,7 @@ func TestPackedStoreReusesItsBuffer(t *testing.T) {
 		}
 	}
 	flush()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 4 {
-		flush()
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / 4; per > 1<<20 {
+	if per := allocatedPerCall(4, flush); per > 1<<20 {
 		t.Fatalf("a 16 MB flush allocated %d KB", per>>10)
 	}
 }
@@ -130,13 +124,19 @@ func TestJournalReusesItsBuffer(t *testing.T) {
 		}
 	}
 	appendBatch()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 4 {
-		appendBatch()
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / 4; per > 512<<10 {
+	if per := allocatedPerCall(4, appendBatch); per > 512<<10 {
 		t.Fatalf("a 2.5 MB append allocated %d KB", per>>10)
 	}
+}
+
+// allocatedPerCall is the bytes the process allocated per call of f, over
+// n calls.
+func allocatedPerCall(n int, f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(n)
 }

@@ -8,8 +8,8 @@ func TestProposalStats(t *testing.T) {
 	p := newProposalStats()
 	check := func(last, min, max int64) {
 		t.Helper()
-		if p.last.Load() != last || p.min.Load() != min || p.max.Load() != max {
-			t.Fatalf("got %d/%d/%d, want %d/%d/%d", p.last.Load(), p.min.Load(), p.max.Load(), last, min, max)
+		if l, lo, hi := p.values(); l != last || lo != min || hi != max {
+			t.Fatalf("got %d/%d/%d, want %d/%d/%d", l, lo, hi, last, min, max)
 		}
 	}
 	check(-1, -1, -1)
