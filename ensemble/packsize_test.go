@@ -35,11 +35,7 @@ func TestPackedLogFileStaysNearItsLiveSize(t *testing.T) {
 	data := make([]byte, value)
 	next := uint64(1)
 	for range rounds {
-		logs := make([]*raft.Log, batch)
-		for i := range logs {
-			logs[i] = &raft.Log{Index: next, Term: 1, Type: raft.LogCommand, Data: data}
-			next++
-		}
+		logs := sameEntries(&next, batch, data)
 		if err := p.store.StoreLogs(logs); err != nil {
 			t.Fatal(err)
 		}
@@ -86,11 +82,7 @@ func TestPackedStoreReusesItsBuffer(t *testing.T) {
 	data := make([]byte, 10<<10)
 	next := uint64(1)
 	flush := func() {
-		logs := make([]*raft.Log, 1600)
-		for i := range logs {
-			logs[i] = &raft.Log{Index: next, Term: 1, Type: raft.LogCommand, Data: data}
-			next++
-		}
+		logs := sameEntries(&next, 1600, data)
 		if err := s.StoreLogs(logs); err != nil {
 			t.Fatal(err)
 		}
@@ -114,11 +106,7 @@ func TestJournalReusesItsBuffer(t *testing.T) {
 	data := make([]byte, 10<<10)
 	next := uint64(1)
 	appendBatch := func() {
-		logs := make([]*raft.Log, 256)
-		for i := range logs {
-			logs[i] = &raft.Log{Index: next, Term: 1, Type: raft.LogCommand, Data: data}
-			next++
-		}
+		logs := sameEntries(&next, 256, data)
 		if err := j.StoreLogs(logs); err != nil {
 			t.Fatal(err)
 		}
@@ -139,4 +127,15 @@ func allocatedPerCall(n int, f func()) uint64 {
 	}
 	runtime.ReadMemStats(&after)
 	return (after.TotalAlloc - before.TotalAlloc) / uint64(n)
+}
+
+// sameEntries returns n commands carrying data, indexed from *next on, and
+// advances *next past them.
+func sameEntries(next *uint64, n int, data []byte) []*raft.Log {
+	logs := make([]*raft.Log, n)
+	for i := range logs {
+		logs[i] = &raft.Log{Index: *next, Term: 1, Type: raft.LogCommand, Data: data}
+		*next++
+	}
+	return logs
 }
