@@ -1,6 +1,9 @@
 package znode
 
 import (
+	"fmt"
+	"runtime/debug"
+
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -27,6 +30,11 @@ type Result struct {
 	Resp jute.Record
 	// Events are the watch triggers in the order ZooKeeper fires them.
 	Events []Event
+	// Fault is set when applying broke one of the tree's invariants (a
+	// bug, or an entry this build cannot apply): the tree may now differ
+	// from other members' and must not be trusted. Err is SystemError
+	// then. The caller must stop the member rather than answer or go on.
+	Fault error
 
 	// evBuf holds a write's first events, and stat, path and created the
 	// reply of a setData, create or create2, so that the common write
@@ -53,8 +61,9 @@ type applier struct {
 // Apply applies txn at zxid and returns its result. It is deterministic: it
 // never reads the clock or randomness, and decides permissions from txn.Ids.
 // A malformed request body yields jute.ErrMarshallingError, an unknown type
-// jute.ErrUnimplemented. Apply never panics; an internal failure is reported
-// as jute.ErrSystemError.
+// jute.ErrUnimplemented. Apply never panics: an internal failure (a panic
+// while applying) is reported as jute.ErrSystemError with Result.Fault set,
+// and the caller must stop using the tree.
 func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 	res = &Result{Zxid: zxid}
 	t.lastZxid = zxid
@@ -66,6 +75,7 @@ func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 		if r := recover(); r != nil {
 			a.rollback()
 			res.Err, res.Resp, res.Events = jute.ErrSystemError, nil, nil
+			res.Fault = fmt.Errorf("znode: apply %v at zxid %#x: %v\n%s", txn.Type, zxid, r, debug.Stack())
 		}
 		*a = applier{} // keep nothing of this write alive
 	}()
