@@ -75,6 +75,13 @@ type Config struct {
 	// Dial opens connections to other members; nil means net.DialTimeout.
 	// Tests use Listen and Dial to inject partitions and delays.
 	Dial Dialer
+	// Fatal is called once when this member can no longer be trusted to
+	// go on: its log cannot be written, an entry is not durable when it
+	// is due to be applied, or an entry cannot be decoded or applied. The
+	// member then answers nothing more and applies nothing more; nil
+	// means the process exits with status 1 (ZooKeeper exits likewise
+	// when it cannot write its log). Tests set it to observe the stop.
+	Fatal func(error)
 	// AuditUser turns on the audit log of ephemeral nodes deleted with
 	// their session (ZooKeeper's ephemeralZNodeDeletionOnSessionCloseOrExpire,
 	// logged by every member) under this user, the server's own.

@@ -54,9 +54,17 @@ type fsm struct {
 	// nudges (see nudge.go).
 	applied func(last uint64, work bool)
 
-	// durable, if set, waits until a log index is on this member's disk:
-	// an entry is applied only then (asynclog.go).
-	durable func(index uint64)
+	// durable, if set, waits until a log index may be applied: it is on
+	// this member's disk, or a leader's commit index covers it
+	// (asynclog.go). An error means it never will be: the log failed.
+	durable func(index uint64) error
+
+	// stop is called, outside the tree lock, when an entry cannot be made
+	// durable, decoded or applied; it returns only once the member is
+	// closing, and the FSM applies nothing after it (nil: panic). The
+	// entry is neither applied nor answered: no member may skip an entry
+	// or go on from a state it cannot trust.
+	stop func(error)
 
 	// applicable, if set, runs once a batch may be applied and before it
 	// is (the leader's early commit notices, nudge.go).
@@ -74,6 +82,9 @@ type fsm struct {
 
 	// size counts the log applied since the last snapshot (logsize.go).
 	size *logSize
+
+	// stopped is set once halt ran: nothing more is applied (FSM goroutine).
+	stopped bool
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -91,13 +102,21 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 // one acquisition of the tree lock.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
+	if f.stopped {
+		return out
+	}
 	work := false
 	if f.durable != nil && len(logs) > 0 {
-		f.durable(logs[len(logs)-1].Index)
+		last := logs[len(logs)-1].Index
+		if err := f.durable(last); err != nil {
+			f.halt(fmt.Errorf("ensemble: log entries %d-%d are not durable here: %w", logs[0].Index, last, err))
+			return out
+		}
 	}
 	if f.applicable != nil && len(logs) > 0 {
 		f.applicable(logs)
 	}
+	var failed error
 	f.mu.Lock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
@@ -105,10 +124,16 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			continue
 		}
 		var nudge bool
-		out[i], nudge = f.applyLocked(l)
+		if out[i], nudge, failed = f.applyLocked(l); failed != nil {
+			break
+		}
 		work = work || !nudge
 	}
 	f.mu.Unlock()
+	if failed != nil {
+		f.halt(failed)
+		return out
+	}
 	f.size.add(logs)
 	if f.applied != nil && len(logs) > 0 {
 		f.applied(logs[len(logs)-1].Index, work)
@@ -116,23 +141,37 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	return out
 }
 
+// halt stops the FSM for good after an entry could not be made durable,
+// decoded or applied (see stop).
+func (f *fsm) halt(err error) {
+	f.stopped = true
+	if f.stop == nil {
+		panic(err)
+	}
+	f.stop(err)
+}
+
 // applyLocked applies one entry; nudge reports a commit nudge (a barrier
-// nobody waits for), which changes nothing anyone can observe.
-func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool) {
+// nobody waits for), which changes nothing anyone can observe. An error
+// means the entry was not applied and the member must stop: an entry this
+// build cannot read (a bug, or a newer member's format in a rolling
+// upgrade), or one whose apply broke the tree's invariants. Skipping it
+// would let this member diverge from members that can apply it.
+func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool, err error) {
 	e, err := decodeEntry(l.Data, &f.dec)
 	if err != nil {
-		// An entry this build cannot read is a bug or a version skew; every
-		// member skips it identically, so the trees stay equal.
-		f.log.Error("skipping undecodable log entry", zap.Uint64("index", l.Index), zap.Error(err))
-		return nil, false
+		return nil, false, fmt.Errorf("ensemble: log entry %d (term %d) cannot be decoded: %w", l.Index, l.Term, err)
 	}
 	zxid := int64(l.Index)
 	switch e.Kind {
 	case kindTxn:
 		res = f.applyTxn(e.Txn, zxid)
+		if res.Fault != nil {
+			return nil, false, fmt.Errorf("ensemble: log entry %d (term %d) cannot be applied: %w", l.Index, l.Term, res.Fault)
+		}
 	case kindBarrier:
 		if e.Origin == 0 && e.Code == jute.OK {
-			return nil, true
+			return nil, true, nil
 		}
 		res = &znode.Result{Zxid: f.lastZxid.Load(), Err: e.Code}
 	case kindSessionOwner:
@@ -144,7 +183,7 @@ func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool) {
 	if w := f.waiters.take(e.Origin); w != nil {
 		w.Applied(res, f.tree)
 	}
-	return res, false
+	return res, false, nil
 }
 
 // applyTxn applies a znode transaction and its consequences: watch events

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -164,11 +165,12 @@ func TestFSMAppliesOnlyDurableEntries(t *testing.T) {
 	rec := &recorder{}
 	f.waiters.put(42, rec)
 	var waitedFor uint64
-	f.durable = func(index uint64) {
+	f.durable = func(index uint64) error {
 		waitedFor = index
 		if rec.res != nil || f.lastZxid.Load() != 0 {
 			t.Error("applied before the durable wait")
 		}
+		return nil
 	}
 	f.ApplyBatch([]*raft.Log{
 		makeLog(t, 3, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1000, Timeout: 4000, Passwd: make([]byte, 16)}),
@@ -221,4 +223,74 @@ func TestHasWork(t *testing.T) {
 	if !hasWork([]*raft.Log{{Type: raft.LogCommand, Data: w.Buf}}) {
 		t.Error("an awaited barrier (sync) is no work")
 	}
+}
+
+// TestFSMStopsWhenEntriesAreNotDurable: when the log write behind a batch
+// failed (a full disk), the FSM must neither apply nor answer any of it,
+// and must stop for good: answering would acknowledge a write that the
+// member's log does not hold (on 7d71c65 the wait's error was ignored and
+// the write answered OK just before the process exited).
+func TestFSMStopsWhenEntriesAreNotDurable(t *testing.T) {
+	f := testFSM(t)
+	rec := &recorder{}
+	f.waiters.put(42, rec)
+	diskFull := errors.New("no space left on device")
+	f.durable = func(uint64) error { return diskFull }
+	var stopped []error
+	f.stop = func(err error) { stopped = append(stopped, err) }
+	batch := []*raft.Log{
+		makeLog(t, 3, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1000, Timeout: 4000, Passwd: make([]byte, 16)}),
+		makeLog(t, 4, 42, createTxn(1, "/a", 0, 1)),
+	}
+	f.ApplyBatch(batch)
+	if rec.res != nil || f.lastZxid.Load() != 0 {
+		t.Fatalf("applied or answered an entry that is not durable: %+v", rec.res)
+	}
+	if len(stopped) != 1 || !errors.Is(stopped[0], diskFull) {
+		t.Fatalf("stop calls: %v", stopped)
+	}
+	f.durable = func(uint64) error { return nil }
+	f.ApplyBatch([]*raft.Log{makeLog(t, 5, 0, createTxn(1, "/b", 0, 1))})
+	if f.lastZxid.Load() != 0 || len(stopped) != 1 {
+		t.Fatalf("a stopped FSM applied more (last zxid %d, stops %d)", f.lastZxid.Load(), len(stopped))
+	}
+}
+
+// TestFSMStopsOnUndecodableEntry: an entry this build cannot decode (a bug,
+// or a newer member's format in a rolling upgrade) stops the member at that
+// entry: what precedes it in the batch is applied, nothing after it, and
+// it is never skipped (7d71c65 logged and skipped it, so a member that
+// could decode it diverged from one that could not).
+func TestFSMStopsOnUndecodableEntry(t *testing.T) {
+	f := testFSM(t)
+	var stopped []error
+	f.stop = func(err error) { stopped = append(stopped, err) }
+	rec := &recorder{}
+	f.waiters.put(43, rec)
+	f.ApplyBatch([]*raft.Log{
+		makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1000, Timeout: 4000, Passwd: make([]byte, 16)}),
+		makeLog(t, 2, 0, createTxn(1, "/a", 0, 1)),
+		{Index: 3, Term: 2, Type: raft.LogCommand, Data: []byte{99, 0, 0, 0, 0, 0, 0, 0, 1, 7}},
+		makeLog(t, 4, 43, createTxn(1, "/b", 0, 1)),
+	})
+	if len(stopped) != 1 || !strings.Contains(stopped[0].Error(), "log entry 3 (term 2) cannot be decoded") {
+		t.Fatalf("stop calls: %v", stopped)
+	}
+	if f.lastZxid.Load() != 2 || rec.res != nil {
+		t.Fatalf("last zxid %d (want 2), later entry answered: %+v", f.lastZxid.Load(), rec.res)
+	}
+	if _, _, err := f.tree.GetData("/b", nil); err == nil {
+		t.Fatal("an entry after the undecodable one was applied")
+	}
+}
+
+// TestFSMWithoutStopPanics: an FSM nobody can stop refuses to go on.
+func TestFSMWithoutStopPanics(t *testing.T) {
+	f := testFSM(t)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	f.ApplyBatch([]*raft.Log{{Index: 1, Type: raft.LogCommand, Data: []byte{99, 0, 0, 0, 0, 0, 0, 0, 1}}})
 }

@@ -76,6 +76,7 @@ type Node struct {
 	pending chan pending  // local proposals whose futures are checked for failure
 
 	closeOnce sync.Once
+	fatalOnce sync.Once // fatal's one stop
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -124,6 +125,14 @@ func Open(cfg Config) (*Node, error) {
 		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser
 	}
 	n.fsm.applicable = n.beforeApply
+	n.fsm.stop = func(err error) {
+		select {
+		case <-n.done: // closing: Raft is stopping and applies nothing more
+		default:
+			n.fatal("cannot apply the Raft log; stopping", err)
+		}
+		<-n.done // apply nothing more until the member is closed
+	}
 
 	if err := n.startRaft(); err != nil {
 		n.Close()
@@ -226,7 +235,7 @@ func (n *Node) startRaft() error {
 		return err
 	}
 	n.async = async
-	n.fsm.durable = func(idx uint64) { _ = async.waitApplicable(idx, nil) }
+	n.fsm.durable = func(idx uint64) error { return async.waitApplicable(idx, n.done) }
 	logs, err := newLogCache(async, logCacheEntries, logCacheBytes)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
@@ -402,7 +411,23 @@ func (n *Node) SetHooks(h Hooks) { n.fsm.hooks.Store(&h) }
 // entries Raft believes stored are not, and nothing can be told so
 // (ZooKeeper exits likewise when its transaction log fails).
 func (n *Node) logFailed(err error) {
-	n.log.Error("cannot write the Raft log; stopping", zap.Error(err))
-	_ = n.log.Sync()
-	os.Exit(1)
+	n.fatal("cannot write the Raft log; stopping", err)
+}
+
+// fatal stops the member for good: it logs why, fails every proposal still
+// awaited here (their clients' connections close unanswered) and calls
+// Config.Fatal, by default exiting the process. It is for the states in
+// which going on could acknowledge a write that is not durable or let this
+// member's tree diverge from the others'.
+func (n *Node) fatal(msg string, err error) {
+	n.fatalOnce.Do(func() {
+		n.log.Error(msg, zap.Error(err))
+		_ = n.log.Sync()
+		n.waiters.failAll(fmt.Errorf("ensemble: member stopped: %w", err))
+		if n.cfg.Fatal != nil {
+			n.cfg.Fatal(err)
+			return
+		}
+		os.Exit(1)
+	})
 }

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +151,39 @@ func TestNoSync(t *testing.T) {
 		if err := n.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMemberStopsAtAnEntryItCannotApply: an undecodable entry in the log
+// stops the member through Config.Fatal; a write after it is never
+// answered as applied (its waiter fails, the client's connection closes).
+func TestMemberStopsAtAnEntryItCannotApply(t *testing.T) {
+	fatal := make(chan error, 4)
+	n := openNode(t, t.TempDir(), func(c *Config) { c.Fatal = func(err error) { fatal <- err } })
+	defer n.Close()
+	if _, err := n.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 3, Time: 1, Timeout: 10000, Passwd: make([]byte, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	n.raft.Apply([]byte{99, 0, 0, 0, 0, 0, 0, 0, 1}, 0) // an entry kind no build knows
+	res, err := n.ProposeWait(createTxn(3, "/after", 0, 2))
+	if err == nil {
+		t.Fatalf("a write after the bad entry was answered: %+v", res)
+	}
+	select {
+	case err := <-fatal:
+		if !strings.Contains(err.Error(), "cannot be decoded") {
+			t.Fatalf("fatal: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the member did not stop")
+	}
+	tr := n.RLockTree()
+	_, _, gerr := tr.GetData("/after", nil)
+	n.RUnlockTree()
+	if gerr == nil {
+		t.Fatal("the write after the bad entry was applied")
+	}
+	if len(fatal) != 0 {
+		t.Fatalf("Fatal called more than once: %v", <-fatal)
 	}
 }
