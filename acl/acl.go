@@ -64,6 +64,20 @@ func Check(list []jute.ACL, perm int32, ids []jute.Id) bool {
 	return false
 }
 
+// Granted returns the union of the permissions list grants to ids, each
+// bit decided as Check decides it: PermAll for an empty list or a super
+// identity. A caller needing several permissions at once (ZooKeeper's
+// checkACL with Perms.ALL passes on any one of them) tests the result.
+func Granted(list []jute.ACL, ids []jute.Id) int32 {
+	var perms int32
+	for bit := int32(1); bit <= jute.PermAll; bit <<= 1 {
+		if Check(list, bit, ids) {
+			perms |= bit
+		}
+	}
+	return perms
+}
+
 // matches applies a scheme's provider matching rule. Schemes without a
 // server provider (world with another id, auth, super) never match.
 func matches(scheme, id, expr string) bool {

@@ -222,3 +222,27 @@ func TestMaskDigests(t *testing.T) {
 		t.Fatal("copied a list with nothing to mask")
 	}
 }
+
+// TestGranted: the permissions held together by a set of identities.
+func TestGranted(t *testing.T) {
+	alice := jute.Id{Scheme: "digest", ID: "alice:x"}
+	list := []jute.ACL{
+		{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}},
+		{Perms: jute.PermWrite | jute.PermCreate, ID: alice},
+	}
+	for _, tc := range []struct {
+		ids  []jute.Id
+		want int32
+	}{
+		{nil, jute.PermRead},
+		{[]jute.Id{alice}, jute.PermRead | jute.PermWrite | jute.PermCreate},
+		{[]jute.Id{{Scheme: "super"}}, jute.PermAll},
+	} {
+		if got := Granted(list, tc.ids); got != tc.want {
+			t.Errorf("Granted(%v) = %#x, want %#x", tc.ids, got, tc.want)
+		}
+	}
+	if got := Granted(nil, nil); got != jute.PermAll {
+		t.Errorf("empty list grants %#x", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -18,7 +19,8 @@ import (
 
 // The AdminServer's snapshot command (ZooKeeper 3.9's SnapshotCommand,
 // also "snap"): it needs an Authorization header ("digest user:password",
-// or "ip") whose identities hold ALL on "/" (the super user does), and
+// or "ip") whose identities together hold every permission on "/" (the
+// super user does; unlike ZooKeeper, one permission is not enough), and
 // answers with this member's whole tree as an Apache ZooKeeper snapshot
 // file (the format ZooKeeper 3.4-3.9 load from version-2/snapshot.<zxid>)
 // and the headers last_zxid and snapshot_size. It is the way back: that
@@ -56,8 +58,12 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 	}
 	tree := s.node.RLockTree()
 	rootACL, _ := tree.NodeACL(znode.RootPath)
-	permitted := tree.Permits(rootACL, jute.PermAll, ids)
 	s.node.RUnlockTree()
+	// Every permission on "/", or the super user. ZooKeeper's checkACL with
+	// Perms.ALL passes on any one of them, so with "/" at world:anyone:r
+	// anyone could download every node and ACL digest. skipACL does not
+	// open it either: it is the way in for operators, not for anybody.
+	permitted := acl.Granted(rootACL, ids)&jute.PermAll == jute.PermAll
 	if !permitted {
 		fail(http.StatusForbidden, "Not authorized")
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
 )
 
 // TestAdminSnapshot: the snapshot command needs credentials with ALL on
@@ -121,5 +122,52 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 	if _, _, ok := ts.node.LastSnapshot(); !ok {
 		t.Error("streaming=false took no snapshot")
+	}
+}
+
+// TestAdminSnapshotNeedsEveryPermission: one permission on "/" is not
+// enough to download the tree (7d71c65 let an anonymous "ip" caller have
+// it with "/" at world:anyone:r, as ZooKeeper's checkACL with Perms.ALL
+// does); the permissions an identity set holds together are, and skipACL
+// opens nothing here.
+func TestAdminSnapshotNeedsEveryPermission(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		ts := startServerTree(t, znode.Options{SkipACL: skip}, func(c *Config) {
+			c.SuperDigest = acl.DigestID("super", "pw")
+			c.AdminSnapshotInterval = time.Millisecond
+		})
+		c := dialRaw(t, ts.addr)
+		c.connect(false)
+		c.request(1, jute.OpSetACL, &jute.SetACLRequest{Path: "/", Version: -1, ACL: []jute.ACL{
+			{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}},
+			{Perms: jute.PermAll &^ jute.PermRead, ID: jute.Id{Scheme: "digest", ID: acl.DigestID("alice", "pw")}},
+		}})
+		if h := c.reply(nil); h.Err != jute.OK {
+			t.Fatalf("setACL /: %v", h.Err)
+		}
+		hs := httptest.NewServer(ts.srv.AdminHandler("/commands"))
+		for _, tc := range []struct {
+			auth   string
+			status int
+		}{
+			{"ip", http.StatusForbidden},
+			{"digest bob:pw", http.StatusForbidden},
+			{"digest alice:pw", http.StatusOK}, // read through world, the rest as alice
+			{"digest super:pw", http.StatusOK},
+		} {
+			time.Sleep(10 * time.Millisecond) // past the rate limit's interval
+			req, _ := http.NewRequest("GET", hs.URL+"/commands/snapshot", nil)
+			req.Header.Set("Authorization", tc.auth)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("skipACL %v, %q: %s %.80s, want %d", skip, tc.auth, resp.Status, body, tc.status)
+			}
+		}
+		hs.Close()
 	}
 }
