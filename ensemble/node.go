@@ -93,15 +93,20 @@ type pending struct {
 // started and can serve.
 func Open(cfg Config) (*Node, error) {
 	cfg.setDefaults()
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return nil, fmt.Errorf("ensemble: data dir: %w", err)
+	if err := privateDir(cfg.DataDir, cfg.Logger); err != nil {
+		return nil, err
 	}
 	logDir, err := resolveLogDir(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(logDir, 0o750); err != nil {
-		return nil, fmt.Errorf("ensemble: log dir: %w", err)
+	if err := privateDir(logDir, cfg.Logger); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{filepath.Join(cfg.DataDir, snapshotsDir), filepath.Join(logDir, logStoreFile), filepath.Join(logDir, logJournalFile)} {
+		if err := privateTree(p, cfg.Logger); err != nil {
+			return nil, err
+		}
 	}
 	n := &Node{
 		logDir:    logDir,
@@ -244,6 +249,9 @@ func (n *Node) startRaft() error {
 	files, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, 2, rc.Logger)
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
+	}
+	if err := privateDir(filepath.Join(n.cfg.DataDir, snapshotsDir), n.log); err != nil {
+		return err
 	}
 	snaps := &orderedSnapshots{FileSnapshotStore: files, dir: filepath.Join(n.cfg.DataDir, snapshotsDir), log: n.log}
 	n.snaps = snaps

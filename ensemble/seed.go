@@ -67,8 +67,8 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		}
 	}
 	for _, d := range []string{cfg.DataDir, logDir} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
-			return fmt.Errorf("ensemble: data dir: %w", err)
+		if err := privateDir(d, cfg.Logger); err != nil {
+			return err
 		}
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, newHCLogger(cfg.Logger, cfg.multi()))

@@ -37,6 +37,13 @@ func (s *orderedSnapshots) Create(version raft.SnapshotVersion, index, term uint
 	if err != nil {
 		return nil, err
 	}
+	// The file store makes the snapshot's directory 0755 and its files
+	// 0644 (less the umask); they are made private before the state is
+	// written (rewrites and the final rename keep the modes).
+	if err := privateTree(filepath.Join(s.dir, sink.ID()+".tmp"), nil); err != nil {
+		_ = sink.Cancel()
+		return nil, err
+	}
 	return &orderedSink{SnapshotSink: sink, store: s}, nil
 }
 

@@ -41,7 +41,7 @@ var adminCommands = []adminCommand{
 	{[]string{"get_trace_mask", "gtmk"}, notSupported("get_trace_mask")},
 	{[]string{"hash"}, func(*Server) jsonObj { return jsonObj{}.add("digests", []any{}) }},
 	{[]string{"initial_configuration", "icfg"}, func(s *Server) jsonObj {
-		return jsonObj{}.add("initial_configuration", s.cfg.InitialConfig)
+		return jsonObj{}.add("initial_configuration", redactConfig(s.cfg.InitialConfig))
 	}},
 	{[]string{"is_read_only", "isro"}, func(s *Server) jsonObj { return jsonObj{}.add("read_only", !s.node.HasQuorum()) }},
 	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},

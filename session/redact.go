@@ -1,0 +1,34 @@
+package session
+
+import "strings"
+
+// redacted replaces a secret's value in what the AdminServer shows.
+const redacted = "********"
+
+// redactConfig returns zoo.cfg text with the values of its secrets
+// replaced: superDigest (whose digest can be attacked offline) and every
+// password (ssl.keyStore.password, ssl.quorum.trustStore.password, ...).
+// ZooKeeper's initial_configuration shows the file as it is; anyone who
+// can reach the AdminServer would read them.
+func redactConfig(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, line := range lines {
+		key, _, ok := strings.Cut(line, "=")
+		if !ok || !isSecretKey(strings.TrimSpace(key)) {
+			continue
+		}
+		end := ""
+		if strings.HasSuffix(line, "\n") {
+			end = "\n"
+		}
+		lines[i] = key + "=" + redacted + end
+	}
+	return strings.Join(lines, "")
+}
+
+// isSecretKey reports the zoo.cfg keys whose values are secrets.
+func isSecretKey(key string) bool {
+	k := strings.ToLower(key) // commented-out lines too: still secrets
+	return strings.Contains(k, "password") || strings.Contains(k, "passwd") ||
+		strings.HasSuffix(k, "superdigest") || strings.Contains(k, "secret")
+}
