@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/znode"
 )
 
 // Forwarding protocol (stream kind 'F'). A follower keeps one connection to
@@ -264,7 +266,8 @@ func (n *Node) serveForward(c net.Conn) {
 	}()
 	defer close(answers)
 	br := bufio.NewReaderSize(c, 64<<10)
-	var hdr [13]byte // outside the loop: a slice of it escapes into ReadFull
+	var hdr [13]byte         // outside the loop: a slice of it escapes into ReadFull
+	var dec znode.TxnDecoder // checks forwarded entries (admit)
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
 			return
@@ -280,6 +283,12 @@ func (n *Node) serveForward(c net.Conn) {
 		}
 		switch typ {
 		case msgApply:
+			if err := n.admit(payload, &dec); err != nil {
+				n.log.Error("a member forwarded an entry no member could apply", zap.String("from", c.RemoteAddr().String()), zap.Error(err))
+				msg := []byte(err.Error())
+				answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusError, msg }}
+				continue
+			}
 			n.proposals.record(len(payload))
 			answers <- answer{seq: seq, apply: n.raft.Apply(payload, 0)}
 		case msgReadIndex:

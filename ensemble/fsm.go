@@ -85,12 +85,16 @@ type fsm struct {
 
 	// stopped is set once halt ran: nothing more is applied (FSM goroutine).
 	stopped bool
+	// ownOptions are opts as entries carry them; warnedOptions the last
+	// other options noteOptions warned of (FSM goroutine).
+	ownOptions, warnedOptions znode.OptionBits
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
 
 func newFSM(log *zap.Logger, opts znode.Options, reg *watches.Registry, w *waiters, tr *expiry) *fsm {
-	return &fsm{log: log, opts: opts, watches: reg, waiters: w, tracker: tr, tree: znode.NewTree(opts), size: newLogSize(0)}
+	return &fsm{log: log, opts: opts, watches: reg, waiters: w, tracker: tr, tree: znode.NewTree(opts), size: newLogSize(0),
+		ownOptions: opts.Bits()}
 }
 
 // Apply implements raft.FSM.
@@ -189,6 +193,7 @@ func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool, err error
 // applyTxn applies a znode transaction and its consequences: watch events
 // and session bookkeeping.
 func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
+	f.noteOptions(txn.Options)
 	res := f.tree.Apply(txn, zxid)
 	f.lastZxid.Store(zxid)
 	for _, ev := range res.Events {

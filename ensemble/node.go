@@ -71,6 +71,8 @@ type Node struct {
 	fastUntil time.Time   // guarded by reloadMu
 	raftSet   atomic.Bool // n.raft is set (read by transport goroutines)
 
+	optionBits znode.OptionBits // the tree options this member stamps as leader (admit.go)
+
 	runID   uint64        // high bits of every origin this process proposes
 	seq     atomic.Uint32 // low bits
 	pending chan pending  // local proposals whose futures are checked for failure
@@ -121,6 +123,7 @@ func Open(cfg Config) (*Node, error) {
 		fwdConns:  make(map[net.Conn]struct{}),
 	}
 	n.runID = randomRunID()
+	n.optionBits = cfg.Tree.Bits()
 	n.tracker = newExpiry()
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply

@@ -85,6 +85,7 @@ func (n *Node) propose(e entry, w Waiter) {
 // applyLocal appends an encoded entry on this member, the leader; a
 // failure reaches the waiter through watchFailures.
 func (n *Node) applyLocal(data []byte, origin uint64) {
+	_ = n.admit(data, nil) // encoded here: stamping cannot fail
 	n.proposals.record(len(data))
 	f := n.raft.Apply(data, 0)
 	select {

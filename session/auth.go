@@ -28,10 +28,14 @@ func (c *conn) auth(xid int32, body []byte) bool {
 		code = jute.ErrAuthFailed
 	case pkt.Scheme == "digest":
 		for _, id := range c.srv.digestIdentities(string(pkt.Auth)) {
-			c.addID(id)
+			if !c.addID(id) {
+				code = jute.ErrAuthFailed // more identities than a connection may hold
+			}
 		}
 	case pkt.Scheme == "ip":
-		c.addID(jute.Id{Scheme: "ip", ID: c.remote})
+		if !c.addID(jute.Id{Scheme: "ip", ID: c.remote}) {
+			code = jute.ErrAuthFailed
+		}
 	default:
 		code = jute.ErrAuthFailed
 	}
@@ -99,9 +103,18 @@ func (c *conn) sasl(xid int32, body []byte) bool {
 		// In ZooKeeper's order (whoAmI lists identities in its hash
 		// table's order, ties in insertion order): sasl, then super.
 		user := c.saslState.authenticated()
-		c.addID(jute.Id{Scheme: "sasl", ID: user})
-		if su := c.srv.cfg.SASLSuperUser; su != "" && user == su {
-			c.addID(jute.Id{Scheme: "super", ID: ""})
+		ok := c.addID(jute.Id{Scheme: "sasl", ID: user})
+		if su := c.srv.cfg.SASLSuperUser; ok && su != "" && user == su {
+			ok = c.addID(jute.Id{Scheme: "super", ID: ""})
+		}
+		if !ok {
+			c.srv.stats.authFailed.Add(1)
+			c.logger().Info("SASL identity over the connection's bounds")
+			c.inOrder(h, func() {
+				c.out.replyErrorWithBody(xid, 0, jute.ErrAuthFailed, &jute.SetSASLResponse{})
+				c.out.closeAfterFlush()
+			})
+			return false
 		}
 	}
 	c.inOrder(h, func() { c.out.reply(xid, 0, jute.OK, &jute.SetSASLResponse{Token: token}) })

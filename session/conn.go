@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/watches"
+	"github.com/zkraft/zkraft/znode"
 )
 
 // conn is one client connection. After the handshake it is bound to a
@@ -35,8 +36,10 @@ type conn struct {
 	ident     atomic.Pointer[sessionIdent]
 	saslState saslMech // the SASL exchange in progress or done (reader goroutine only)
 	ids       atomic.Pointer[[]jute.Id]
-	closing   atomic.Bool // the client asked to close its session
-	stale     atomic.Bool // torn down: no new watches may be registered
+	idsKey    atomic.Uint64 // znode.IdentityKey of ids
+	idsLogged uint64        // the key last proposed with OpSetIdentities (reader goroutine)
+	closing   atomic.Bool   // the client asked to close its session
+	stale     atomic.Bool   // torn down: no new watches may be registered
 
 	// mu guards pending: this connection's proposed, not yet applied writes,
 	// oldest first. Reads arriving while it is non-empty park on the last.
@@ -75,6 +78,7 @@ func newConn(srv *Server, nc net.Conn) *conn {
 	c.remote = remoteIP(nc.RemoteAddr())
 	ids := []jute.Id{{Scheme: "ip", ID: c.remote}}
 	c.ids.Store(&ids)
+	c.idsKey.Store(znode.IdentityKey(ids))
 	return c
 }
 
@@ -117,17 +121,25 @@ func (c *conn) Notify(path string, typ jute.EventType, zxid int64) {
 
 // addID appends an identity (after a successful auth). Only the reader
 // goroutine calls it; readers of Ids see either the old or the new slice.
-func (c *conn) addID(id jute.Id) {
+// It reports false, changing nothing, when the connection would hold more
+// identities than znode.CheckIdentities allows (the caller fails the
+// authentication).
+func (c *conn) addID(id jute.Id) bool {
 	old := *c.ids.Load()
 	for _, x := range old {
 		if x == id {
-			return
+			return true
 		}
 	}
 	ids := make([]jute.Id, len(old), len(old)+1)
 	copy(ids, old)
 	ids = append(ids, id)
+	if znode.CheckIdentities(ids) != nil {
+		return false
+	}
 	c.ids.Store(&ids)
+	c.idsKey.Store(znode.IdentityKey(ids))
+	return true
 }
 
 // Per-connection buffer sizes. A server holds thousands of mostly idle

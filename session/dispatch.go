@@ -113,12 +113,13 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 	if h.Type == jute.OpCloseSession {
 		c.closing.Store(true)
 	}
+	key := c.writeIdentities()
 	pw := c.enqueueWrite(h)
 	txn := &znode.Txn{
 		Type:    h.Type,
 		Session: c.sessionID,
 		Time:    time.Now().UnixMilli(),
-		Ids:     c.Ids(),
+		IdsKey:  key,
 		Req:     body, // Propose encodes it before returning, while the frame is still ours
 	}
 	if c.srv.audit != nil {

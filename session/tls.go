@@ -33,9 +33,14 @@ func (c *conn) tlsHandshake(tc *tls.Conn) bool {
 		return true // ssl.clientAuth=want or none, and no certificate
 	}
 	dn := zktls.ClientIdentity(peers[0])
+	ok := true
 	if su := c.srv.cfg.X509SuperUser; su != "" && dn == su {
-		c.addID(jute.Id{Scheme: "super", ID: dn})
+		ok = c.addID(jute.Id{Scheme: "super", ID: dn})
 	}
-	c.addID(jute.Id{Scheme: "x509", ID: dn})
+	if !ok || !c.addID(jute.Id{Scheme: "x509", ID: dn}) {
+		c.srv.stats.authFailed.Add(1)
+		c.logger().Info("client certificate name over the connection's identity bounds")
+		return false
+	}
 	return true
 }

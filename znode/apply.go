@@ -53,13 +53,16 @@ type applier struct {
 	zxid   int64
 	res    *Result
 	multi  bool
+	ids    []jute.Id // the caller's identities (callerIds)
 	undo   []func()
 	events []Event
 	r      jute.Reader // decodes the request body
 }
 
 // Apply applies txn at zxid and returns its result. It is deterministic: it
-// never reads the clock or randomness, and decides permissions from txn.Ids.
+// never reads the clock or randomness, decides permissions from the
+// caller's identities (txn.Ids, or the session's set txn.IdsKey names) and
+// applies with txn.Options when stamped, else the tree's own.
 // A malformed request body yields jute.ErrMarshallingError, an unknown type
 // jute.ErrUnimplemented. Apply never panics: an internal failure (a panic
 // while applying) is reported as jute.ErrSystemError with Result.Fault set,
@@ -67,6 +70,13 @@ type applier struct {
 func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 	res = &Result{Zxid: zxid}
 	t.lastZxid = zxid
+	if o, ok := txn.Options.Options(); ok && o != t.opts {
+		// The leader's options decide the write (Txn.Options); the
+		// member's own go on deciding its reads.
+		own := t.opts
+		t.opts = o
+		defer func() { t.opts = own }()
+	}
 	// The tree's own applier: applies never overlap (the caller holds the
 	// tree exclusively), and a fresh one per write would be garbage.
 	a := &t.applier
@@ -101,7 +111,14 @@ func errCode(err error) jute.ErrCode {
 
 // apply dispatches on the transaction type.
 func (a *applier) apply() (jute.Record, error) {
+	ids, err := a.callerIds()
+	if err != nil {
+		return nil, err
+	}
+	a.ids = ids
 	switch a.txn.Type {
+	case OpSetIdentities:
+		return nil, a.setIdentities()
 	case jute.OpCreateSession:
 		return nil, a.createSession()
 	case jute.OpCloseSession:
@@ -174,7 +191,7 @@ func (a *applier) checkSession() error {
 
 // checkPerm fails with NoAuth unless the caller holds perm on list.
 func (a *applier) checkPerm(list []jute.ACL, perm int32) error {
-	if !a.t.Permits(list, perm, a.txn.Ids) {
+	if !a.t.Permits(list, perm, a.ids) {
 		return jute.ErrNoAuth
 	}
 	return nil

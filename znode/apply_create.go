@@ -66,7 +66,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	if !ok || hasNUL(req.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	list, err := acl.Fixup(req.ACL, a.txn.Ids)
+	list, err := acl.Fixup(req.ACL, a.ids)
 	if err != nil {
 		return nil, jute.ErrInvalidACL
 	}

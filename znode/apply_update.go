@@ -47,7 +47,7 @@ func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	if err := ValidatePath(req.Path); err != nil {
 		return nil, err
 	}
-	list, err := acl.Fixup(req.ACL, a.txn.Ids)
+	list, err := acl.Fixup(req.ACL, a.ids)
 	if err != nil {
 		return nil, jute.ErrInvalidACL
 	}

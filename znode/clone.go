@@ -33,7 +33,7 @@ func (t *Tree) Clone() *Tree {
 		c.parents[p] = c.walk(p).ext
 	}
 	for id, s := range t.sessions {
-		cs := &session{info: s.info}
+		cs := &session{info: s.info, idKeys: s.idKeys} // both never changed in place
 		if s.ephemerals != nil {
 			cs.ephemerals = maps.Clone(s.ephemerals)
 		}

@@ -3,6 +3,8 @@ package znode
 import (
 	"slices"
 	"strings"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // SessionInfo is a session as the replicated table records it.
@@ -10,11 +12,15 @@ type SessionInfo struct {
 	ID      int64
 	Timeout int32  // negotiated timeout, ms
 	Passwd  []byte // 16-byte password; do not modify
+	// Identities are the identity sets the session's connections recorded
+	// (OpSetIdentities), oldest first, at most a few; do not modify.
+	Identities [][]jute.Id
 }
 
 // session is a live session and the paths of its ephemeral nodes.
 type session struct {
 	info       SessionInfo
+	idKeys     []uint64 // IdentityKey of each of info.Identities
 	ephemerals map[string]struct{}
 }
 

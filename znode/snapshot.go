@@ -13,14 +13,16 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// Snapshot layout (version 1). Everything after the 8-byte header is a
+// Snapshot layout (version 2). Everything after the 8-byte header is a
 // sequence of frames: a 4-byte big-endian length and a jute-encoded body.
 //
 //	header  "ZKRS" + int version
 //	frame   {lastZxid long, aclCount int, nodeCount long, sessionCount int, quotaCount int}
 //	frame * aclCount       one ACL list each (vector of ACL)
 //	frame * nodeCount      one node each, parents before children
-//	frame * sessionCount   {id long, timeout int, passwd buffer}
+//	frame * sessionCount   {id long, timeout int, passwd buffer,
+//	                        setCount int, setCount * vector of Id}
+//	                       (version 1: without the identity sets)
 //	frame * quotaCount     one quota'd path each (ustring), sorted
 //	trailer "ZEND" + int CRC-32 (IEEE) of every byte before the trailer
 //
@@ -30,7 +32,9 @@ import (
 const (
 	snapMagic   = "ZKRS"
 	snapEnd     = "ZEND"
-	snapVersion = 1
+	snapVersion = 2
+	// snapVersion1 is still read: sessions without identity sets.
+	snapVersion1 = 1
 	// maxFrame bounds one frame so garbage cannot make the reader allocate
 	// without limit; a node frame holds at most one jute.maxbuffer of data.
 	maxFrame = 64 << 20
@@ -106,6 +110,13 @@ func writeSnapshot(w io.Writer, st snapState, walk func(sw *snapWriter, put func
 			jw.Long(s.ID)
 			jw.Int(s.Timeout)
 			jw.Buffer(s.Passwd)
+			jw.Int(int32(len(s.Identities)))
+			for _, ids := range s.Identities {
+				jw.Int(int32(len(ids)))
+				for i := range ids {
+					ids[i].Encode(jw)
+				}
+			}
 		})
 	}
 	for _, p := range st.quotas {

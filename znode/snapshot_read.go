@@ -96,8 +96,9 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 	if string(hdr[:4]) != snapMagic {
 		return nil, badSnap("bad magic")
 	}
-	if v := binary.BigEndian.Uint32(hdr[4:]); v != snapVersion {
-		return nil, badSnap("unsupported version %d", v)
+	version := binary.BigEndian.Uint32(hdr[4:])
+	if version != snapVersion && version != snapVersion1 {
+		return nil, badSnap("unsupported version %d", version)
 	}
 	r, err := s.frame()
 	if err != nil {
@@ -148,13 +149,21 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 			return nil, err
 		}
 		info := SessionInfo{ID: r.Long(), Timeout: r.Int(), Passwd: r.Buffer()}
+		var sets [][]jute.Id
+		if version >= 2 {
+			if sets, err = readIdentitySets(r); err != nil {
+				return nil, err
+			}
+		}
 		if err := done(r, "session"); err != nil {
 			return nil, err
 		}
 		if t.sessions[info.ID] != nil {
 			return nil, badSnap("duplicate session %#x", info.ID)
 		}
-		t.sessions[info.ID] = &session{info: info}
+		ss := &session{info: info}
+		ss.setIdentitySets(sets)
+		t.sessions[info.ID] = ss
 	}
 	for i := int32(0); i < nQuota; i++ {
 		r, err := s.frame()
@@ -260,4 +269,30 @@ func (s *snapReader) readNode(t *Tree, indexed *[]pathNode, first bool) error {
 		*indexed = append(*indexed, pathNode{path, n})
 	}
 	return nil
+}
+
+// readIdentitySets reads a session's identity sets (snapshot version 2).
+func readIdentitySets(r *jute.Reader) ([][]jute.Id, error) {
+	n, null := r.Count(4)
+	if r.Err() != nil || null || n > maxIdentitySets {
+		return nil, badSnap("bad identity sets")
+	}
+	var sets [][]jute.Id
+	for range n {
+		m, null := r.Count(8)
+		if r.Err() != nil || null || m > MaxIdentities {
+			return nil, badSnap("bad identity set")
+		}
+		ids := make([]jute.Id, m)
+		for i := range ids {
+			if ids[i].Decode(r) != nil {
+				return nil, badSnap("bad identity")
+			}
+		}
+		if CheckIdentities(ids) != nil {
+			return nil, badSnap("identity set over the bounds")
+		}
+		sets = append(sets, ids)
+	}
+	return sets, nil
 }

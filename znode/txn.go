@@ -7,23 +7,42 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// txnFormat is the first byte of an encoded Txn; it changes whenever the
-// layout does.
-const txnFormat = 1
+// Transaction formats: the first byte of an encoded Txn. Format 1 (logged
+// before v2 existed) is still read: its writes carry their identities and
+// apply with the member's own Options.
+const (
+	txnFormat1 = 1
+	// txnFormat is what Encode writes: format 1 plus the option bits
+	// (byte 1, so the leader can stamp them in place, StampOptions) and
+	// the identity key after the time.
+	txnFormat = 2
+)
 
 // Txn is one replicated write: a client request plus everything needed to
 // apply it deterministically.
 type Txn struct {
 	// Type is OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL, OpDelete,
-	// OpSetData, OpSetACL, OpMulti, OpCreateSession, OpCloseSession or
-	// OpDeleteContainer (the container/TTL reaper).
+	// OpSetData, OpSetACL, OpMulti, OpCreateSession, OpCloseSession,
+	// OpDeleteContainer (the container/TTL reaper) or OpSetIdentities.
 	Type jute.Op
+	// Options are the options the write applies with, as the leader that
+	// appended it had them (ensemble stamps them, StampOptions): every
+	// member applies the write alike whatever its own configuration says,
+	// as ZooKeeper's leader alone decides writes. Zero (a format 1 entry)
+	// means the tree's own Options.
+	Options OptionBits
 	// Session is the caller's session (for createSession: the new id).
 	Session int64
 	// Time is the proposer's wall clock in ms since the epoch; ctime and
 	// mtime come from it.
 	Time int64
-	// Ids are the caller's identities.
+	// IdsKey names the caller's identities when they are not in Ids: the
+	// IdentityKey of a set an earlier OpSetIdentities of the session
+	// recorded, so a write does not carry them again (a session's
+	// identities can be kilobytes). Zero means Ids.
+	IdsKey uint64
+	// Ids are the caller's identities; for OpSetIdentities, the set to
+	// record.
 	Ids []jute.Id
 	// Timeout is the negotiated session timeout (createSession only).
 	Timeout int32
@@ -41,12 +60,16 @@ func NewDeleteContainerTxn(path string, now int64) *Txn {
 	return &Txn{Type: jute.OpDeleteContainer, Time: now, Req: jute.Marshal(&jute.PathRequest{Path: path})}
 }
 
-// Encode appends the transaction to w.
+// Encode appends the transaction to w (format 2):
+//
+//	byte format (2), byte Options, int Type, long Session, long Time,
+//	long IdsKey, vector<Id> Ids, int Timeout, buffer Passwd, buffer Req
 func (t *Txn) Encode(w *jute.Writer) {
-	w.Buf = append(w.Buf, txnFormat)
+	w.Buf = append(w.Buf, txnFormat, byte(t.Options))
 	w.Int(int32(t.Type))
 	w.Long(t.Session)
 	w.Long(t.Time)
+	w.Long(int64(t.IdsKey))
 	w.Int(int32(len(t.Ids)))
 	for i := range t.Ids {
 		t.Ids[i].Encode(w)
@@ -59,7 +82,7 @@ func (t *Txn) Encode(w *jute.Writer) {
 // EncodedSize is the number of bytes Encode writes, so a caller can size
 // its buffer once.
 func (t *Txn) EncodedSize() int {
-	n := 1 + 4 + 8 + 8 + 4 + 4 + 4 + len(t.Passwd) + 4 + len(t.Req)
+	n := 2 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + len(t.Passwd) + 4 + len(t.Req)
 	for i := range t.Ids {
 		n += 8 + len(t.Ids[i].Scheme) + len(t.Ids[i].ID)
 	}
@@ -94,16 +117,31 @@ type TxnDecoder struct {
 
 // Decode decodes a transaction encoded by Encode, like DecodeTxn.
 func (d *TxnDecoder) Decode(b []byte) (*Txn, error) {
-	if len(b) == 0 || b[0] != txnFormat {
+	if len(b) == 0 || b[0] != txnFormat && b[0] != txnFormat1 {
 		return nil, fmt.Errorf("%w: unknown txn format", jute.ErrMalformed)
 	}
-	b = b[1:]
+	t := &Txn{}
+	format2 := b[0] == txnFormat
+	if format2 {
+		if len(b) < 2 {
+			return nil, fmt.Errorf("decode txn: %w", jute.ErrMalformed)
+		}
+		t.Options = OptionBits(b[1])
+		if !t.Options.valid() {
+			return nil, fmt.Errorf("decode txn: %w: option bits %#x", jute.ErrMalformed, b[1])
+		}
+		b = b[2:]
+	} else {
+		b = b[1:]
+	}
 	r := &d.r
 	r.Reset(b)
-	t := &Txn{}
 	t.Type = jute.Op(r.Int())
 	t.Session = r.Long()
 	t.Time = r.Long()
+	if format2 {
+		t.IdsKey = uint64(r.Long())
+	}
 	from := r.Offset()
 	n, null := r.Count(8)
 	if n > 0 && !null {
