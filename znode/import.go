@@ -117,11 +117,7 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 		})
 	}
 	for _, s := range sessions {
-		frame(func(jw *jute.Writer) {
-			jw.Long(s.ID)
-			jw.Int(s.Timeout)
-			jw.Buffer(s.Passwd)
-		})
+		frame(func(jw *jute.Writer) { encodeSession(jw, s) })
 	}
 	for _, p := range quotas {
 		frame(func(jw *jute.Writer) { jw.String(p) })

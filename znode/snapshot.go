@@ -106,18 +106,7 @@ func writeSnapshot(w io.Writer, st snapState, walk func(sw *snapWriter, put func
 		sw.frame(func(jw *jute.Writer) { encodeNode(jw, p, n, number[n.acl()]) })
 	})
 	for _, s := range st.sessions {
-		sw.frame(func(jw *jute.Writer) {
-			jw.Long(s.ID)
-			jw.Int(s.Timeout)
-			jw.Buffer(s.Passwd)
-			jw.Int(int32(len(s.Identities)))
-			for _, ids := range s.Identities {
-				jw.Int(int32(len(ids)))
-				for i := range ids {
-					ids[i].Encode(jw)
-				}
-			}
-		})
+		sw.frame(func(jw *jute.Writer) { encodeSession(jw, s) })
 	}
 	for _, p := range st.quotas {
 		sw.frame(func(jw *jute.Writer) { jw.String(p) })
@@ -133,6 +122,20 @@ func writeSnapshot(w io.Writer, st snapState, walk func(sw *snapWriter, put func
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	return nil
+}
+
+// encodeSession writes a session's snapshot frame body.
+func encodeSession(jw *jute.Writer, s SessionInfo) {
+	jw.Long(s.ID)
+	jw.Int(s.Timeout)
+	jw.Buffer(s.Passwd)
+	jw.Int(int32(len(s.Identities)))
+	for _, ids := range s.Identities {
+		jw.Int(int32(len(ids)))
+		for i := range ids {
+			ids[i].Encode(jw)
+		}
+	}
 }
 
 // walkSorted visits n, at path, and its subtree depth-first with children
