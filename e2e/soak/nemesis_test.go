@@ -554,6 +554,7 @@ func (n *nemesis) poll() {
 			continue
 		}
 		n.down[m.id] = true
+		time.Sleep(time.Second) // docker copies a process's last lines after it reports the exit
 		logTail := tail(n.c.logs(m), 8)
 		switch {
 		case m.id == n.c.diskID && n.diskFault != nil:
