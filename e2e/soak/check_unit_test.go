@@ -131,7 +131,7 @@ func TestSeqCheckFindsViolations(t *testing.T) {
 	}
 
 	seq(3, "c3-00000001", 40, 50, outOK, parent+"/c3-00000001-0000000003") // lost
-	seq(4, "c4-00000001", 40, 50, outFail, "")                               // failed, yet there
+	seq(4, "c4-00000001", 40, 50, outFail, "")                             // failed, yet there
 	tree[parent+"/c4-00000001-0000000004"] = znodeState{}
 	tree[parent+"/c2-00000001-0000000005"] = znodeState{} // applied twice
 	seq(5, "c5-00000001", 60, 70, outOK, parent+"/c5-00000001-0000000001")

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -462,20 +463,20 @@ func (n *nemesis) minority() {
 	switch how {
 	case "sigstop":
 		for _, id := range three {
-			err = errorsJoin(err, n.c.signal(n.c.members[id-1], "STOP"))
+			err = errors.Join(err, n.c.signal(n.c.members[id-1], "STOP"))
 			n.stopped[id] = true
 		}
 		f.heal = func() error {
 			var err error
 			for _, id := range three {
 				n.stopped[id] = false
-				err = errorsJoin(err, n.c.signal(n.c.members[id-1], "CONT"))
+				err = errors.Join(err, n.c.signal(n.c.members[id-1], "CONT"))
 			}
 			return err
 		}
 	case "kill -9":
 		for _, id := range three {
-			err = errorsJoin(err, n.c.signal(n.c.members[id-1], "KILL"))
+			err = errors.Join(err, n.c.signal(n.c.members[id-1], "KILL"))
 			n.down[id] = true
 		}
 		f.heal = func() error {
@@ -512,16 +513,6 @@ func (n *nemesis) minority() {
 		return
 	}
 	n.note("inject %s %s for %.1fs", f.kind, f.desc, n.cfg.minorityFor.Seconds())
-}
-
-func errorsJoin(a, b error) error {
-	if a == nil {
-		return b
-	}
-	if b == nil {
-		return a
-	}
-	return fmt.Errorf("%w; %w", a, b)
 }
 
 // restart starts a member that is down again.
