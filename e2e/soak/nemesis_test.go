@@ -235,8 +235,8 @@ func (n *nemesis) healExpired(all bool) {
 			n.inMinority = false
 		}
 	}
-	// Heals that rewrote the partition did so without the faults still
-	// queued for healing: keep exactly the remaining ones.
+	// A network fault's heal rewrote the rules from the faults still
+	// listed, some of them healed in this same pass: apply what remains.
 	if len(keep) != len(n.active) {
 		n.active = keep
 		if err := n.c.applyPartition(n.union(nil)); err != nil {

@@ -3,11 +3,13 @@ package soak
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,6 +133,20 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting the cluster: %v", err)
 	}
+	// Ctrl-C on a long run ends the process without t.Cleanup: tear down
+	// first (the next run would remove the leftovers, but not at once).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	t.Cleanup(func() { signal.Stop(sigs); close(sigs) })
+	go func() {
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(os.Stderr, "soak: interrupted; removing its containers, network and mounts")
+			if err := c.teardown(); err != nil {
+				fmt.Fprintln(os.Stderr, "soak:", err)
+			}
+			os.Exit(1)
+		}
+	}()
 	t.Logf("5 members up in %v (member %d on the faulty disk); leader: member %d", time.Since(began).Round(time.Second), c.diskID, c.leader().id)
 
 	var all []string
