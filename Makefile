@@ -37,7 +37,7 @@ test-faults:
 # The soak (e2e/soak): five members in Docker containers under kill -9,
 # SIGSTOP, pauses, partitions and, on member 5, a full disk and EIO, with
 # the history checked for linearizability and lost writes. make test runs
-# it for 90s; SOAK_SEED=N replays a run's faults and operations; the
+# it for 75s; SOAK_SEED=N replays a run's faults and operations; the
 # report (logs, fault timeline, history) is kept on failure, or always
 # with SOAK_KEEP=1. Needs root and a Docker engine.
 SOAK_DURATION ?= 30m

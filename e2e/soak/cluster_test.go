@@ -303,7 +303,7 @@ func (c *cluster) saveLogs(dir string) error {
 }
 
 // teardown removes the containers, the network, the faulty disk's mounts,
-// the run's directory and the soak images nothing uses any more. It tries
+// the run's directory and the soak's dangling images. It tries
 // everything and returns every error.
 func (c *cluster) teardown() error {
 	var errs []error
@@ -338,9 +338,19 @@ func (c *cluster) teardown() error {
 	return errors.Join(errs...)
 }
 
+// imageTag names the soak's image. It stays between runs; a run whose
+// binaries differ from the ones it holds builds it again, and the image
+// that held the old ones is left dangling for pruneImages.
+const imageTag = "zkraft-soak:latest"
+
+// hashKey labels the image with the hash of the binaries it holds.
+const hashKey = "zkraft.soak.binaries"
+
 // buildImage brings bin/zkraft up to date (as make build does), builds the
-// holder, and makes a FROM scratch image of both, named after their
-// contents: an image already there for the same binaries is used as it is.
+// holder, and makes sure imageTag is a FROM scratch image of both, building
+// it if it is missing or holds other binaries. It returns the image's id:
+// containers are made from the id, so another run that retags imageTag
+// meanwhile cannot change what this one runs.
 func buildImage(dir string, logf func(string, ...any)) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -368,6 +378,11 @@ func buildImage(dir string, logf func(string, ...any)) (string, error) {
 			return "", err
 		}
 	}
+	hash := hex.EncodeToString(h.Sum(nil))[:16]
+	out, err := dockerOut("image", "inspect", "-f", `{{.Id}} {{index .Config.Labels "`+hashKey+`"}}`, imageTag)
+	if id, have, _ := strings.Cut(out, " "); err == nil && have == hash {
+		return id, nil
+	}
 	if err := copyFile(bin, filepath.Join(dir, "zkraft")); err != nil {
 		return "", err
 	}
@@ -375,15 +390,12 @@ func buildImage(dir string, logf func(string, ...any)) (string, error) {
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
 		return "", err
 	}
-	image := "zkraft-soak:" + hex.EncodeToString(h.Sum(nil))[:16]
-	if _, err := dockerOut("image", "inspect", "-f", "{{.Id}}", image); err == nil {
-		return image, nil
-	}
-	logf("building image %s", image)
-	if _, err := dockerOut("build", "-q", "--label", labelKey+"=1", "-t", image, dir); err != nil {
+	logf("building image %s (binaries %s)", imageTag, hash)
+	id, err := dockerOut("build", "-q", "--label", labelKey+"=1", "--label", hashKey+"="+hash, "-t", imageTag, dir)
+	if err != nil {
 		return "", err
 	}
-	return image, nil
+	return id, nil
 }
 
 // moduleRoot is the directory of the go.mod enclosing the test.

@@ -59,7 +59,7 @@ func ownerAlive(token string) bool {
 }
 
 // removeLeftovers removes the containers, networks, mounts and directories
-// of earlier runs whose process is gone, and images no container uses.
+// of earlier runs whose process is gone, and dangling soak images.
 func removeLeftovers(logf func(string, ...any)) error {
 	var errs []error
 	dead := func(kind string, args ...string) []string {
@@ -110,13 +110,13 @@ func removeLeftovers(logf func(string, ...any)) error {
 	return errors.Join(errs...)
 }
 
-// pruneImages removes the soak's images no container uses any more, and
-// any dangling layers they left.
+// pruneImages removes the soak's images that no tag names any more (the
+// ones a rebuild replaced) and no container uses.
 func pruneImages(logf func(string, ...any)) {
-	if out, err := dockerOut("image", "prune", "-a", "-f", "--filter", "label="+labelKey); err != nil {
+	if out, err := dockerOut("image", "prune", "-f", "--filter", "label="+labelKey); err != nil {
 		logf("docker image prune: %v", err)
-	} else if strings.Contains(out, "Deleted") {
-		logf("removed unused soak images")
+	} else if strings.Contains(out, "deleted") {
+		logf("removed dangling soak images")
 	}
 }
 

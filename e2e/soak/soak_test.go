@@ -18,7 +18,7 @@ import (
 //
 //  1. Leftovers of earlier runs whose process is gone are removed.
 //  2. A FROM scratch image of bin/zkraft (rebuilt by go build if stale) and
-//     of holder/ is built; a private Docker network; five holder
+//     of holder/ is built, unless the one there already holds them; a private Docker network; five holder
 //     containers (each owns a network namespace, an address and a client
 //     port published on 127.0.0.1); five member containers joining them,
 //     with zoo.cfg's server.N lines by address and each member's data
@@ -31,7 +31,7 @@ import (
 //     linearizable read of every register is added to its history.
 //  6. The checks of check_test.go, the liveness check below, the summary.
 //
-// ZKRAFT_SOAK_DURATION (default 90s, as in make test) is how long faults
+// ZKRAFT_SOAK_DURATION (default 75s, as in make test) is how long faults
 // are injected; ZKRAFT_SOAK_SEED replays a run's choices (the faults' kinds,
 // targets and timing, and the clients' operations; not the ensemble's own
 // timing); ZKRAFT_SOAK_KEEP=1 keeps the report directory (member logs,
@@ -46,7 +46,7 @@ type soakConfig struct {
 }
 
 func loadConfig(t *testing.T) soakConfig {
-	cfg := soakConfig{duration: 90 * time.Second, seed: time.Now().UnixNano() % 1_000_000_000}
+	cfg := soakConfig{duration: 75 * time.Second, seed: time.Now().UnixNano() % 1_000_000_000}
 	if v := os.Getenv("ZKRAFT_SOAK_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 30*time.Second {
