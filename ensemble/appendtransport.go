@@ -160,6 +160,24 @@ func (t *appendTransport) relay() {
 	}
 }
 
+// errRaftBusy: Raft did not take an RPC handed to it within the wait.
+var errRaftBusy = errors.New("ensemble: raft did not take the request")
+
+// deliver hands rpc to this member's own Raft as if another member had
+// sent it (campaign.go), giving up after wait or once the transport closes.
+func (t *appendTransport) deliver(rpc raft.RPC, wait time.Duration) error {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case t.consumeCh <- rpc:
+		return nil
+	case <-t.done:
+		return net.ErrClosed
+	case <-timer.C:
+		return errRaftBusy
+	}
+}
+
 // commitLimit is the highest commit index this member may tell others:
 // its durable log index.
 func (t *appendTransport) commitLimit() uint64 {

@@ -58,9 +58,13 @@ type Config struct {
 	// one. With fewer than two, the member runs alone on an in-memory
 	// transport and needs no member port.
 	Peers []Peer
-	// ElectionTimeout is Raft's heartbeat and election timeout for
-	// multi-member ensembles; zero means TickTime/2 (at least 50ms). The
-	// leader lease is half of it.
+	// ElectionTimeout is how long a follower waits for a silent leader
+	// before it elects (Raft randomizes it up to twice as long), and a
+	// leader for a silent quorum before it steps down: ZooKeeper's
+	// syncLimit ticks, which a member that is merely slow (CPU starved,
+	// in a GC pause, waiting on its disk) stays within. A leader whose
+	// process dies is replaced without waiting for it (timeouts.go). Zero
+	// means 5 ticks (the usual syncLimit).
 	ElectionTimeout time.Duration
 	// CommitTimeout is how long a leader with nothing new to send waits
 	// before telling followers the commit index anyway; zero means 50ms.
@@ -125,10 +129,7 @@ func (c *Config) setDefaults() {
 		c.ID = 1
 	}
 	if c.ElectionTimeout <= 0 {
-		c.ElectionTimeout = c.TickTime / 2
-		if c.ElectionTimeout < 50*time.Millisecond {
-			c.ElectionTimeout = 50 * time.Millisecond
-		}
+		c.ElectionTimeout = 5 * c.TickTime
 	}
 	if c.Dial == nil {
 		c.Dial = defaultDialer

@@ -130,9 +130,11 @@ func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
 }
 
 // ensureConnLocked connects to the current leader, waiting for one to be
-// elected (bounded by the election timeout, several times over).
+// elected: at most twice the election timeout, time for Raft's timers to
+// elect even after a split vote (a dead leader is replaced much sooner,
+// timeouts.go).
 func (f *forwarder) ensureConnLocked() error {
-	deadline := time.Now().Add(4 * f.n.electionTimeout())
+	deadline := time.Now().Add(2 * f.n.electionTimeout())
 	for {
 		if f.n.IsLeader() {
 			return errLeaderHere
@@ -145,7 +147,7 @@ func (f *forwarder) ensureConnLocked() error {
 			if f.conn != nil {
 				f.breakLocked(f.conn, errForwardBroken)
 			}
-			c, err := f.n.mux.open(string(addr), streamFwd, f.n.electionTimeout())
+			c, err := f.n.mux.open(string(addr), streamFwd, f.n.dialTimeout())
 			if err == nil {
 				f.conn, f.addr, f.out = c, string(addr), nil
 				f.wake = make(chan struct{}, 1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
 )
 
 // errLeaderChanged fails the requests a follower had in flight on its
@@ -29,7 +30,9 @@ var errNotMember = errors.New("ensemble: no longer a member of the ensemble")
 //   - A follower whose leader changed breaks its forwarding connection to
 //     the old one.
 //   - A Raft that shut down under an open member (it removed itself) fails
-//     every proposal awaited on the member.
+//     every proposal awaited on the member, and the member closes its
+//     member port: to the others it is gone, and if it led, they elect its
+//     successor at once (campaign.go), as after its process died.
 //
 // Raft reports through an observer, which it never blocks on.
 func (n *Node) watchLeadership() {
@@ -57,6 +60,7 @@ func (n *Node) watchLeadership() {
 				}
 				if d == raft.Shutdown {
 					n.waiters.failAll(errNotMember)
+					n.leaveEnsemble()
 				}
 			case raft.LeaderObservation:
 				n.fwd.leaderIs(string(d.LeaderAddr))
@@ -65,6 +69,20 @@ func (n *Node) watchLeadership() {
 			return
 		}
 	}
+}
+
+// leaveEnsemble closes the member port and the member connections of a
+// member whose Raft stopped while it stays open (Close does so itself).
+func (n *Node) leaveEnsemble() {
+	select {
+	case <-n.done:
+		return
+	default:
+	}
+	if err := n.trans.Close(); err != nil {
+		n.log.Warn("closing the member port", zap.Error(err))
+	}
+	n.mux.close()
 }
 
 // dropServedForwards closes the followers' forwarding connections this

@@ -64,12 +64,12 @@ type Node struct {
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 
 	// reloadMu serializes changes to Raft's reloadable config (snapshot
-	// threshold, election timeouts); fastOn and fastUntil are the lowered
-	// election timeouts after a lost leader stream (leaderloss.go).
-	reloadMu  sync.Mutex
-	fastOn    bool        // guarded by reloadMu
-	fastUntil time.Time   // guarded by reloadMu
-	raftSet   atomic.Bool // n.raft is set (read by transport goroutines)
+	// threshold, the heartbeat check of campaign.go).
+	reloadMu sync.Mutex
+	raftSet  atomic.Bool // n.raft is set (read by transport goroutines)
+	// lostLeader carries the address of a leader whose append stream
+	// ended to the campaign goroutine (leaderloss.go).
+	lostLeader chan string
 
 	optionBits znode.OptionBits // the tree options this member stamps as leader (admit.go)
 
@@ -121,6 +121,8 @@ func Open(cfg Config) (*Node, error) {
 		done:      make(chan struct{}),
 		touched:   touchSet{m: make(map[int64]struct{})},
 		fwdConns:  make(map[net.Conn]struct{}),
+
+		lostLeader: make(chan string, 1),
 	}
 	n.runID = randomRunID()
 	n.optionBits = cfg.Tree.Bits()
@@ -155,10 +157,11 @@ func Open(cfg Config) (*Node, error) {
 	go n.reap()
 	go n.tuneSnapshots()
 	if n.mux != nil {
-		n.wg.Add(3)
+		n.wg.Add(4)
 		go n.acceptForward()
 		go n.flushTouches()
 		go n.watchLeadership()
+		go n.campaign()
 	}
 	if err := n.waitReady(); err != nil {
 		n.Close()
@@ -177,7 +180,10 @@ func randomRunID() uint64 {
 }
 
 // raftConfig derives Raft's settings. A lone member elects itself after a
-// short fixed timeout; an ensemble uses ElectionTimeout (from tickTime).
+// short fixed timeout; in an ensemble the heartbeat and election timeouts
+// and the leader lease are all the patient ElectionTimeout (tickTime×
+// syncLimit), and elections that must be quick start without a timer
+// (timeouts.go).
 func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
@@ -202,18 +208,6 @@ func (n *Node) raftConfig() *raft.Config {
 	rc.BatchApplyCh = true
 	return rc
 }
-
-// electionTimeout is Raft's heartbeat/election timeout for this member.
-func (n *Node) electionTimeout() time.Duration {
-	if !n.cfg.multi() {
-		return 200 * time.Millisecond
-	}
-	return n.cfg.ElectionTimeout
-}
-
-// leaderLease is Raft's leader lease: half the election timeout. It is
-// also the least heartbeat timeout Raft accepts (leaderloss.go uses it).
-func (n *Node) leaderLease() time.Duration { return n.electionTimeout() / 2 }
 
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()

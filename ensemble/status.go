@@ -89,14 +89,15 @@ func (n *Node) Snapshot() error {
 }
 
 // SyncedFollowers is, on a leader, how many voting followers and observers
-// answered its heartbeats within the last two election timeouts: the
-// learners in sync that ZooKeeper's leader counts for mntr (a member that
-// is down or cut off drops out). Zero on any other member.
+// answered its heartbeats within the last election timeout (syncLimit
+// ticks; heartbeats go every tenth to fifth of it): the learners in sync
+// that ZooKeeper's leader counts for mntr (a member that is down or cut
+// off drops out). Zero on any other member.
 func (n *Node) SyncedFollowers() (voters, observers int) {
 	if n.trans == nil || !n.IsLeader() {
 		return 0, 0
 	}
-	window := 2 * n.electionTimeout()
+	window := n.electionTimeout()
 	for _, p := range n.Members() {
 		if p.ID == n.cfg.ID || !n.trans.answeredWithin(raft.ServerAddress(p.Addr), window) {
 			continue

@@ -67,7 +67,8 @@ type member struct {
 	adminAddr  string // its AdminServer
 	cfgPath    string
 	logPath    string
-	logLevel   string // --log-level; "" is warn
+	logLevel   string   // --log-level; "" is warn
+	env        []string // added to the test's environment (GOGC=...)
 	cmd        *exec.Cmd
 }
 
@@ -83,6 +84,9 @@ func (m *member) start(t *testing.T) {
 	}
 	m.cmd = exec.Command(zkraftBinary(t), "server", "--config", m.cfgPath, "--log-level", level)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
+	if m.env != nil {
+		m.cmd.Env = append(os.Environ(), m.env...)
+	}
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +133,10 @@ func startPreparedEnsemble(t *testing.T, size int, prepare func(*member), extra 
 		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", m.id)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// syncLimit=20 gives a 500ms election timeout (electionTimeout); at
-		// the 250ms floor, a machine running every package's tests at once
-		// deposed leaders mid-test (a session create lost with its leader).
+		// syncLimit=20 ticks of 500ms give the 10s election timeout of the
+		// usual zoo.cfg (electionTimeout): a machine running every
+		// package's tests at once deposed leaders mid-test when it was a
+		// fraction of a second (a session create lost with its leader).
 		adminHost, adminPort, _ := strings.Cut(m.adminAddr, ":")
 		memberLines := strings.Join(lines, "\n")
 		if slices.Contains(extra, dynamicMembers) {

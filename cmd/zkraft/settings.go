@@ -363,17 +363,17 @@ func (s *settings) resolveMembers(c *cli.Context) error {
 	return fmt.Errorf("server id %d has no server.%d line", s.ServerID, s.ServerID)
 }
 
-// electionTimeout derives Raft's election (and heartbeat) timeout from
-// ZooKeeper's settings: a twentieth of syncLimit ticks — 500ms for the
-// common tickTime=2000, syncLimit=5 — and at least 250ms. It is how long a
-// follower waits for a silent leader (a partition, a stalled host) before
-// it elects; the leader lease, half of it, is how long a leader serves
-// without hearing from a quorum. A leader whose process dies closes its
-// connections, and its followers then drop to the lease for a moment
-// (ensemble/leaderloss.go), as ZooKeeper's react to the leader's socket
-// closing: a kill -9 costs about 0.3-0.5s to the next acknowledged write.
+// electionTimeout derives the ensemble's election timeout from ZooKeeper's
+// settings: syncLimit ticks (10s for the usual tickTime=2000, syncLimit=5),
+// at least 250ms. As in ZooKeeper, it is how long a follower waits for a
+// silent leader (a partition, a stalled host) before it elects, and how
+// long a leader leads without hearing from a quorum: a member that is
+// merely slow (CPU starved, in a GC pause) is never deposed within it. A
+// leader whose process dies closes its connections, and its followers then
+// elect at once (ensemble/timeouts.go): a kill -9 costs well under a second
+// to the next acknowledged write.
 func (s *settings) electionTimeout() time.Duration {
-	d := s.TickTime * time.Duration(s.SyncLimit) / 20
+	d := s.TickTime * time.Duration(s.SyncLimit)
 	if d < 250*time.Millisecond {
 		d = 250 * time.Millisecond
 	}
