@@ -1,0 +1,81 @@
+//go:build unix
+
+package main
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+)
+
+// TestStoppedLeaderReplaced: a leader frozen (SIGSTOP) for longer than the
+// election timeout is, to its followers, a leader cut off without a word:
+// its connections stay open. They elect a new one once it has been silent
+// for the election timeout (syncLimit ticks, 2 s here), as ZooKeeper's
+// followers give up reading from their leader, and writes go on through
+// them. Resumed, the old leader finds a newer term, steps down and follows
+// without starting an election of its own, and every acknowledged write
+// is kept.
+func TestStoppedLeaderReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	members := startEnsemble(t, 3, "syncLimit=4") // tickTime=500: 2 s
+	leader := leaderOf(t, members, nil)
+	admin := connectAdmin(t, clientAddrs(members))
+	if _, err := admin.Create("/load", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	var followers []*member
+	for _, m := range members {
+		if m != leader {
+			followers = append(followers, m)
+		}
+	}
+	_, stopLoad := createLoad(t, clientAddrs(followers), 2)
+	time.Sleep(time.Second)
+
+	stopped := time.Now()
+	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	next := leaderOf(t, members, leader)
+	t.Logf("member %d stopped; member %d leads after %v", leader.id, next.id, time.Since(stopped))
+	term := terms(t, followers)
+	time.Sleep(time.Until(stopped.Add(8 * time.Second))) // four election timeouts
+	if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	for leader.mode() != "follower" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed leader did not step down: mode %q", leader.mode())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // time for an election the resumed member might start
+	acked := stopLoad()
+	if now := leaderOf(t, members, nil); now != next {
+		t.Fatalf("leadership moved again after the old leader resumed: member %d leads, not %d", now.id, next.id)
+	}
+	if after := terms(t, members); after[0] != term[0] || after[1] != term[0] || after[2] != term[0] {
+		t.Fatalf("terms %v after the old leader resumed, want all %d: it started an election", after, term[0])
+	}
+	admin = connectAdmin(t, clientAddrs(members))
+	defer admin.Close()
+	requirePresent(t, admin, acked)
+	want := fourletter.Field(fourletter.Ask(next.clientAddr, "srvr"), "Node count: ")
+	for fourletter.Field(fourletter.Ask(leader.clientAddr, "srvr"), "Node count: ") != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the old leader did not catch up: %q nodes, the leader has %q", fourletter.Field(fourletter.Ask(leader.clientAddr, "srvr"), "Node count: "), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d acknowledged creates kept; the old leader follows at term %d", len(acked), term[0])
+}
