@@ -62,6 +62,10 @@ type Node struct {
 	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
+	// reconfigured is the static membership a reconfig on this member
+	// made (reconfig.go), nil before any; guarded by peersMu.
+	peersMu      sync.Mutex
+	reconfigured []Peer
 
 	// reloadMu serializes changes to Raft's reloadable config (snapshot
 	// threshold, the heartbeat check of campaign.go).

@@ -100,7 +100,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 		n.answerCode(call.Origin, jute.ErrNewConfigNoQuorum)
 		return
 	}
-	n.cfg.Peers = next
+	n.setPeers(next)
 	n.propose(entry{Kind: kindTxn, Origin: call.Origin, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(renderMembers(next)),
 	}}, nil)
@@ -143,7 +143,26 @@ func (n *Node) currentMembers() ([]Peer, int64) {
 			return peers, version
 		}
 	}
-	return append([]Peer(nil), n.cfg.Peers...), 0
+	return n.peers(), 0
+}
+
+// peers is the static membership: Config.Peers (zoo.cfg's server lines),
+// or what a reconfig on this member (a leader) made of it.
+func (n *Node) peers() []Peer {
+	n.peersMu.Lock()
+	defer n.peersMu.Unlock()
+	if n.reconfigured != nil {
+		return append([]Peer(nil), n.reconfigured...)
+	}
+	return append([]Peer(nil), n.cfg.Peers...)
+}
+
+// setPeers replaces the static membership (see peers). Config.Peers
+// itself stays as it was, read without a lock.
+func (n *Node) setPeers(peers []Peer) {
+	n.peersMu.Lock()
+	defer n.peersMu.Unlock()
+	n.reconfigured = peers
 }
 
 // nextMembers computes the membership a reconfig asks for.
@@ -262,7 +281,7 @@ func (n *Node) writeInitialConfig() {
 	}
 	n.propose(entry{Kind: kindTxn, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: time.Now().UnixMilli(), Ids: []jute.Id{{Scheme: "super"}},
-		Req: []byte(renderMembers(n.cfg.Peers) + znode.InitialConfigVersion),
+		Req: []byte(renderMembers(n.peers()) + znode.InitialConfigVersion),
 	}}, nil)
 }
 

@@ -52,8 +52,10 @@ func (n *Node) Mode() string {
 	case n.IsLeader():
 		return "leader"
 	}
-	if self, ok := n.cfg.self(); ok && self.Observer {
-		return "observer"
+	for _, p := range n.peers() {
+		if p.ID == n.cfg.ID && p.Observer {
+			return "observer"
+		}
 	}
 	return "follower"
 }
