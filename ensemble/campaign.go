@@ -24,8 +24,8 @@ import (
 //     at once: Raft's TimeoutNow, as a leadership transfer's target gets
 //     it, which skips the pre-vote and has members that still know the
 //     dead leader vote all the same (they only forget it after P). A
-//     member whose log is ahead of a candidate's refuses it its vote, so
-//     it starts its own election at once, with a term above that
+//     member whose log is ahead of such a candidate's refuses it its vote,
+//     so it starts its own election at once, with a term above that
 //     candidate's; a member that can vote for the candidate holds back a
 //     round. Nothing here runs longer than P: then Raft's timers take over.
 //   - The one after a silent leader. Raft's timers fire P to 2P after the
@@ -34,8 +34,10 @@ import (
 //     candidate's pre-vote. A member that sees a vote or pre-vote request
 //     has Raft check once its own leader has been silent for P.
 //
-// Only a follower is ever told to elect, and only after its leader's port
-// refused a connection: a live leader, however slow, is never deposed.
+// Only a follower is ever told to elect at once, and only after its
+// leader's port refused a connection: a live leader, however slow, is
+// never deposed. The heartbeat checks elect only where Raft's own timer
+// would have, had it fired: after P without a word from a leader.
 
 // campaignState is what the campaign goroutine is doing.
 type campaignState int
@@ -67,7 +69,9 @@ type campaigner struct {
 	hold      time.Time     // a candidate this member can vote for campaigns: wait until then
 	// behind is the term of a vote request from a candidate whose log is
 	// behind this member's (0: none): it will not get this member's vote.
-	behind uint64
+	// behindSeen is when it came.
+	behind     uint64
+	behindSeen time.Time
 }
 
 // campaign is the goroutine that starts elections without a timer.
@@ -229,9 +233,9 @@ func (c *campaigner) tickRecover(now time.Time) {
 	at := c.turn
 	if c.behind != 0 {
 		// The candidate cannot have this member's vote; elect at once,
-		// once Raft has taken the candidate's term, so this member's
-		// candidacy gets a higher one.
-		if n.raft.CurrentTerm() < c.behind {
+		// once Raft has taken the candidate's term (it does before it
+		// answers), so that this member's candidacy has a higher one.
+		if n.raft.CurrentTerm() < c.behind && now.Sub(c.behindSeen) < n.campaignStep() {
 			c.next = now.Add(time.Millisecond)
 			return
 		}
@@ -254,20 +258,23 @@ func (c *campaigner) tickRecover(now time.Time) {
 // voteRequested notes another member's campaign (a vote or pre-vote
 // request). A member with nothing else going on checks for a silent leader
 // once it has been silent for P (silent). While the lost leader's
-// successor is sought, a candidate whose log is behind this member's will
-// not get its vote (this member takes over), and one that can is given a
-// round to win.
+// successor is sought, a candidate told to elect at once (a member that
+// found the leader gone, as this one does) whose log is behind this
+// member's will not get its vote: this member takes over. One that can
+// get it is given a round to win.
 func (c *campaigner) voteRequested(data any, now time.Time) {
 	c.heard = now
 	if c.state == campaignIdle {
 		c.silent(now)
 	}
 	req, ok := data.(raft.RequestVoteRequest)
-	if !ok || c.state != campaignProbe && c.state != campaignRecover || req.Term <= c.term {
+	if !ok || !req.LeadershipTransfer || c.state != campaignProbe && c.state != campaignRecover || req.Term <= c.term {
 		return
 	}
 	if c.n.logAhead(req.LastLogIndex, req.LastLogTerm) {
-		c.behind = max(c.behind, req.Term)
+		if req.Term > c.behind {
+			c.behind, c.behindSeen = req.Term, now
+		}
 	} else {
 		_, voters := c.n.voterRank(c.leader)
 		c.hold = now.Add(time.Duration(voters) * c.n.campaignStep())
@@ -286,8 +293,8 @@ func (c *campaigner) voteRequested(data any, now time.Time) {
 // would leave it waiting for its own timer.
 func (c *campaigner) silent(now time.Time) {
 	n := c.n
-	if n.raft.State() != raft.Follower {
-		return
+	if rank, _ := n.voterRank(""); rank < 0 || n.raft.State() != raft.Follower {
+		return // an observer does not elect
 	}
 	c.state = campaignSilent
 	c.next = n.raft.LastContact().Add(n.electionTimeout())

@@ -63,7 +63,9 @@ func TestClusterLeaderKillFailover(t *testing.T) {
 }
 
 func TestClusterMinorityCannotWriteMajorityCarriesOn(t *testing.T) {
-	c := newCluster(t, 3, nil)
+	// A short election timeout: the isolated member's write waits for a
+	// leader for two of them before it fails.
+	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 300 * time.Millisecond })
 	l := c.leader()
 	mustPropose(t, l, newSession(1, 60000))
 	var minority uint8

@@ -71,6 +71,6 @@ func TestClusterRepeatedFailover(t *testing.T) {
 		c.restart(id)
 	}
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	t.Logf("leader kill -> next acknowledged write (election timeout 300ms): median %v, worst %v, all %v",
+	t.Logf("leader kill -> next acknowledged write (election timeout 2s): median %v, worst %v, all %v",
 		took[len(took)/2], took[len(took)-1], took)
 }

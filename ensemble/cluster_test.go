@@ -173,7 +173,9 @@ func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Co
 
 func (c *cluster) open(id uint8) *Node {
 	cfg := Config{
-		ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+		// A 2 s election timeout rides out the stalls of a machine busy with
+		// other tests (and -race); a dead leader is replaced without it.
+		ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 2 * time.Second,
 		Peers: c.peers, Dial: c.net.dialer(id),
 		JournalSize: 256 << 10, // small: quick to create, and the tests wrap it
 	}

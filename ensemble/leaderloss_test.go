@@ -175,9 +175,11 @@ func TestClusterLiveLeaderStreamLoss(t *testing.T) {
 }
 
 // TestCampaignTakesOverFromABehindCandidate: while the dead leader's
-// successor is sought, a vote request from a candidate whose log is behind
-// this member's makes it elect at once (it refuses that candidate its
-// vote); one from a candidate it can vote for makes it hold back.
+// successor is sought, a vote request from a candidate told to elect at
+// once whose log is behind this member's makes it elect at once (it
+// refuses that candidate its vote); one from a candidate it can vote for
+// makes it hold back; one from a candidate of Raft's timers (no transfer
+// flag, which a member that still knows the leader refuses) neither.
 func TestCampaignTakesOverFromABehindCandidate(t *testing.T) {
 	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 10 * time.Second })
 	l := c.leader()
@@ -200,11 +202,16 @@ func TestCampaignTakesOverFromABehindCandidate(t *testing.T) {
 		{last.Index + 1, last.Term, false},
 	} {
 		cp := &campaigner{n: f, state: campaignRecover, leader: string(leaderAddr), term: f.Term()}
-		cp.voteRequested(raft.RequestVoteRequest{Term: f.Term() + 1, LastLogIndex: tc.index, LastLogTerm: tc.term}, now)
+		cp.voteRequested(raft.RequestVoteRequest{Term: f.Term() + 1, LastLogIndex: tc.index, LastLogTerm: tc.term, LeadershipTransfer: true}, now)
 		if gotBehind := cp.behind != 0; gotBehind != tc.behind || tc.behind == !cp.hold.IsZero() {
 			t.Errorf("candidate log (%d, term %d) vs ours (%d, term %d): behind %d, hold %v",
 				tc.index, tc.term, last.Index, last.Term, cp.behind, cp.hold)
 		}
+	}
+	cp := &campaigner{n: f, state: campaignRecover, leader: string(leaderAddr), term: f.Term()}
+	cp.voteRequested(raft.RequestVoteRequest{Term: f.Term() + 1, LastLogIndex: last.Index - 1, LastLogTerm: last.Term}, now)
+	if cp.behind != 0 || !cp.hold.IsZero() {
+		t.Errorf("a request without the transfer flag: behind %d, hold %v", cp.behind, cp.hold)
 	}
 }
 

@@ -129,7 +129,9 @@ func doRegisterOp(n *Node, in regInput) regOutput {
 }
 
 func TestLinearizableRegisterUnderPartitions(t *testing.T) {
-	c := newCluster(t, 3, nil)
+	// A short election timeout: the 400 ms partitions below depose
+	// isolated leaders, so the history spans changes of leader.
+	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 300 * time.Millisecond })
 	l := c.leader()
 	mustPropose(t, l, newSession(1, 600000))
 	for k := 0; k < registers; k++ {
