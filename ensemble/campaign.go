@@ -67,6 +67,11 @@ type campaigner struct {
 	probeWait time.Duration // until the next probe
 	turn      time.Time     // when this member's turn to elect comes
 	hold      time.Time     // a candidate this member can vote for campaigns: wait until then
+	// kicked is the leader whose successor this member last started an
+	// election for, at kickedAt: the streams from it that end later
+	// change nothing.
+	kicked   string
+	kickedAt time.Time
 	// behind is the term of a vote request from a candidate whose log is
 	// behind this member's (0: none): it will not get this member's vote.
 	// behindSeen is when it came.
@@ -165,7 +170,8 @@ func (c *campaigner) tickFirst(now time.Time) {
 // lost starts checking on leader, whose append stream ended.
 func (c *campaigner) lost(leader string, now time.Time) {
 	n := c.n
-	if (c.state == campaignProbe || c.state == campaignRecover) && c.leader == leader {
+	if (c.state == campaignProbe || c.state == campaignRecover) && c.leader == leader ||
+		c.kicked == leader && now.Sub(c.kickedAt) < n.campaignStep() {
 		return // already on it (each of its streams ends)
 	}
 	if addr, _ := n.raft.LeaderWithID(); string(addr) != leader || n.raft.State() != raft.Follower {
@@ -251,6 +257,7 @@ func (c *campaigner) tickRecover(now time.Time) {
 		n.log.Warn("cannot start an election", zap.Error(err))
 	} else {
 		n.log.Info("starting an election", zap.String("former leader", c.leader))
+		c.kicked, c.kickedAt = c.leader, now
 	}
 	c.idle()
 }
