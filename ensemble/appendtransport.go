@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -176,6 +178,50 @@ func (t *appendTransport) deliver(rpc raft.RPC, wait time.Duration) error {
 	case <-timer.C:
 		return errRaftBusy
 	}
+}
+
+// RequestVote implements raft.Transport: NetworkTransport's, on another
+// connection when a pooled one turns out broken (oncePooled).
+func (t *appendTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return oncePooled(func() error { return t.NetworkTransport.RequestVote(id, target, args, resp) })
+}
+
+// RequestPreVote implements raft.WithPreVote, as RequestVote.
+func (t *appendTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	return oncePooled(func() error { return t.NetworkTransport.RequestPreVote(id, target, args, resp) })
+}
+
+// TimeoutNow implements raft.Transport, as RequestVote.
+func (t *appendTransport) TimeoutNow(id raft.ServerID, target raft.ServerAddress, args *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	return oncePooled(func() error { return t.NetworkTransport.TimeoutNow(id, target, args, resp) })
+}
+
+// votePool is NetworkTransport's pool size per member (node.go's MaxPool).
+const votePool = 3
+
+// oncePooled runs call, a NetworkTransport RPC that is safe to send twice
+// (a vote, a pre-vote, a TimeoutNow), again while it fails on a broken
+// connection, at most once per pooled connection and once on a new one.
+// NetworkTransport keeps the connections of the last election for the
+// next, which may come long after: one to a member that restarted
+// meanwhile is dead, and the RPC on it fails with EOF. Raft counts that as
+// a vote refused and never asks again, and the candidate waits out its
+// election timeout (P to 2P, timeouts.go) instead of winning at once.
+func oncePooled(call func() error) error {
+	var err error
+	for range votePool + 1 {
+		if err = call(); err == nil || !brokenConn(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// brokenConn reports whether err is a connection's failure (not a dial's,
+// nor the other member's answer).
+func brokenConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
 }
 
 // commitLimit is the highest commit index this member may tell others:
