@@ -19,15 +19,18 @@ import (
 //     which have a leader refuse: a member restarting into a running
 //     ensemble disturbs nobody.
 //   - The one after the leader's process died (leaderloss.go). Once a
-//     probe finds the leader's port closed, the surviving voters take
-//     turns, one campaignStep apart in order of id, to start an election
-//     at once: Raft's TimeoutNow, as a leadership transfer's target gets
-//     it, which skips the pre-vote and has members that still know the
-//     dead leader vote all the same (they only forget it after P). A
-//     member whose log is ahead of such a candidate's refuses it its vote,
-//     so it starts its own election at once, with a term above that
-//     candidate's; a member that can vote for the candidate holds back a
-//     round. Nothing here runs longer than P: then Raft's timers take over.
+//     probe finds the leader's port closed, the first surviving voter in
+//     order of id starts an election at once: Raft's TimeoutNow, as a
+//     leadership transfer's target gets it, which skips the pre-vote and
+//     has members that still know the dead leader vote all the same (they
+//     only forget it after P). The next voters' turns come a campaignStep
+//     apart, but each only elects if every voter before it is gone too
+//     (its port does not answer): one candidate per term, however slow
+//     its vote requests under load. A member whose log is ahead of the
+//     candidate's refuses it its vote, so it starts its own election at
+//     once, with a term above that candidate's; a member that can vote
+//     for the candidate, or sees that another campaigns, holds back.
+//     Nothing here runs longer than P: then Raft's timers take over.
 //   - The one after a silent leader. Raft's timers fire P to 2P after the
 //     leader was last heard from, each member's apart, and a member whose
 //     timer has not fired still knows the leader and refuses the first
@@ -237,7 +240,8 @@ func (c *campaigner) tickRecover(now time.Time) {
 		return
 	}
 	at := c.turn
-	if c.behind != 0 {
+	switch {
+	case c.behind != 0:
 		// The candidate cannot have this member's vote; elect at once,
 		// once Raft has taken the candidate's term (it does before it
 		// answers), so that this member's candidacy has a higher one.
@@ -246,11 +250,28 @@ func (c *campaigner) tickRecover(now time.Time) {
 			return
 		}
 		at = now
-	} else if c.hold.After(at) {
-		at = c.hold
+	case c.hold.IsZero() && n.raft.CurrentTerm() > c.term:
+		// Raft took a newer term: another member campaigns, and its vote
+		// request has not been seen here yet (voteRequested then says
+		// how long to wait). Give it a round rather than depose it.
+		_, voters := n.voterRank(c.leader)
+		c.hold = now.Add(time.Duration(voters) * n.campaignStep())
+		at = later(at, c.hold)
+	default:
+		at = later(at, c.hold)
 	}
 	if now.Before(at) {
 		c.next = at
+		return
+	}
+	if c.behind == 0 && n.earlierAlive(c.leader) {
+		// A member whose turn came before this one's is alive, so it
+		// campaigns; under load its vote request can take longer than
+		// a step to arrive, and two candidates in one term split the
+		// vote until Raft's timers (P to 2P) end it. Wait for the
+		// request (and take over, or leave the candidate to win), or
+		// for the new leader.
+		c.next = now.Add(n.campaignStep())
 		return
 	}
 	if err := n.startElection(); err != nil {
@@ -268,7 +289,7 @@ func (c *campaigner) tickRecover(now time.Time) {
 // successor is sought, a candidate told to elect at once (a member that
 // found the leader gone, as this one does) whose log is behind this
 // member's will not get its vote: this member takes over. One that can
-// get it is given a round to win.
+// get it is left to win.
 func (c *campaigner) voteRequested(data any, now time.Time) {
 	c.heard = now
 	if c.state == campaignIdle {
@@ -283,8 +304,10 @@ func (c *campaigner) voteRequested(data any, now time.Time) {
 			c.behind, c.behindSeen = req.Term, now
 		}
 	} else {
-		_, voters := c.n.voterRank(c.leader)
-		c.hold = now.Add(time.Duration(voters) * c.n.campaignStep())
+		// Raft gives the candidate this member's vote, unless it gave
+		// it to another in that term: with it, the candidate has a
+		// majority of three. Leave the election to it.
+		c.hold = c.until
 	}
 	if c.state == campaignRecover {
 		c.next = now
@@ -319,4 +342,12 @@ func (c *campaigner) tickSilent(now time.Time) {
 	if err := n.checkLeaderNow(); err != nil {
 		n.log.Warn("cannot check for a silent leader", zap.Error(err))
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

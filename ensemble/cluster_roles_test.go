@@ -5,6 +5,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 func TestClusterObserverReplicatesForwardsAndNeverLeads(t *testing.T) {
@@ -60,11 +62,16 @@ func TestClusterRepeatedFailover(t *testing.T) {
 		id := l.ID()
 		start := time.Now()
 		c.stop(id)
-		for {
+		for deadline := time.Now().Add(time.Minute); ; {
 			nl := c.leader()
 			res, err := nl.ProposeWait(createTxn(1, fmt.Sprintf("/r%d", round), 0, 1))
-			if err == nil && res.Err == 0 {
+			// A create that failed for a change of leader may have
+			// been committed all the same: the retry finds it there.
+			if err == nil && (res.Err == 0 || res.Err == jute.ErrNodeExists) {
 				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: no write acknowledged a minute after the leader stopped: %v %v", round, err, res)
 			}
 		}
 		took = append(took, time.Since(start))

@@ -32,6 +32,22 @@ func (n *Node) voterRank(except string) (rank, voters int) {
 	return rank, voters
 }
 
+// earlierAlive reports whether a voting member before this one in the
+// order of voterRank(except) answers a probe (leaderloss.go).
+func (n *Node) earlierAlive(except string) bool {
+	members, _ := n.currentMembers()
+	slices.SortFunc(members, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	for _, p := range members {
+		if p.ID == n.cfg.ID {
+			return false
+		}
+		if !p.Observer && p.Addr != except && n.probe(p.Addr) == probeAnswered {
+			return true
+		}
+	}
+	return false
+}
+
 // logAhead reports whether this member's log is more up to date than one
 // ending at index in term: Raft then refuses that candidate its vote.
 func (n *Node) logAhead(index, term uint64) bool {

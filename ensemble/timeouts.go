@@ -27,10 +27,11 @@ import "time"
 //     member port; a refused connection means its process is gone, or its
 //     Raft stopped after it removed itself (leaderloss.go). A process that
 //     is slow or stopped (SIGSTOP) still has its port, and one cut off
-//     cannot be reached at all. The followers then take turns, one
-//     campaignStep apart by member id, to tell their own Raft to start an
-//     election at once (the TimeoutNow a leadership transfer sends). A
-//     kill -9 costs one election, well under a second.
+//     cannot be reached at all. The first surviving voter by member id
+//     then tells its own Raft to start an election at once (the
+//     TimeoutNow a leadership transfer sends); the others only if those
+//     before them are gone too. A kill -9 costs one election, well under
+//     a second.
 //   - A member that starts and knows no leader has Raft check for one at
 //     once, in turn by member id, instead of after P to 2P: Raft then
 //     elects, with a pre-vote that members which have a leader refuse, so
