@@ -69,7 +69,7 @@ type campaigner struct {
 	since     time.Time     // when its stream was seen to end
 	probeWait time.Duration // until the next probe
 	turn      time.Time     // when this member's turn to elect comes
-	hold      time.Time     // a candidate this member can vote for campaigns: wait until then
+	hold      time.Time     // another member campaigns: wait until then
 	// kicked is the leader whose successor this member last started an
 	// election for, at kickedAt: the streams from it that end later
 	// change nothing.
