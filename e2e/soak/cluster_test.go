@@ -168,13 +168,14 @@ func startCluster(cfg clusterConfig, logf func(string, ...any)) (*cluster, error
 	return c, nil
 }
 
-// writeConfig writes the zoo.cfg every member reads. syncLimit 10 with
-// tickTime 2000 gives a one-second election timeout: at the 250 ms floor a
-// busy two-core machine deposes healthy leaders. snapCount is low so
-// snapshots, log compaction and snapshot installs happen during the run.
+// writeConfig writes the zoo.cfg every member reads: ZooKeeper's usual
+// tickTime 2000 and syncLimit 5, so a silent leader (SIGSTOP, a partition)
+// is replaced after 10-20 s and a dead one at once (ensemble/timeouts.go).
+// snapCount is low so snapshots, log compaction and snapshot installs
+// happen during the run.
 func (c *cluster) writeConfig(cfg clusterConfig) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tickTime=2000\ninitLimit=10\nsyncLimit=10\ndataDir=/data\n")
+	fmt.Fprintf(&b, "tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=/data\n")
 	fmt.Fprintf(&b, "clientPort=2181\nclientPortAddress=0.0.0.0\nmaxClientCnxns=0\n")
 	fmt.Fprintf(&b, "4lw.commands.whitelist=*\nadmin.enableServer=false\nsnapCount=%d\n", cfg.snapCount)
 	for _, m := range c.members {
