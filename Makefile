@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-race test-short test-faults soak difftest vet fuzz bench gobench clean
+.PHONY: all build run test test-race test-short test-faults soak difftest vet fuzz bench watchmem gobench clean
 
 all: build
 
@@ -75,6 +75,13 @@ BENCH_NODES ?= 1000000
 bench: build
 	scripts/bench-deps.sh
 	$(GO) run ./scripts/benchcompare -zkraft $(BIN) -duration $(BENCH_DURATION) -nodes $(BENCH_NODES) -out docs/bench-latest.md
+
+# Memory per watch: 1,000,000 exists watches (100 sessions x 10,000
+# znodes) on a standalone zkraft and a standalone ZooKeeper.
+WATCH_SESSIONS ?= 100
+WATCH_NODES ?= 10000
+watchmem: build
+	$(GO) run ./scripts/watchmem -zkraft $(BIN) -sessions $(WATCH_SESSIONS) -nodes $(WATCH_NODES)
 
 # Go micro-benchmarks.
 gobench:
