@@ -140,6 +140,7 @@ func (c *conn) inOrder(h jute.RequestHeader, fn func()) {
 	c.mu.Lock()
 	if n := len(c.pending); n > 0 {
 		c.pending[n-1].parked = append(c.pending[n-1].parked, parkedRead{h: h, after: fn})
+		c.parked++
 		c.mu.Unlock()
 		return
 	}

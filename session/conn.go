@@ -45,6 +45,7 @@ type conn struct {
 	// oldest first. Reads arriving while it is non-empty park on the last.
 	mu      sync.Mutex
 	pending []*pendingWrite
+	parked  int // reads parked on pending, in all
 
 	stats connStats
 }
@@ -72,7 +73,7 @@ func (c *conn) session() sessionIdent {
 func (c *conn) Stale() bool { return c.stale.Load() }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	c := &conn{srv: srv, nc: nc, out: newOutbound()}
+	c := &conn{srv: srv, nc: nc, out: newOutbound(&srv.backlog)}
 	c.stats.established = time.Now()
 	c.stats.lat.Reset()
 	c.remote = remoteIP(nc.RemoteAddr())
@@ -213,6 +214,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			return
 		}
 		c.holdReads()
+		c.holdForBacklog()
 	}
 }
 

@@ -185,7 +185,10 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	if c.srv.cfg.LinearizableReads && h.Type != jute.OpPing {
 		pw := c.enqueueWrite(h)
 		pw.silent = true
-		pw.parked = []parkedRead{{h: h, body: append([]byte(nil), body...), start: pw.start}}
+		c.mu.Lock()
+		pw.parked = append(pw.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: pw.start})
+		c.parked++
+		c.mu.Unlock()
 		c.srv.node.Barrier(pw)
 		return
 	}
@@ -193,6 +196,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	if n := len(c.pending); n > 0 {
 		last := c.pending[n-1]
 		last.parked = append(last.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: time.Now()})
+		c.parked++
 		c.mu.Unlock()
 		return
 	}

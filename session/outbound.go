@@ -9,22 +9,71 @@ import (
 )
 
 // maxOutbound is how many unsent bytes a connection may accumulate before
-// it is judged stalled and closed; other sessions are never held up by it.
+// it is judged unable to drain and closed; other sessions are never held
+// up by it. Its reader pauses long before (MaxUnsentPerConn), so only a
+// burst the reader cannot stop (reads parked behind a write, a storm of
+// watch notifications) reaches it.
 const maxOutbound = 64 << 20
 
 // outbound is a connection's ordered send buffer. Producers (the reader,
 // the FSM, watch fan-out) append complete frames under mu; the writer
 // goroutine swaps the buffer out and writes it in one call.
+//
+// The bytes queued and those the writer has taken but not yet written are
+// the connection's backlog, counted in budget (the Server's, shared by
+// every connection; nil in unit tests): the reader pauses while it is too
+// large (backpressure.go).
 type outbound struct {
-	mu      sync.Mutex
-	w       jute.Writer // pending bytes
-	spare   []byte
-	closing bool // close once everything queued so far is written
-	dead    bool // stop now
-	wake    chan struct{}
+	mu       sync.Mutex
+	w        jute.Writer // pending bytes
+	spare    []byte
+	inflight int  // bytes the writer took and has not finished writing
+	closing  bool // close once everything queued so far is written
+	dead     bool // stop now
+	wake     chan struct{}
+	// drained, when not nil, is closed at the writer's next progress (and
+	// when the connection dies): a paused reader waits on it.
+	drained chan struct{}
+	budget  *backlog
 }
 
-func newOutbound() *outbound { return &outbound{wake: make(chan struct{}, 1)} }
+func newOutbound(budget *backlog) *outbound {
+	return &outbound{wake: make(chan struct{}, 1), budget: budget}
+}
+
+// unsentLocked is the connection's backlog.
+func (o *outbound) unsentLocked() int64 { return int64(len(o.w.Buf) + o.inflight) }
+
+// queuedLocked accounts n bytes just appended to a backlog of before.
+func (o *outbound) queuedLocked(before int64, n int) {
+	if o.budget == nil || n == 0 {
+		return
+	}
+	o.budget.total.Add(int64(n))
+	if before == 0 {
+		o.budget.conns.Add(1)
+	}
+}
+
+// releasedLocked accounts n bytes written (or dropped) that leave a
+// backlog of after.
+func (o *outbound) releasedLocked(n int, after int64) {
+	if o.budget == nil || n == 0 {
+		return
+	}
+	o.budget.total.Add(-int64(n))
+	if after == 0 {
+		o.budget.conns.Add(-1)
+	}
+}
+
+// wakeReaderLocked lets a paused reader look at its backlog again.
+func (o *outbound) wakeReaderLocked() {
+	if o.drained != nil {
+		close(o.drained)
+		o.drained = nil
+	}
+}
 
 func (o *outbound) signal() {
 	select {
@@ -59,6 +108,7 @@ func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*
 		o.mu.Unlock()
 		return false
 	}
+	before := o.unsentLocked()
 	at := jute.BeginFrame(&o.w)
 	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
 	h.Encode(&o.w)
@@ -66,6 +116,7 @@ func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*
 		encode(&o.w)
 	}
 	jute.EndFrame(&o.w, at)
+	o.queuedLocked(before, len(o.w.Buf)-at)
 	ok := o.checkLimitLocked()
 	o.mu.Unlock()
 	o.signal()
@@ -83,9 +134,15 @@ func (o *outbound) replyErrorWithBody(xid int32, zxid int64, code jute.ErrCode, 
 // (ConnectResponse).
 func (o *outbound) record(rec jute.Record) {
 	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		return
+	}
+	before := o.unsentLocked()
 	at := jute.BeginFrame(&o.w)
 	rec.Encode(&o.w)
 	jute.EndFrame(&o.w, at)
+	o.queuedLocked(before, len(o.w.Buf)-at)
 	o.mu.Unlock()
 	o.signal()
 }
@@ -93,6 +150,11 @@ func (o *outbound) record(rec jute.Record) {
 // raw queues unframed bytes (four-letter word output).
 func (o *outbound) raw(b []byte) {
 	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		return
+	}
+	o.queuedLocked(o.unsentLocked(), len(b))
 	o.w.Raw(b)
 	o.mu.Unlock()
 	o.signal()
@@ -126,6 +188,7 @@ func (o *outbound) isDead() bool {
 func (o *outbound) kill() {
 	o.mu.Lock()
 	o.dead = true
+	o.wakeReaderLocked()
 	o.mu.Unlock()
 	o.signal()
 }
@@ -139,6 +202,7 @@ func (o *outbound) kill() {
 // left: every write still gets at least that long.
 func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Duration) {
 	defer nc.Close()
+	defer o.release()
 	var deadline time.Time // the write deadline last set on nc
 	for {
 		select {
@@ -149,6 +213,7 @@ func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Dur
 		o.mu.Lock()
 		buf, dead, closing := o.w.Buf, o.dead, o.closing
 		o.w.Buf, o.spare = o.spare[:0], nil
+		o.inflight = len(buf)
 		o.mu.Unlock()
 		if dead {
 			return
@@ -163,13 +228,28 @@ func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Dur
 				return
 			}
 		}
-		if closing {
-			return
-		}
 		o.mu.Lock()
-		if cap(buf) <= retainBufferSize {
+		o.inflight = 0
+		o.releasedLocked(len(buf), o.unsentLocked())
+		o.wakeReaderLocked()
+		if cap(buf) <= retainBufferSize && !closing {
 			o.spare = buf[:0]
 		}
 		o.mu.Unlock()
+		if closing {
+			return
+		}
 	}
+}
+
+// release drops everything still queued when the writer stops, so that
+// neither the memory nor its share of the Server's backlog outlives the
+// connection, and wakes a paused reader.
+func (o *outbound) release() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dead = true
+	o.releasedLocked(int(o.unsentLocked()), 0)
+	o.w.Buf, o.spare, o.inflight = nil, nil, 0
+	o.wakeReaderLocked()
 }

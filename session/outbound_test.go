@@ -32,7 +32,7 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	go func() { _, _ = io.Copy(io.Discard, client) }()
-	o := newOutbound()
+	o := newOutbound(nil)
 	startWriter(t, o, server, 30*time.Second)
 
 	waitWritten := func() {
@@ -84,7 +84,7 @@ func TestOutboundWriteTimeout(t *testing.T) {
 	start := func(t *testing.T) (*outbound, net.Conn, <-chan struct{}) {
 		server, client := net.Pipe()
 		t.Cleanup(func() { client.Close() })
-		o := newOutbound()
+		o := newOutbound(nil)
 		return o, client, startWriter(t, o, server, timeout)
 	}
 

@@ -44,6 +44,9 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
 	parked := c.popPending(p)
 	c.writeDone()
+	if len(parked) > 0 {
+		defer c.out.wakeReader() // after the parked reads are answered
+	}
 	if c.srv.audit != nil && audited(p.op) {
 		p.audit(res, p.auditReq)
 	}
@@ -101,5 +104,6 @@ func (c *conn) popPending(p *pendingWrite) []parkedRead {
 	}
 	parked := p.parked
 	p.parked = nil
+	c.parked -= len(parked)
 	return parked
 }

@@ -22,6 +22,9 @@ type Server struct {
 	log   *zap.Logger
 	stats *serverStats
 	thr   throttle // globalOutstandingLimit
+	// backlog is the reply bytes queued for every connection
+	// (backpressure.go).
+	backlog backlog
 
 	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
 
