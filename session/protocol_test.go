@@ -343,31 +343,62 @@ func TestFourLetterFormats(t *testing.T) {
 }
 
 // TestStalledClientDoesNotDelayOthers: a client that floods requests and
-// never reads its socket cannot hold up the FSM or other sessions; its
-// unread replies pile up in its own buffer until it is cut off.
+// never reads its socket cannot hold up the FSM or other sessions. Its
+// reader pauses once a few of its 500 KB replies are queued, so the member
+// serialises only those (on a 2-core CI machine under -race, serialising
+// them until 64 MiB were queued delayed another client's writes by
+// seconds); the bound on its backlog is checked as well as the other
+// client's latency. The other client writes nodes of its own, so the
+// stalled client's replies stay large throughout (it used to shrink /big
+// to one byte with its first write, which left the test to chance).
 func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 	ts := startServer(t)
 	stalled := dialRaw(t, ts.addr)
 	stalled.connect(false)
 	stalled.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 500000), ACL: openACL})
+	other := dialRaw(t, ts.addr)
+	other.connect(false)
+	// Once the create is applied the flood's reads are answered as they
+	// are read, not parked behind it (maxParkedReads bounds that burst).
+	for xid := int32(100); ; xid++ {
+		other.request(xid, jute.OpExists, &jute.PathWatchRequest{Path: "/big"})
+		if h := other.reply(nil); h.Err == jute.OK {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	done := make(chan struct{})
 	go func() { // keep asking for 500 KB and never read a reply
 		defer close(done)
 		floodGetData(stalled, "/big", true, 400, 2, 2*time.Second)
 	}()
-	other := dialRaw(t, ts.addr)
-	other.connect(false)
+	var peak int64
 	for i := 0; i < 50; i++ {
 		start := time.Now()
-		other.request(int32(i+1), jute.OpSetData, &jute.SetDataRequest{Path: "/big", Data: []byte{byte(i)}, Version: -1})
-		if h := other.reply(nil); h.Err != jute.OK && h.Err != jute.ErrNoNode {
+		// Writes to a node of its own: /big keeps its 500 KB, so every
+		// reply to the stalled client stays large.
+		other.request(int32(i+1), jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/other%d", i), ACL: openACL})
+		if h := other.reply(nil); h.Err != jute.OK {
 			t.Fatalf("write %d: %+v", i, h)
 		}
 		if d := time.Since(start); d > 3*time.Second {
 			t.Fatalf("write %d took %v behind a stalled client", i, d)
 		}
+		peak = max(peak, queuedBytes(ts.srv))
 	}
 	<-done
+	for deadline := time.Now().Add(10 * time.Second); ts.srv.backlog.stalls.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled client's reader never paused (queued %d, received %d, sent %d)", queuedBytes(ts.srv), ts.srv.stats.packetsReceived.Load(), ts.srv.stats.packetsSent.Load())
+		}
+		peak = max(peak, queuedBytes(ts.srv))
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	peak = max(peak, queuedBytes(ts.srv))
+	if limit := int64(MaxUnsentPerConn + 2<<20); peak > limit {
+		t.Fatalf("%d KiB queued for a client that does not read, want at most %d KiB", peak>>10, limit>>10)
+	}
 }
 
 // TestMntrFsyncTimes: mntr carries ZooKeeper's fsynctime summary of the
