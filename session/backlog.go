@@ -33,6 +33,7 @@ type backlog struct {
 	total  atomic.Int64 // bytes queued and not yet written to a socket
 	conns  atomic.Int64 // connections with a non-empty backlog
 	stalls atomic.Int64 // times a reader paused for its backlog
+	reclaimer
 }
 
 // overLocked reports whether a connection with unsent bytes queued must

@@ -108,7 +108,7 @@ func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*
 		o.mu.Unlock()
 		return false
 	}
-	before := o.unsentLocked()
+	before, capBefore := o.unsentLocked(), cap(o.w.Buf)
 	at := jute.BeginFrame(&o.w)
 	h := jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}
 	h.Encode(&o.w)
@@ -117,6 +117,9 @@ func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*
 	}
 	jute.EndFrame(&o.w, at)
 	o.queuedLocked(before, len(o.w.Buf)-at)
+	if c := cap(o.w.Buf); c != capBefore && c > retainBufferSize && o.budget != nil {
+		o.budget.noteAllocated(c) // a large buffer, garbage once written
+	}
 	ok := o.checkLimitLocked()
 	o.mu.Unlock()
 	o.signal()
@@ -250,6 +253,9 @@ func (o *outbound) release() {
 	defer o.mu.Unlock()
 	o.dead = true
 	o.releasedLocked(int(o.unsentLocked()), 0)
+	if o.budget != nil {
+		o.budget.connClosed()
+	}
 	o.w.Buf, o.spare, o.inflight = nil, nil, 0
 	o.wakeReaderLocked()
 }
