@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -175,22 +174,27 @@ func (c *conn) serve() {
 	if tc, ok := stream.(*tls.Conn); ok && !c.tlsHandshake(tc) {
 		return
 	}
-	br := bufio.NewReaderSize(stream, readBufferSize)
+	fr := newFrameReader(stream)
+	defer fr.release()
 	// A connection that never says what it is would hold its goroutine
 	// and buffers (and a slot of maxClientCnxns) for good.
 	_ = stream.SetReadDeadline(time.Now().Add(c.srv.cfg.FirstFrameTimeout))
-	if !c.handshake(br) {
+	if !c.handshake(fr.reader()) {
 		return
 	}
 	_ = stream.SetReadDeadline(time.Time{})
-	c.readLoop(br)
+	c.readLoop(fr)
 }
 
-func (c *conn) readLoop(br *bufio.Reader) {
+func (c *conn) readLoop(fr *frameReader) {
 	var buf []byte
 	r := jute.NewReader(nil)
 	for {
-		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
+		fr.idle()
+		if fr.br == nil {
+			buf = nil // nor a frame buffer while idle
+		}
+		frame, err := jute.ReadFrame(fr.reader(), buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.debugOn() {
 				c.logger().Debug("closing connection", zap.Error(err))

@@ -29,13 +29,14 @@ func main() {
 	hold := flag.Duration("hold", 15*time.Second, "how long the load is held")
 	settle := flag.Duration("settle", 10*time.Second, "wait after the flooders close before the final RSS")
 	flag.Parse()
+	// Further arguments go to the server (e.g. --pprof-addr 127.0.0.1:6060).
 	debug.SetGCPercent(400)
 	dir, err := os.MkdirTemp("", "memprobe")
 	if err != nil {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := startServer(*kind, *bin, dir)
+	s, err := startServer(*kind, *bin, dir, flag.Args())
 	if err != nil {
 		fail(err)
 	}

@@ -22,7 +22,7 @@ type server struct {
 
 // startServer starts a standalone member of kind ("zookeeper", or zkraft
 // run from bin) in dir and waits until it answers ruok.
-func startServer(kind, bin, dir string) (*server, error) {
+func startServer(kind, bin, dir string, extra []string) (*server, error) {
 	port, err := testport.Free()
 	if err != nil {
 		return nil, fmt.Errorf("memprobe: free port: %w", err)
@@ -41,6 +41,7 @@ func startServer(kind, bin, dir string) (*server, error) {
 	} else {
 		argv = []string{bin, "server", "--config", cfgPath, "--log-level", "warn"}
 	}
+	argv = append(argv, extra...)
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, fmt.Errorf("memprobe: %w", err)
