@@ -163,7 +163,7 @@ func (c *conn) serve() {
 			stream = c.nc
 		}
 	}
-	go c.out.writeLoop(stream, c.srv.closed, c.srv.cfg.WriteTimeout)
+	c.out.start(stream, c.srv.closed, c.srv.cfg.WriteTimeout)
 	defer c.teardown()
 	if err != nil {
 		if c.debugOn() {

@@ -20,7 +20,7 @@ type frameReader struct {
 	br  *bufio.Reader
 	// raw waits for readability without reading (nil when src is not a
 	// plain socket, e.g. TLS: then the buffer is kept).
-	raw    syscall.RawConn
+	raw  syscall.RawConn
 	wait func(uintptr) bool // readable, as a value made once
 	peek [1]byte
 }

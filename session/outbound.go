@@ -30,7 +30,14 @@ type outbound struct {
 	inflight int  // bytes the writer took and has not finished writing
 	closing  bool // close once everything queued so far is written
 	dead     bool // stop now
-	wake     chan struct{}
+	// The writer: nc, once start gave it; writing while a writer
+	// goroutine runs; finished once the connection is done.
+	nc       net.Conn
+	done     <-chan struct{}
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set on nc (writer only)
+	writing  bool
+	finished bool
 	// drained, when not nil, is closed at the writer's next progress (and
 	// when the connection dies): a paused reader waits on it.
 	drained chan struct{}
@@ -38,7 +45,7 @@ type outbound struct {
 }
 
 func newOutbound(budget *backlog) *outbound {
-	return &outbound{wake: make(chan struct{}, 1), budget: budget}
+	return &outbound{budget: budget}
 }
 
 // unsentLocked is the connection's backlog.
@@ -75,12 +82,6 @@ func (o *outbound) wakeReaderLocked() {
 	}
 }
 
-func (o *outbound) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
 
 // reply queues a reply header and optional body. It reports false if the
 // connection is closing or over its limit (then it is marked dead).
@@ -121,8 +122,8 @@ func (o *outbound) frame(xid int32, zxid int64, code jute.ErrCode, encode func(*
 		o.budget.noteAllocated(c) // a large buffer, garbage once written
 	}
 	ok := o.checkLimitLocked()
+	o.kickLocked()
 	o.mu.Unlock()
-	o.signal()
 	return ok
 }
 
@@ -146,8 +147,8 @@ func (o *outbound) record(rec jute.Record) {
 	rec.Encode(&o.w)
 	jute.EndFrame(&o.w, at)
 	o.queuedLocked(before, len(o.w.Buf)-at)
+	o.kickLocked()
 	o.mu.Unlock()
-	o.signal()
 }
 
 // raw queues unframed bytes (four-letter word output).
@@ -159,8 +160,8 @@ func (o *outbound) raw(b []byte) {
 	}
 	o.queuedLocked(o.unsentLocked(), len(b))
 	o.w.Raw(b)
+	o.kickLocked()
 	o.mu.Unlock()
-	o.signal()
 }
 
 func (o *outbound) checkLimitLocked() bool {
@@ -176,8 +177,8 @@ func (o *outbound) checkLimitLocked() bool {
 func (o *outbound) closeAfterFlush() {
 	o.mu.Lock()
 	o.closing = true
+	o.kickLocked()
 	o.mu.Unlock()
-	o.signal()
 }
 
 // isDead reports whether the connection is being torn down.
@@ -192,57 +193,88 @@ func (o *outbound) kill() {
 	o.mu.Lock()
 	o.dead = true
 	o.wakeReaderLocked()
+	o.kickLocked()
 	o.mu.Unlock()
-	o.signal()
 }
 
-// writeLoop is the connection's writer goroutine. It returns when the
-// connection is closed; it then closes nc, which also stops the reader.
+// start makes o write to nc: from now on a writer goroutine runs while
+// there is something to write, and exits when there is not, so that an
+// idle connection costs no goroutine. nc is closed once the connection is
+// finished (closeAfterFlush, kill, a failed write, or done closing).
 //
 // A write that blocks for longer than about timeout (the client stopped
 // reading) closes the connection. Moving a socket's deadline updates a
 // runtime timer, so it is moved only once less than 5/6 of timeout is
 // left: every write still gets at least that long.
-func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Duration) {
-	defer nc.Close()
-	defer o.release()
-	var deadline time.Time // the write deadline last set on nc
+func (o *outbound) start(nc net.Conn, done <-chan struct{}, timeout time.Duration) {
+	o.mu.Lock()
+	o.nc, o.done, o.timeout = nc, done, timeout
+	o.kickLocked()
+	o.mu.Unlock()
+}
+
+// kickLocked starts the writer if there is work for it and none runs.
+func (o *outbound) kickLocked() {
+	if o.writing || o.nc == nil || o.finished {
+		return
+	}
+	if len(o.w.Buf) == 0 && !o.dead && !o.closing {
+		return
+	}
+	o.writing = true
+	go o.flush()
+}
+
+// flush is the writer goroutine: it writes what is queued, in order, until
+// nothing is, then exits (or finishes the connection).
+func (o *outbound) flush() {
 	for {
 		select {
-		case <-o.wake:
-		case <-done:
+		case <-o.done:
+			o.finish()
 			return
+		default:
 		}
 		o.mu.Lock()
 		buf, dead, closing := o.w.Buf, o.dead, o.closing
+		if dead || (closing && len(buf) == 0) {
+			o.mu.Unlock()
+			o.finish()
+			return
+		}
+		if len(buf) == 0 {
+			o.writing = false
+			o.mu.Unlock()
+			return
+		}
 		o.w.Buf, o.spare = o.spare[:0], nil
 		o.inflight = len(buf)
 		o.mu.Unlock()
-		if dead {
-			return
+		if now := time.Now(); o.deadline.Sub(now) < o.timeout*5/6 {
+			o.deadline = now.Add(o.timeout)
+			_ = o.nc.SetWriteDeadline(o.deadline)
 		}
-		if len(buf) > 0 {
-			if now := time.Now(); deadline.Sub(now) < timeout*5/6 {
-				deadline = now.Add(timeout)
-				_ = nc.SetWriteDeadline(deadline)
-			}
-			if _, err := nc.Write(buf); err != nil {
-				o.kill()
-				return
-			}
+		if _, err := o.nc.Write(buf); err != nil {
+			o.kill()
+			o.finish()
+			return
 		}
 		o.mu.Lock()
 		o.inflight = 0
 		o.releasedLocked(len(buf), o.unsentLocked())
 		o.wakeReaderLocked()
-		if cap(buf) <= retainBufferSize && !closing {
+		if cap(buf) <= retainBufferSize {
 			o.spare = buf[:0]
 		}
 		o.mu.Unlock()
-		if closing {
-			return
-		}
 	}
+}
+
+// finish closes the socket (which also stops the reader) and releases
+// what is still queued.
+func (o *outbound) finish() {
+	o.release()
+	_ = o.nc.Close()
 }
 
 // release drops everything still queued when the writer stops, so that
@@ -251,7 +283,7 @@ func (o *outbound) writeLoop(nc net.Conn, done <-chan struct{}, timeout time.Dur
 func (o *outbound) release() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.dead = true
+	o.dead, o.finished = true, true
 	o.releasedLocked(int(o.unsentLocked()), 0)
 	if o.budget != nil {
 		o.budget.connClosed()

@@ -9,16 +9,31 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// startWriter runs o's writer goroutine on server until the test ends; the
-// channel returned is closed when the writer returns.
+// startWriter makes o write to server until the test ends; the channel
+// returned is closed once the connection is finished (the writer closed
+// it).
 func startWriter(t *testing.T, o *outbound, server net.Conn, timeout time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	exited := make(chan struct{})
+	o.start(server, done, timeout)
 	go func() {
-		o.writeLoop(server, done, timeout)
-		close(exited)
+		defer close(exited)
+		for {
+			o.mu.Lock()
+			finished := o.finished
+			o.mu.Unlock()
+			if finished {
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
 	}()
 	t.Cleanup(func() {
+		o.kill()
 		close(done)
 		<-exited
 	})
@@ -40,7 +55,7 @@ func TestOutboundDropsLargeBuffers(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			o.mu.Lock()
-			idle := len(o.w.Buf) == 0 && o.spare != nil
+			idle := len(o.w.Buf) == 0 && !o.writing && o.inflight == 0
 			o.mu.Unlock()
 			if idle {
 				return
