@@ -82,7 +82,6 @@ func (o *outbound) wakeReaderLocked() {
 	}
 }
 
-
 // reply queues a reply header and optional body. It reports false if the
 // connection is closing or over its limit (then it is marked dead).
 func (o *outbound) reply(xid int32, zxid int64, code jute.ErrCode, body jute.Record) bool {

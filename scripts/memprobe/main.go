@@ -28,6 +28,7 @@ func main() {
 	requests := flag.Int("requests", 2000, "getData requests per flooding client")
 	hold := flag.Duration("hold", 15*time.Second, "how long the load is held")
 	settle := flag.Duration("settle", 10*time.Second, "wait after the flooders close before the final RSS")
+	pprofAddr := flag.String("pprof", "", "zkraft only: this --pprof-addr is given to the server, and idle also reports the heap in use and stacks after a collection")
 	flag.Parse()
 	// Further arguments go to the server (e.g. --pprof-addr 127.0.0.1:6060).
 	debug.SetGCPercent(400)
@@ -36,7 +37,11 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := startServer(*kind, *bin, dir, flag.Args())
+	extra := flag.Args()
+	if *pprofAddr != "" {
+		extra = append(extra, "--pprof-addr", *pprofAddr)
+	}
+	s, err := startServer(*kind, *bin, dir, extra)
 	if err != nil {
 		fail(err)
 	}
@@ -45,7 +50,7 @@ func main() {
 	case "flood":
 		err = flood(s, *n, *requests, *hold, *settle)
 	case "idle":
-		err = idle(s, *n, *hold)
+		err = idle(s, *n, *hold, *pprofAddr)
 	default:
 		err = fmt.Errorf("memprobe: unknown workload %q", *workload)
 	}
@@ -119,8 +124,15 @@ func flood(s *server, n, requests int, hold, settle time.Duration) error {
 	return nil
 }
 
-func idle(s *server, n int, hold time.Duration) error {
+func idle(s *server, n int, hold time.Duration, pprofAddr string) error {
 	time.Sleep(2 * time.Second)
+	var liveBase int64
+	if pprofAddr != "" {
+		var err error
+		if liveBase, err = liveBytes(pprofAddr); err != nil {
+			return err
+		}
+	}
 	base, _ := s.mem()
 	clients := make([]*client, n)
 	errs := make([]error, n)
@@ -148,6 +160,14 @@ func idle(s *server, n int, hold time.Duration) error {
 	rss, _ := s.mem()
 	fmt.Printf("%d idle sessions: RSS %.1f -> %.1f MiB, %.2f KiB per session\n",
 		n, float64(base)/mib, float64(rss)/mib, float64(rss-base)/float64(n)/1024)
+	if pprofAddr != "" {
+		live, err := liveBytes(pprofAddr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("after a collection: heap in use + stacks %.1f -> %.1f MiB, %.2f KiB per session\n",
+			float64(liveBase)/mib, float64(live)/mib, float64(live-liveBase)/float64(n)/1024)
+	}
 	for _, c := range clients {
 		c.nc.Close()
 	}
