@@ -151,6 +151,10 @@ func (c *conn) addID(id jute.Id) bool {
 const (
 	readBufferSize   = 4 << 10
 	retainBufferSize = 64 << 10
+	// idleFrameBufferSize is the largest frame buffer an idle connection
+	// keeps (ordinary requests fit, so a request after a pause allocates
+	// nothing).
+	idleFrameBufferSize = 512
 )
 
 // serve runs the connection: the writer in its own goroutine, the reader
@@ -191,8 +195,8 @@ func (c *conn) readLoop(fr *frameReader) {
 	r := jute.NewReader(nil)
 	for {
 		fr.idle()
-		if fr.br == nil {
-			buf = nil // nor a frame buffer while idle
+		if fr.br == nil && cap(buf) > idleFrameBufferSize {
+			buf = nil // nor a large frame buffer while idle
 		}
 		frame, err := jute.ReadFrame(fr.reader(), buf, c.srv.cfg.MaxBuffer)
 		if err != nil {

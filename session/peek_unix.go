@@ -11,5 +11,7 @@ const canPeek = true
 // byte without waiting and without consuming it.
 func peekReady(fd uintptr, b []byte) bool {
 	_, _, err := syscall.Recvfrom(int(fd), b, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK && err != syscall.EINTR
+	// Anything but "would block" (bytes, EOF, an error) is for the read
+	// that follows to see.
+	return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK
 }
