@@ -68,6 +68,7 @@ func fail(err error) {
 const mib = 1 << 20
 
 func flood(s *server, n, requests int, hold, settle time.Duration) error {
+	time.Sleep(2 * time.Second) // ZooKeeper answers ruok before it takes sessions
 	setup, err := connect(s.addr)
 	if err != nil {
 		return err
