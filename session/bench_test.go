@@ -95,7 +95,7 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		}
 		clients[i] = nc
 	}
-	time.Sleep(100 * time.Millisecond) // the writers of the handshakes exit
+	time.Sleep(parkAfter + 500*time.Millisecond) // the writers exit, the readers park
 	after := live()
 	b.ReportMetric(float64(int64(after)-int64(before))/float64(b.N), "bytes/session")
 	b.ReportMetric(0, "ns/op")

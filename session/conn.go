@@ -47,6 +47,12 @@ type conn struct {
 	parked  int // reads parked on pending, in all
 
 	stats connStats
+
+	// fr is the reader's buffered input; parkedFD the socket's fd while
+	// the connection is parked without a reader goroutine (guarded by the
+	// parker's mu), -1 otherwise.
+	fr       *frameReader
+	parkedFD int32
 }
 
 var _ watches.StaleWatcher = (*conn)(nil)
@@ -72,7 +78,10 @@ func (c *conn) session() sessionIdent {
 func (c *conn) Stale() bool { return c.stale.Load() }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	c := &conn{srv: srv, nc: nc, out: newOutbound(&srv.backlog)}
+	c := &conn{srv: srv, nc: nc, out: newOutbound(&srv.backlog), parkedFD: -1}
+	if srv.parker != nil {
+		c.out.beforeClose = c.unpark
+	}
 	c.stats.established = time.Now()
 	c.stats.lat.Reset()
 	c.remote = remoteIP(nc.RemoteAddr())
@@ -157,8 +166,10 @@ const (
 	idleFrameBufferSize = 512
 )
 
-// serve runs the connection: the writer in its own goroutine, the reader
-// here. It returns when the connection is finished.
+// serve runs the connection: the reader here (and, after the connection
+// was parked, in the goroutines resume starts), the writer in goroutines
+// of its own. The connection is finished (finishServe) when the last
+// reader returns.
 func (c *conn) serve() {
 	stream, err := c.nc, error(nil)
 	if c.unified != nil {
@@ -168,42 +179,65 @@ func (c *conn) serve() {
 		}
 	}
 	c.out.start(stream, c.srv.closed, c.srv.cfg.WriteTimeout)
-	defer c.teardown()
+	c.fr = newFrameReader(stream)
 	if err != nil {
 		if c.debugOn() {
 			c.logger().Debug("closing connection", zap.Error(err))
 		}
+		c.finishServe()
 		return
 	}
 	if tc, ok := stream.(*tls.Conn); ok && !c.tlsHandshake(tc) {
+		c.finishServe()
 		return
 	}
-	fr := newFrameReader(stream)
-	defer fr.release()
 	// A connection that never says what it is would hold its goroutine
 	// and buffers (and a slot of maxClientCnxns) for good.
 	_ = stream.SetReadDeadline(time.Now().Add(c.srv.cfg.FirstFrameTimeout))
-	if !c.handshake(fr.reader()) {
+	if !c.handshake(c.fr.reader()) {
+		c.finishServe()
 		return
 	}
 	_ = stream.SetReadDeadline(time.Time{})
-	c.readLoop(fr)
+	c.resume()
 }
 
-func (c *conn) readLoop(fr *frameReader) {
+// resume runs the read loop, and finishes the connection unless it was
+// parked.
+func (c *conn) resume() {
+	if c.readLoop(c.fr) {
+		c.finishServe()
+	}
+}
+
+// finishServe ends the connection once its reader is done.
+func (c *conn) finishServe() {
+	c.fr.release()
+	c.teardown()
+	c.srv.wg.Done()
+}
+
+// readLoop reads and dispatches requests until the connection ends
+// (true) or is parked, idle, without a goroutine (false).
+func (c *conn) readLoop(fr *frameReader) bool {
 	var buf []byte
 	r := jute.NewReader(nil)
 	for {
 		fr.idle()
-		if fr.br == nil && cap(buf) > idleFrameBufferSize {
-			buf = nil // nor a large frame buffer while idle
+		if fr.br == nil {
+			if cap(buf) > idleFrameBufferSize {
+				buf = nil // nor a large frame buffer while idle
+			}
+			if c.park(fr) {
+				return false
+			}
 		}
 		frame, err := jute.ReadFrame(fr.reader(), buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.debugOn() {
 				c.logger().Debug("closing connection", zap.Error(err))
 			}
-			return
+			return true
 		}
 		buf = frame[:0]
 		if cap(buf) > retainBufferSize {
@@ -215,11 +249,11 @@ func (c *conn) readLoop(fr *frameReader) {
 		r.Reset(frame)
 		var h jute.RequestHeader
 		if h.Decode(r) != nil {
-			return
+			return true
 		}
 		c.requested(h)
 		if !c.dispatch(h, frame[8:]) {
-			return
+			return true
 		}
 		c.holdReads()
 		c.holdForBacklog()

@@ -38,6 +38,9 @@ type outbound struct {
 	deadline time.Time // the write deadline last set on nc (writer only)
 	writing  bool
 	finished bool
+	// beforeClose, if set, runs before the writer closes nc (the conn
+	// takes a parked socket out of the parker's set).
+	beforeClose func()
 	// drained, when not nil, is closed at the writer's next progress (and
 	// when the connection dies): a paused reader waits on it.
 	drained chan struct{}
@@ -273,6 +276,9 @@ func (o *outbound) flush() {
 // what is still queued.
 func (o *outbound) finish() {
 	o.release()
+	if o.beforeClose != nil {
+		o.beforeClose()
+	}
 	_ = o.nc.Close()
 }
 

@@ -25,6 +25,9 @@ type Server struct {
 	// backlog is the reply bytes queued for every connection
 	// (backpressure.go).
 	backlog backlog
+	// parker holds idle connections without goroutines (nil: it is
+	// unavailable, they wait in their own).
+	parker *parker
 
 	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
 
@@ -39,9 +42,10 @@ type Server struct {
 	// (Config.AdminSnapshotInterval), guarded by mu.
 	lastSnapshot time.Time
 
-	closeOnce sync.Once
-	closed    chan struct{}
-	wg        sync.WaitGroup
+	closeOnce   sync.Once
+	closeParker sync.Once
+	closed      chan struct{}
+	wg          sync.WaitGroup
 }
 
 // New returns a Server for node. Call Serve to accept connections.
@@ -58,6 +62,7 @@ func New(cfg Config, node *ensemble.Node) *Server {
 		closed:    make(chan struct{}),
 	}
 	s.thr.init(cfg.OutstandingLimit)
+	s.parker = newParker()
 	if cfg.Audit {
 		s.audit = s.log.Named(audit.LoggerName)
 	}
@@ -111,11 +116,8 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 			nc.Close()
 			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-		}()
+		s.wg.Add(1) // done by c.finishServe
+		go c.serve()
 	}
 }
 
@@ -254,6 +256,9 @@ func (s *Server) Close() error {
 		s.thr.wakeAll()
 	})
 	s.wg.Wait()
+	if s.parker != nil {
+		s.closeParker.Do(s.parker.stop)
+	}
 	return nil
 }
 

@@ -1,0 +1,114 @@
+package session
+
+import (
+	"sync"
+	"syscall"
+)
+
+// parker holds the connections idle for longer than parkAfter without a
+// goroutine: their sockets are registered (one-shot) with an epoll set of
+// its own, watched by one goroutine, which starts a reader for a
+// connection when its socket becomes readable. An idle session then costs
+// no goroutine stack at all.
+type parker struct {
+	epfd int
+	wake [2]int // a pipe: a byte on it stops the loop (Server.Close)
+	mu   sync.Mutex
+	byFD map[int32]*conn
+}
+
+// newParker returns a running parker, or nil where epoll is unavailable
+// (connections then wait in their goroutines).
+func newParker() *parker {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	p := &parker{epfd: epfd, byFD: make(map[int32]*conn)}
+	if err := syscall.Pipe2(p.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		syscall.Close(epfd)
+		return nil
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(p.wake[0])}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p.wake[0], &ev); err != nil {
+		p.closeFDs()
+		return nil
+	}
+	go p.loop()
+	return p
+}
+
+func (p *parker) closeFDs() {
+	syscall.Close(p.wake[0])
+	syscall.Close(p.wake[1])
+	syscall.Close(p.epfd)
+}
+
+// park registers c's socket fd; c's reader goroutine returns after it. It
+// reports false (c must wait in its goroutine) if fd cannot be watched.
+func (p *parker) park(fd int, c *conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
+	if syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
+		return false
+	}
+	p.byFD[int32(fd)] = c
+	c.parkedFD = int32(fd)
+	return true
+}
+
+// unpark takes c out of the set if it is parked (its socket is about to
+// be closed: the fd must leave the set first, or a new connection given
+// the same number could be mistaken for it) and starts its reader, which
+// then finds the socket closed and tears the connection down.
+func (p *parker) unpark(c *conn) {
+	p.mu.Lock()
+	fd := c.parkedFD
+	p.mu.Unlock()
+	if p.take(fd, c) {
+		go c.resume()
+	}
+}
+
+// take removes fd from the set if c holds it there, reporting whether it
+// did (exactly one of the loop and unpark resumes a parked connection).
+func (p *parker) take(fd int32, c *conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fd < 0 || p.byFD[fd] != c || c == nil {
+		return false
+	}
+	delete(p.byFD, fd)
+	c.parkedFD = -1
+	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
+	return true
+}
+
+// stop ends the loop.
+func (p *parker) stop() { _, _ = syscall.Write(p.wake[1], []byte{0}) }
+
+func (p *parker) loop() {
+	defer p.closeFDs()
+	events := make([]syscall.EpollEvent, 64)
+	for {
+		n, err := syscall.EpollWait(p.epfd, events, -1)
+		if err != nil {
+			if err == syscall.EINTR {
+				continue
+			}
+			return
+		}
+		for _, ev := range events[:n] {
+			if int(ev.Fd) == p.wake[0] {
+				return
+			}
+			p.mu.Lock()
+			c := p.byFD[ev.Fd]
+			p.mu.Unlock()
+			if p.take(ev.Fd, c) {
+				go c.resume()
+			}
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package session
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// parkedCount is how many connections the parker holds.
+func parkedCount(s *Server) int {
+	if s.parker == nil {
+		return 0
+	}
+	s.parker.mu.Lock()
+	defer s.parker.mu.Unlock()
+	return len(s.parker.byFD)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestParkedConnectionServes: a connection idle for parkAfter is parked
+// without a goroutine; it still gets its watch events, is answered when a
+// request comes, and is torn down when its client goes away or the server
+// closes.
+func TestParkedConnectionServes(t *testing.T) {
+	ts := startServer(t)
+	if ts.srv.parker == nil {
+		t.Skip("no parker on this platform")
+	}
+	c := dialRaw(t, ts.addr)
+	c.connect(false)
+	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("a"), ACL: openACL})
+	c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/p", Watch: true})
+	for i := 0; i < 2; i++ {
+		if h := c.reply(nil); h.Err != jute.OK {
+			t.Fatalf("%+v", h)
+		}
+	}
+	waitFor(t, "the idle connection is parked", func() bool { return parkedCount(ts.srv) == 1 })
+
+	other := dialRaw(t, ts.addr)
+	other.connect(false)
+	other.request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte("b"), Version: -1})
+	if h := other.reply(nil); h.Err != jute.OK {
+		t.Fatalf("setData: %+v", h)
+	}
+	if h := c.reply(nil); h.Xid != jute.XidNotification {
+		t.Fatalf("the parked connection got %+v, want its watch event", h)
+	}
+	var resp jute.GetDataResponse
+	c.request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
+	if h := c.reply(&resp); h.Err != jute.OK || h.Xid != 3 || string(resp.Data) != "b" {
+		t.Fatalf("getData after parking: %+v %q", h, resp.Data)
+	}
+	waitFor(t, "both idle connections are parked", func() bool { return parkedCount(ts.srv) == 2 })
+	c.nc.Close()
+	waitFor(t, "the closed connection is torn down", func() bool {
+		ts.srv.mu.Lock()
+		defer ts.srv.mu.Unlock()
+		return len(ts.srv.conns) == 1 && parkedCount(ts.srv) == 1
+	})
+	closed := make(chan struct{})
+	go func() { ts.srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not finish a parked connection")
+	}
+	other.expectClosed()
+}
+
+// TestParkedConnectionsHoldNoGoroutine: idle connections cost no
+// goroutine once parked.
+func TestParkedConnectionsHoldNoGoroutine(t *testing.T) {
+	ts := startServer(t)
+	if ts.srv.parker == nil {
+		t.Skip("no parker on this platform")
+	}
+	before := runtime.NumGoroutine()
+	const n = 50
+	for i := 0; i < n; i++ {
+		dialRaw(t, ts.addr).connect(false)
+	}
+	waitFor(t, "every idle connection is parked", func() bool { return parkedCount(ts.srv) == n })
+	time.Sleep(50 * time.Millisecond)
+	if extra := runtime.NumGoroutine() - before; extra > n/5 {
+		t.Fatalf("%d idle connections hold %d goroutines", n, extra)
+	}
+}
