@@ -15,6 +15,9 @@ type parker struct {
 	wake [2]int // a pipe: a byte on it stops the loop (Server.Close)
 	mu   sync.Mutex
 	byFD map[int32]*conn
+	// low is the fewest connections parked since the last burst of
+	// parking made the server return memory (reclaimParked).
+	low int
 }
 
 // newParker returns a running parker, or nil where epoll is unavailable
@@ -48,13 +51,23 @@ func (p *parker) closeFDs() {
 // reports false (c must wait in its goroutine) if fd cannot be watched.
 func (p *parker) park(fd int, c *conn) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
 	if syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
+		p.mu.Unlock()
 		return false
 	}
 	p.byFD[int32(fd)] = c
 	c.parkedFD = int32(fd)
+	n := len(p.byFD)
+	p.low = min(p.low, n)
+	burst := n-p.low >= reclaimParked
+	if burst {
+		p.low = n
+	}
+	p.mu.Unlock()
+	if burst {
+		c.srv.backlog.schedule()
+	}
 	return true
 }
 

@@ -15,10 +15,14 @@ import (
 // much larger for minutes. So once reclaimThreshold bytes of such buffers
 // have been allocated (each is garbage once written), the next connection
 // to close returns the memory at once (debug.FreeOSMemory), at most once
-// per reclaimInterval.
+// per reclaimInterval. The same is done after a burst of connections went
+// idle and were parked (reclaimParked more than ever since the last time):
+// the stacks their goroutines no longer need, and the garbage of the
+// handshakes, would otherwise stay resident too.
 const (
 	reclaimThreshold = 64 << 20
 	reclaimInterval  = 10 * time.Second
+	reclaimParked    = 4096
 )
 
 // reclaimer decides when to return freed memory to the OS.
@@ -40,6 +44,12 @@ func (r *reclaimer) connClosed() {
 	if r.dropped.Load() < reclaimThreshold {
 		return
 	}
+	r.schedule()
+}
+
+// schedule returns freed memory to the OS a second from now, or
+// reclaimInterval after the last time, unless that is already planned.
+func (r *reclaimer) schedule() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending {
