@@ -3,8 +3,10 @@
 // per-session FIFO pipeline, authentication identities and the four-letter
 // words.
 //
-// Ordering. One reader and one writer goroutine serve each connection. The
-// reader decodes a request and either proposes it (writes, through the
+// Ordering. At most one reader and one writer goroutine serve each
+// connection at a time (the writer runs while there is something to send;
+// an idle connection is parked without a reader, park.go). The reader
+// decodes a request and either proposes it (writes, through the
 // ensemble) or answers it from the local tree (reads). A read that arrives
 // while earlier writes of the same connection are still in flight is
 // parked on the last of them and answered by the FSM right after that write
@@ -13,5 +15,6 @@
 // after the write's watch events; notifications are generated there as well.
 // Everything a connection sends is therefore appended to its outbound buffer
 // in the order of the tree's history, and the writer flushes that buffer in
-// large coalesced writes.
+// large coalesced writes. A connection whose buffer backs up stops being
+// read until it drains (backpressure.go); nothing queued is dropped.
 package session
