@@ -71,7 +71,7 @@ func (t *appendTransport) serve(c net.Conn) {
 			from = req.Leader
 		}
 		if t.logs != nil && req.LeaderCommitIndex > 0 {
-			t.logs.noteLeaderCommit(req.LeaderCommitIndex)
+			t.logs.NoteLeaderCommit(req.LeaderCommitIndex)
 		}
 		rpc := raft.RPC{Command: req, RespChan: respCh}
 		if fn := t.heartbeat.Load(); fn != nil && isHeartbeat(req) {
@@ -105,7 +105,7 @@ func (t *appendTransport) serve(c net.Conn) {
 		if t.logs != nil && len(req.Entries) > 0 && a.resp != nil && a.resp.Success {
 			// Raft queued the entries (asynclog.go) before answering; the
 			// leader may count them only once they are on disk.
-			a.seq = t.logs.acceptedSeq()
+			a.seq = t.logs.AcceptedSeq()
 		}
 		select {
 		case answers <- a:
@@ -126,7 +126,7 @@ func (t *appendTransport) answer(c net.Conn, in <-chan appendAnswer) {
 			continue // serve sees the closed stream and stops
 		}
 		if a.seq != 0 {
-			if err := t.logs.waitStored(a.seq, t.done); err != nil {
+			if err := t.logs.WaitStored(a.seq, t.done); err != nil {
 				broken = true
 				c.Close()
 				continue

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"github.com/hashicorp/raft"
 )
 
@@ -47,7 +49,7 @@ type appendTransport struct {
 	// commit index beyond its own durable one (asynclog.go). Fixed at
 	// construction, before streams are accepted: an append served without
 	// it would be answered before its entries are durable.
-	logs *asyncLogStore
+	logs *storage.AsyncLogStore
 
 	mu   sync.Mutex
 	pool map[raft.ServerAddress][]*appendConn // idle connections for single calls
@@ -84,7 +86,7 @@ var (
 
 // newAppendTransport wraps nt, taking append streams from m; logs is the
 // member's log store (nil only in tests of the wire protocol alone).
-func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *asyncLogStore, timeout time.Duration) *appendTransport {
+func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *storage.AsyncLogStore, timeout time.Duration) *appendTransport {
 	t := &appendTransport{
 		NetworkTransport: nt,
 		mux:              m,
@@ -230,7 +232,7 @@ func (t *appendTransport) commitLimit() uint64 {
 	if t.logs == nil {
 		return math.MaxUint64
 	}
-	return t.logs.durableIndex()
+	return t.logs.DurableIndex()
 }
 
 // lost reports a served stream from leader that ended, unless this

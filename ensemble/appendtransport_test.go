@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"sync/atomic"
@@ -11,12 +12,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"github.com/hashicorp/raft"
 )
 
 // newTestAppendTransport starts a transport on a fresh port; logs is its
 // member's log store (nil: the wire protocol alone).
-func newTestAppendTransport(t *testing.T, logs *asyncLogStore) (*appendTransport, raft.ServerAddress) {
+func newTestAppendTransport(t *testing.T, logs *storage.AsyncLogStore) (*appendTransport, raft.ServerAddress) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -322,7 +325,7 @@ func TestAppendTransportAnswersWhenDurable(t *testing.T) {
 	stop := make(chan struct{})
 	timer := time.AfterFunc(5*time.Second, func() { close(stop) })
 	defer timer.Stop()
-	if err := logs.waitApplicable(2, stop); err != nil {
+	if err := logs.WaitApplicable(2, stop); err != nil {
 		t.Fatalf("the leader's commit index was not noted: %v", err)
 	}
 	gate.gate <- struct{}{}
@@ -346,7 +349,7 @@ func TestAppendTransportCapsCommitIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	gate.gate <- struct{}{}
-	if err := logs.waitDurable(2, nil); err != nil {
+	if err := logs.WaitApplicable(2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := logs.StoreLogs([]*raft.Log{testEntry(3, 1)}); err != nil { // queued, not on disk
@@ -604,4 +607,51 @@ func TestAppendTransportWaitsForADownMember(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("gave up after %v", d)
 	}
+}
+
+// testEntry is a log entry whose fields vary with its index.
+func testEntry(idx, term uint64) *raft.Log {
+	l := &raft.Log{Index: idx, Term: term, Type: raft.LogCommand, Data: []byte(fmt.Sprintf("entry %d term %d", idx, term))}
+	if idx%7 == 0 {
+		l.Extensions = []byte{byte(idx)}
+	}
+	if idx%3 == 0 {
+		l.AppendedAt = time.Unix(1700000000, int64(idx))
+	}
+	if idx%11 == 0 {
+		l.Type, l.Data = raft.LogNoop, nil
+	}
+	return l
+}
+
+// sameEntry reports whether a and b are the same entry.
+func sameEntry(a, b *raft.Log) bool {
+	return a.Index == b.Index && a.Term == b.Term && a.Type == b.Type && bytes.Equal(a.Data, b.Data) &&
+		bytes.Equal(a.Extensions, b.Extensions) && a.AppendedAt.Equal(b.AppendedAt)
+}
+
+// gatedLogStore holds every StoreLogs until the test lets it through.
+type gatedLogStore struct {
+	raft.LogStore
+	gate chan struct{}
+}
+
+func (g *gatedLogStore) StoreLogs(logs []*raft.Log) error {
+	<-g.gate
+	return g.LogStore.StoreLogs(logs)
+}
+
+// newGatedAsyncStore is an async log store whose writes wait for the gate.
+func newGatedAsyncStore(t *testing.T) (*storage.AsyncLogStore, *gatedLogStore) {
+	t.Helper()
+	g := &gatedLogStore{LogStore: raft.NewInmemStore(), gate: make(chan struct{})}
+	s, err := storage.NewAsyncLogStore(g, func(err error) { t.Errorf("write failed: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		close(g.gate)
+		s.Close()
+	})
+	return s, g
 }

@@ -6,20 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"go.uber.org/zap"
 )
 
-// Names of the replicated log's files: the bolt store (log and stable
-// store) and its write-ahead journal (journal.go). They live in the log
-// directory; snapshots live in the data directory.
-const (
-	logStoreFile   = "raft.db"
-	logJournalFile = "raft.journal"
-	snapshotsDir   = "snapshots"
-)
-
 // logFiles are the files that make up the replicated log.
-var logFiles = []string{logStoreFile, logJournalFile}
+var logFiles = []string{storage.LogStoreFile, storage.JournalFile}
 
 // ErrLogDirConflict is returned when both the data directory and a separate
 // log directory hold a replicated log: which one is current is unknown.
@@ -40,7 +33,7 @@ func resolveLogDir(cfg *Config) (string, error) {
 		return "", fmt.Errorf("%w: %s and %s; keep one", ErrLogDirConflict, cfg.DataDir, cfg.LogDir)
 	case inData:
 		cfg.Logger.Warn("the raft log is still in dataDir, not in dataLogDir: using it there; "+
-			"to move it, stop this member and move "+logStoreFile+" and "+logJournalFile,
+			"to move it, stop this member and move "+storage.LogStoreFile+" and "+storage.JournalFile,
 			zap.String("dataDir", cfg.DataDir), zap.String("dataLogDir", cfg.LogDir))
 		return cfg.DataDir, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -70,10 +72,10 @@ func TestLogDir(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := present(logs, logStoreFile, logJournalFile, snapshotsDir); !got[logStoreFile] || !got[logJournalFile] || got[snapshotsDir] {
+	if got := present(logs, storage.LogStoreFile, storage.JournalFile, storage.SnapshotsDir); !got[storage.LogStoreFile] || !got[storage.JournalFile] || got[storage.SnapshotsDir] {
 		t.Errorf("log dir holds %v, want the log and journal only", got)
 	}
-	if got := present(data, logStoreFile, logJournalFile, snapshotsDir); got[logStoreFile] || got[logJournalFile] || !got[snapshotsDir] {
+	if got := present(data, storage.LogStoreFile, storage.JournalFile, storage.SnapshotsDir); got[storage.LogStoreFile] || got[storage.JournalFile] || !got[storage.SnapshotsDir] {
 		t.Errorf("data dir holds %v, want the snapshots only", got)
 	}
 	m := openNode(t, data, withLogDir)
@@ -106,7 +108,7 @@ func TestLogDirKeepsExistingLog(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := present(logs, logStoreFile, logJournalFile); got[logStoreFile] || got[logJournalFile] {
+	if got := present(logs, storage.LogStoreFile, storage.JournalFile); got[storage.LogStoreFile] || got[storage.JournalFile] {
 		t.Errorf("a second log was started in the log dir: %v", got)
 	}
 
@@ -135,10 +137,10 @@ func TestSeedLogDir(t *testing.T) {
 	if err := Seed(cfg, tree, 800); err != nil {
 		t.Fatal(err)
 	}
-	if got := present(logs, logStoreFile); !got[logStoreFile] {
+	if got := present(logs, storage.LogStoreFile); !got[storage.LogStoreFile] {
 		t.Errorf("no raft.db in the log dir after Seed")
 	}
-	if got := present(data, logStoreFile, snapshotsDir); got[logStoreFile] || !got[snapshotsDir] {
+	if got := present(data, storage.LogStoreFile, storage.SnapshotsDir); got[storage.LogStoreFile] || !got[storage.SnapshotsDir] {
 		t.Errorf("data dir after Seed: %v, want the snapshot only", got)
 	}
 	if err := Seed(Config{DataDir: t.TempDir(), LogDir: logs}, tree, 800); !errors.Is(err, ErrHasState) {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"github.com/zkraft/zkraft/internal/audit"
 
 	"github.com/hashicorp/raft"
@@ -40,13 +42,13 @@ type Node struct {
 	waiters   *waiters
 	tracker   *expiry
 	watches   *watches.Registry
-	logs      *logCache
+	logs      *storage.LogCache
 	snaps     raft.SnapshotStore
-	trans     *appendTransport // nil for a single member
-	async     *asyncLogStore   // Raft's log writes, off Raft's critical path
-	journal   *journalLogStore // makes them durable with one fdatasync
-	mux       *mux             // nil for a single member
-	fwd       *forwarder       // nil for a single member
+	trans     *appendTransport       // nil for a single member
+	async     *storage.AsyncLogStore // Raft's log writes, off Raft's critical path
+	journal   *storage.Journal       // makes them durable with one fdatasync
+	mux       *mux                   // nil for a single member
+	fwd       *forwarder             // nil for a single member
 	touched   touchSet
 
 	fwdMu    sync.Mutex
@@ -99,18 +101,18 @@ type pending struct {
 // started and can serve.
 func Open(cfg Config) (*Node, error) {
 	cfg.setDefaults()
-	if err := privateDir(cfg.DataDir, cfg.Logger); err != nil {
+	if err := storage.PrivateDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, err
 	}
 	logDir, err := resolveLogDir(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := privateDir(logDir, cfg.Logger); err != nil {
+	if err := storage.PrivateDir(logDir, cfg.Logger); err != nil {
 		return nil, err
 	}
-	for _, p := range []string{filepath.Join(cfg.DataDir, snapshotsDir), filepath.Join(logDir, logStoreFile), filepath.Join(logDir, logJournalFile)} {
-		if err := privateTree(p, cfg.Logger); err != nil {
+	for _, p := range []string{filepath.Join(cfg.DataDir, storage.SnapshotsDir), filepath.Join(logDir, storage.LogStoreFile), filepath.Join(logDir, storage.JournalFile)} {
+		if err := storage.PrivateTree(p, cfg.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -216,7 +218,7 @@ func (n *Node) raftConfig() *raft.Config {
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()
 	store, err := raftboltdb.New(raftboltdb.Options{
-		Path: filepath.Join(n.logDir, logStoreFile),
+		Path: filepath.Join(n.logDir, storage.LogStoreFile),
 		// The freelist is rebuilt on open instead of written with every
 		// transaction: less to fsync per group commit, same durability.
 		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
@@ -225,24 +227,24 @@ func (n *Node) startRaft() error {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}
 	n.store = store
-	packed, err := newPackedLogStore(chunkedLogStore{store})
+	packed, err := storage.NewPackedLogStore(storage.ChunkedLogStore{LogStore: store})
 	if err != nil {
 		return err
 	}
-	journal, err := openJournal(filepath.Join(n.logDir, logJournalFile), n.cfg.JournalSize, packed, n.logFailed)
+	journal, err := storage.OpenJournal(filepath.Join(n.logDir, storage.JournalFile), n.cfg.JournalSize, packed, n.logFailed)
 	if err != nil {
 		return err
 	}
-	journal.noSync = n.cfg.NoSync
-	journal.timing = n.fsyncs
+	journal.NoSync = n.cfg.NoSync
+	journal.Timing = func(d time.Duration, size int64) { n.fsyncs.record(d, size) }
 	n.journal = journal
-	async, err := newAsyncLogStore(journal, n.logFailed)
+	async, err := storage.NewAsyncLogStore(journal, n.logFailed)
 	if err != nil {
 		return err
 	}
 	n.async = async
-	n.fsm.durable = func(idx uint64) error { return async.waitApplicable(idx, n.done) }
-	logs, err := newLogCache(async, logCacheEntries, logCacheBytes)
+	n.fsm.durable = func(idx uint64) error { return async.WaitApplicable(idx, n.done) }
+	logs, err := storage.NewLogCache(async, storage.LogCacheEntries, storage.LogCacheBytes)
 	if err != nil {
 		return fmt.Errorf("ensemble: log cache: %w", err)
 	}
@@ -251,10 +253,10 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: snapshot store: %w", err)
 	}
-	if err := privateDir(filepath.Join(n.cfg.DataDir, snapshotsDir), n.log); err != nil {
+	if err := storage.PrivateDir(filepath.Join(n.cfg.DataDir, storage.SnapshotsDir), n.log); err != nil {
 		return err
 	}
-	snaps := &orderedSnapshots{FileSnapshotStore: files, dir: filepath.Join(n.cfg.DataDir, snapshotsDir), log: n.log}
+	snaps := storage.NewOrderedSnapshots(files, filepath.Join(n.cfg.DataDir, storage.SnapshotsDir), n.log)
 	n.snaps = snaps
 	trans, conf, err := n.transport(rc)
 	if err != nil {

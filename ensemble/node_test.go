@@ -142,9 +142,9 @@ func TestCloseDoesNotWaitForUnresolvedFutures(t *testing.T) {
 func TestNoSync(t *testing.T) {
 	for _, noSync := range []bool{false, true} {
 		n := openNode(t, t.TempDir(), func(c *Config) { c.NoSync = noSync })
-		before := n.journal.syncs.Load()
+		before := n.journal.Syncs.Load()
 		writeSome(t, n, 9, "/a", "/b", "/c", "/d", "/e")
-		synced := n.journal.syncs.Load() - before
+		synced := n.journal.Syncs.Load() - before
 		if noSync && synced != 0 || !noSync && synced < 5 {
 			t.Errorf("NoSync=%v: %d journal syncs for 6 writes", noSync, synced)
 		}

@@ -64,7 +64,7 @@ func (n *Node) beforeApply(logs []*raft.Log) {
 		return
 	}
 	last := logs[len(logs)-1]
-	if n.async.durableIndex() < last.Index {
+	if n.async.DurableIndex() < last.Index {
 		return
 	}
 	if n.trans.notifyCommit(last.Index, last.Term) > 0 {

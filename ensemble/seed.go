@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zkraft/zkraft/ensemble/storage"
+
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
@@ -58,16 +60,16 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		logDir = cfg.LogDir
 	}
 	for _, p := range []string{
-		filepath.Join(cfg.DataDir, snapshotsDir),
-		filepath.Join(cfg.DataDir, logStoreFile), filepath.Join(cfg.DataDir, logJournalFile),
-		filepath.Join(logDir, logStoreFile), filepath.Join(logDir, logJournalFile),
+		filepath.Join(cfg.DataDir, storage.SnapshotsDir),
+		filepath.Join(cfg.DataDir, storage.LogStoreFile), filepath.Join(cfg.DataDir, storage.JournalFile),
+		filepath.Join(logDir, storage.LogStoreFile), filepath.Join(logDir, storage.JournalFile),
 	} {
 		if _, err := os.Stat(p); err == nil {
 			return fmt.Errorf("%w (%s)", ErrHasState, p)
 		}
 	}
 	for _, d := range []string{cfg.DataDir, logDir} {
-		if err := privateDir(d, cfg.Logger); err != nil {
+		if err := storage.PrivateDir(d, cfg.Logger); err != nil {
 			return err
 		}
 	}
@@ -92,7 +94,7 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed snapshot: %w", err)
 	}
 	// The stable store's term, as raft.BootstrapCluster sets it.
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, logStoreFile)})
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, storage.LogStoreFile)})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestChunkedDeleteRangeCoversTheRangeInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recordingStore{LogStore: mem}
-	if err := (chunkedLogStore{rec}).DeleteRange(3, 12000); err != nil {
+	if err := (ChunkedLogStore{rec}).DeleteRange(3, 12000); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.calls) != 3 || rec.calls[0] != [2]uint64{3, 5002} || rec.calls[2] != [2]uint64{10003, 12000} {

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"encoding/binary"
@@ -15,10 +15,10 @@ import (
 
 // recover brings inner up to date with the journal and starts a new
 // generation.
-func (j *journalLogStore) recover(path string) error {
+func (j *Journal) recover(path string) error {
 	st, err := j.f.Stat()
 	if err != nil {
-		return fmt.Errorf("ensemble: journal: %w", err)
+		return fmt.Errorf("storage: journal: %w", err)
 	}
 	if st.Size() < j.size {
 		// New, or from a run with a smaller size: what it holds is still
@@ -45,7 +45,7 @@ func (j *journalLogStore) recover(path string) error {
 			return err
 		}
 		if len(logs) > 0 && len(cur) > 0 && cur[0].Index != logs[len(logs)-1].Index+1 {
-			return fmt.Errorf("ensemble: journal generation %d starts at entry %d after %d", h.gen, cur[0].Index, logs[len(logs)-1].Index)
+			return fmt.Errorf("storage: journal generation %d starts at entry %d after %d", h.gen, cur[0].Index, logs[len(logs)-1].Index)
 		}
 		if err := j.replay(append(logs, cur...)); err != nil {
 			return err
@@ -56,24 +56,24 @@ func (j *journalLogStore) recover(path string) error {
 }
 
 // fill writes zeros from offset from to the journal's size and syncs.
-func (j *journalLogStore) fill(from int64) error {
+func (j *Journal) fill(from int64) error {
 	zeros := make([]byte, 1<<20)
 	for off := from; off < j.size; {
 		n := min(int64(len(zeros)), j.size-off)
 		if _, err := j.f.WriteAt(zeros[:n], off); err != nil {
-			return fmt.Errorf("ensemble: journal fill: %w", err)
+			return fmt.Errorf("storage: journal fill: %w", err)
 		}
 		off += n
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("ensemble: journal sync: %w", err)
+		return fmt.Errorf("storage: journal sync: %w", err)
 	}
 	return nil
 }
 
 // scan reads the records of generation gen from offset start, in order,
 // up to the first one that is not valid.
-func (j *journalLogStore) scan(gen uint64, start int64) ([]*raft.Log, error) {
+func (j *Journal) scan(gen uint64, start int64) ([]*raft.Log, error) {
 	var logs []*raft.Log
 	head := make([]byte, journalRecordHead)
 	for off := start; off+journalRecordHead <= j.size; {
@@ -97,7 +97,7 @@ func (j *journalLogStore) scan(gen uint64, start int64) ([]*raft.Log, error) {
 			break
 		}
 		if len(logs) > 0 && p.first != logs[len(logs)-1].Index+1 {
-			return nil, fmt.Errorf("ensemble: journal record at %d starts at entry %d after %d", off, p.first, logs[len(logs)-1].Index)
+			return nil, fmt.Errorf("storage: journal record at %d starts at entry %d after %d", off, p.first, logs[len(logs)-1].Index)
 		}
 		for i := range p.logs {
 			logs = append(logs, &p.logs[i])
@@ -121,10 +121,10 @@ func decodeJournalPack(payload []byte) (*pack, error) {
 }
 
 // replay stores into inner the journal's entries it lacks.
-func (j *journalLogStore) replay(logs []*raft.Log) error {
+func (j *Journal) replay(logs []*raft.Log) error {
 	last, err := j.inner.LastIndex()
 	if err != nil {
-		return fmt.Errorf("ensemble: log last index: %w", err)
+		return fmt.Errorf("storage: log last index: %w", err)
 	}
 	i := 0
 	for i < len(logs) && logs[i].Index <= last {
@@ -135,10 +135,10 @@ func (j *journalLogStore) replay(logs []*raft.Log) error {
 		return nil
 	}
 	if last != 0 && logs[0].Index != last+1 {
-		return fmt.Errorf("ensemble: journal continues at entry %d, the log ends at %d", logs[0].Index, last)
+		return fmt.Errorf("storage: journal continues at entry %d, the log ends at %d", logs[0].Index, last)
 	}
 	if err := j.inner.StoreLogs(logs); err != nil {
-		return fmt.Errorf("ensemble: journal replay: %w", err)
+		return fmt.Errorf("storage: journal replay: %w", err)
 	}
 	return nil
 }
@@ -147,11 +147,11 @@ func (j *journalLogStore) replay(logs []*raft.Log) error {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("ensemble: open %s: %w", dir, err)
+		return fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("ensemble: sync %s: %w", dir, err)
+		return fmt.Errorf("storage: sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ type packTestStore struct {
 	t     *testing.T
 	path  string
 	bolt  *raftboltdb.BoltStore
-	store *packedLogStore
+	store *PackedLogStore
 }
 
 func openPackTestStore(t *testing.T, path string) *packTestStore {
@@ -28,7 +28,7 @@ func openPackTestStore(t *testing.T, path string) *packTestStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newPackedLogStore(chunkedLogStore{b})
+	s, err := NewPackedLogStore(ChunkedLogStore{b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestPackedLogStoreReadsUnpackedRecords(t *testing.T) {
 // append is one bolt record, however many entries it carries.
 func TestPackedLogStoreOneRecordPerAppend(t *testing.T) {
 	mem := raft.NewInmemStore()
-	s, err := newPackedLogStore(mem)
+	s, err := NewPackedLogStore(mem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"io"
@@ -18,7 +18,7 @@ func TestOrderedSnapshotsDropNewerOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &orderedSnapshots{FileSnapshotStore: files, dir: dir + "/" + snapshotsDir, log: zap.NewNop()}
+	store := &OrderedSnapshots{FileSnapshotStore: files, dir: dir + "/" + SnapshotsDir, log: zap.NewNop()}
 	_, trans := raft.NewInmemTransport("")
 	write := func(index uint64) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"errors"
@@ -29,10 +29,10 @@ func (g *gatedLogStore) StoreLogs(logs []*raft.Log) error {
 	return g.LogStore.StoreLogs(logs)
 }
 
-func newGatedAsyncStore(t *testing.T) (*asyncLogStore, *gatedLogStore) {
+func newGatedAsyncStore(t *testing.T) (*AsyncLogStore, *gatedLogStore) {
 	t.Helper()
 	g := &gatedLogStore{LogStore: raft.NewInmemStore(), gate: make(chan struct{})}
-	s, err := newAsyncLogStore(g, func(err error) { t.Errorf("write failed: %v", err) })
+	s, err := NewAsyncLogStore(g, func(err error) { t.Errorf("write failed: %v", err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +57,8 @@ func TestAsyncLogStoreReadsBeforeDurable(t *testing.T) {
 	if last, _ := s.LastIndex(); last != 2 {
 		t.Fatalf("last %d", last)
 	}
-	if s.durableIndex() != 0 {
-		t.Fatalf("durable %d before the write", s.durableIndex())
+	if s.DurableIndex() != 0 {
+		t.Fatalf("durable %d before the write", s.DurableIndex())
 	}
 	if err := s.StoreLogs([]*raft.Log{testEntry(4, 1)}); err == nil {
 		t.Fatal("a gap was accepted")
@@ -70,15 +70,15 @@ func TestAsyncLogStoreReadsBeforeDurable(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatal(err)
 	}
-	if s.durableIndex() != 2 || s.acceptedSeq() != 1 {
-		t.Fatalf("durable %d accepted %d", s.durableIndex(), s.acceptedSeq())
+	if s.DurableIndex() != 2 || s.AcceptedSeq() != 1 {
+		t.Fatalf("durable %d accepted %d", s.DurableIndex(), s.AcceptedSeq())
 	}
 	stop := make(chan struct{})
 	close(stop)
 	if err := s.StoreLogs([]*raft.Log{testEntry(3, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.waitStored(2, stop); !errors.Is(err, errLogClosed) {
+	if err := s.WaitStored(2, stop); !errors.Is(err, ErrLogClosed) {
 		t.Fatalf("stopped wait: %v", err)
 	}
 }
@@ -114,8 +114,8 @@ func TestAsyncLogStoreTruncationWaits(t *testing.T) {
 	if g.calls > 2 {
 		t.Fatalf("%d inner writes for five queued entries, want at most two batches", g.calls)
 	}
-	if last, _ := s.LastIndex(); last != 3 || s.durableIndex() != 3 {
-		t.Fatalf("last %d durable %d after truncation", last, s.durableIndex())
+	if last, _ := s.LastIndex(); last != 3 || s.DurableIndex() != 3 {
+		t.Fatalf("last %d durable %d after truncation", last, s.DurableIndex())
 	}
 	var l raft.Log
 	if err := s.GetLog(4, &l); !errors.Is(err, raft.ErrLogNotFound) {
@@ -131,16 +131,16 @@ func TestAsyncLogStoreTruncationWaits(t *testing.T) {
 // everything accepted before Close is on disk afterwards.
 func TestAsyncLogStoreAgainstModel(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	open := func() (*raftboltdb.BoltStore, *asyncLogStore) {
+	open := func() (*raftboltdb.BoltStore, *AsyncLogStore) {
 		b, err := raftboltdb.NewBoltStore(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := newPackedLogStore(chunkedLogStore{b})
+		p, err := NewPackedLogStore(ChunkedLogStore{b})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := newAsyncLogStore(p, func(err error) { t.Errorf("write failed: %v", err) })
+		s, err := NewAsyncLogStore(p, func(err error) { t.Errorf("write failed: %v", err) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,8 +209,8 @@ func TestAsyncLogStoreAgainstModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			b, s = open()
-			if s.durableIndex() != last {
-				t.Fatalf("durable %d after reopening, want %d", s.durableIndex(), last)
+			if s.DurableIndex() != last {
+				t.Fatalf("durable %d after reopening, want %d", s.DurableIndex(), last)
 			}
 			// A pack straddling the compaction point comes back whole.
 			if f, _ := s.FirstIndex(); f <= first && f != 0 {
@@ -233,11 +233,11 @@ func TestAsyncLogStoreApplicableOnLeaderCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- s.waitApplicable(2, nil) }()
+	go func() { waited <- s.WaitApplicable(2, nil) }()
 	stillWaiting(t, waited, "applicable before the write or a leader's commit index")
-	s.noteLeaderCommit(1) // does not cover 2
+	s.NoteLeaderCommit(1) // does not cover 2
 	stillWaiting(t, waited, "applicable on a commit index below it")
-	s.noteLeaderCommit(2)
+	s.NoteLeaderCommit(2)
 	select {
 	case err := <-waited:
 		if err != nil {
@@ -246,14 +246,14 @@ func TestAsyncLogStoreApplicableOnLeaderCommit(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a leader's commit index did not release the wait")
 	}
-	if s.durableIndex() != 0 {
-		t.Fatalf("durable %d: nothing was written yet", s.durableIndex())
+	if s.DurableIndex() != 0 {
+		t.Fatalf("durable %d: nothing was written yet", s.DurableIndex())
 	}
-	s.noteLeaderCommit(1) // an older index changes nothing
-	if err := s.waitApplicable(2, nil); err != nil {
+	s.NoteLeaderCommit(1) // an older index changes nothing
+	if err := s.WaitApplicable(2, nil); err != nil {
 		t.Fatal(err)
 	}
-	go func() { waited <- s.waitApplicable(3, nil) }()
+	go func() { waited <- s.WaitApplicable(3, nil) }()
 	stillWaiting(t, waited, "entry 3 applicable before its write")
 	g.gate <- struct{}{}
 	if err := <-waited; err != nil {
@@ -273,7 +273,7 @@ func stillWaiting(t *testing.T, ch <-chan error, msg string) {
 }
 
 // waitDurable waits until entry idx is on disk (what the tests check the
-// writer against; members wait with waitApplicable).
-func (s *asyncLogStore) waitDurable(idx uint64, stop <-chan struct{}) error {
+// writer against; members wait with WaitApplicable).
+func (s *AsyncLogStore) waitDurable(idx uint64, stop <-chan struct{}) error {
 	return s.wait(func() bool { return s.durable >= idx }, stop)
 }

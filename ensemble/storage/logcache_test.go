@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func sizedLogs(first, n uint64, size int) []*raft.Log {
 }
 
 // cached reports which of first..last the cache answers without the store.
-func cached(t *testing.T, c *logCache, s *countingStore, first, last uint64) []uint64 {
+func cached(t *testing.T, c *LogCache, s *countingStore, first, last uint64) []uint64 {
 	t.Helper()
 	var hits []uint64
 	for idx := first; idx <= last; idx++ {
@@ -51,7 +51,7 @@ func cached(t *testing.T, c *logCache, s *countingStore, first, last uint64) []u
 // count and its byte bound, and every entry reads back, cached or not.
 func TestLogCacheBounds(t *testing.T) {
 	s := &countingStore{LogStore: raft.NewInmemStore()}
-	c, err := newLogCache(s, 8, 1000)
+	c, err := NewLogCache(s, 8, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// journalLogStore makes Raft's log writes durable with one write and one
+// Journal makes Raft's log writes durable with one write and one
 // fdatasync each, and keeps raft-boltdb as the log of record.
 //
 // A bolt transaction costs two fdatasyncs (the pages, then the meta page
@@ -53,13 +53,13 @@ import (
 //
 // Reading stops at the first record that is torn, has a bad checksum or
 // belongs to another generation.
-type journalLogStore struct {
+type Journal struct {
 	inner raft.LogStore
 	f     *os.File
 	size  int64
 
 	// writeMu serializes appends, wraps and truncations (StoreLogs comes
-	// from asyncLogStore's single writer; DeleteRange from Raft).
+	// from AsyncLogStore's single writer; DeleteRange from Raft).
 	writeMu  sync.Mutex
 	gen      uint64
 	start    int64  // where this generation's records begin
@@ -76,13 +76,16 @@ type journalLogStore struct {
 	err     error       // a failed background store; everything fails after it
 	closed  bool
 
-	// noSync leaves appends unsynced (zoo.cfg forceSync=no): an entry is
+	// NoSync leaves appends unsynced (zoo.cfg forceSync=no): an entry is
 	// acknowledged once written to the page cache, as ZooKeeper's log
 	// then is. Headers (a wrap) and bolt's transactions are still synced.
-	noSync bool
-	syncs  atomic.Int64 // fdatasyncs made (tests)
-	// timing, if set, times the syncs of appends (fsyncstats.go).
-	timing *fsyncStats
+	// Set it before the first append.
+	NoSync bool
+	// Syncs counts the fdatasyncs made (tests).
+	Syncs atomic.Int64
+	// Timing, if set before the first append, is told how long each
+	// append's sync took and the journal's size.
+	Timing func(d time.Duration, size int64)
 
 	fail  func(error)
 	wake  chan struct{} // cap 1: the flusher has work
@@ -115,29 +118,29 @@ const (
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 var (
-	_ raft.LogStore          = (*journalLogStore)(nil)
-	_ raft.MonotonicLogStore = (*journalLogStore)(nil)
+	_ raft.LogStore          = (*Journal)(nil)
+	_ raft.MonotonicLogStore = (*Journal)(nil)
 )
 
 // errJournalClosed is returned after Close.
-var errJournalClosed = errors.New("ensemble: journal closed")
+var errJournalClosed = errors.New("storage: journal closed")
 
-// openJournal opens (or creates, size bytes, written out so that syncs
+// OpenJournal opens (or creates, size bytes, written out so that syncs
 // never allocate) the journal at path in front of inner, replays into
 // inner what it lacks, and starts the flusher. fail is called once if a
 // background store into inner fails.
-func openJournal(path string, size int64, inner raft.LogStore, fail func(error)) (*journalLogStore, error) {
+func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error)) (*Journal, error) {
 	if size <= 0 {
 		size = journalDefaultSize
 	}
 	if size < journalHeaderSize+2*journalSlotSize {
-		return nil, fmt.Errorf("ensemble: journal size %d too small", size)
+		return nil, fmt.Errorf("storage: journal size %d too small", size)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: open journal: %w", err)
+		return nil, fmt.Errorf("storage: open journal: %w", err)
 	}
-	j := &journalLogStore{
+	j := &Journal{
 		inner: inner, f: f, size: size, fail: fail, delay: journalFlushDelay, flushAt: journalFlushEntries,
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -150,10 +153,10 @@ func openJournal(path string, size int64, inner raft.LogStore, fail func(error))
 }
 
 // IsMonotonic implements raft.MonotonicLogStore.
-func (j *journalLogStore) IsMonotonic() bool { return true }
+func (j *Journal) IsMonotonic() bool { return true }
 
 // FirstIndex implements raft.LogStore.
-func (j *journalLogStore) FirstIndex() (uint64, error) {
+func (j *Journal) FirstIndex() (uint64, error) {
 	first, err := j.inner.FirstIndex()
 	if err != nil || first != 0 {
 		return first, err
@@ -168,7 +171,7 @@ func (j *journalLogStore) FirstIndex() (uint64, error) {
 }
 
 // LastIndex implements raft.LogStore.
-func (j *journalLogStore) LastIndex() (uint64, error) {
+func (j *Journal) LastIndex() (uint64, error) {
 	j.mu.Lock()
 	if n := len(j.pending); n > 0 {
 		last := j.pending[n-1].Index
@@ -180,7 +183,7 @@ func (j *journalLogStore) LastIndex() (uint64, error) {
 }
 
 // GetLog implements raft.LogStore.
-func (j *journalLogStore) GetLog(idx uint64, out *raft.Log) error {
+func (j *Journal) GetLog(idx uint64, out *raft.Log) error {
 	j.mu.Lock()
 	if n := len(j.pending); n > 0 && idx >= j.pending[0].Index && idx <= j.pending[n-1].Index {
 		*out = *j.pending[idx-j.pending[0].Index]
@@ -193,10 +196,10 @@ func (j *journalLogStore) GetLog(idx uint64, out *raft.Log) error {
 }
 
 // StoreLog implements raft.LogStore.
-func (j *journalLogStore) StoreLog(l *raft.Log) error { return j.StoreLogs([]*raft.Log{l}) }
+func (j *Journal) StoreLog(l *raft.Log) error { return j.StoreLogs([]*raft.Log{l}) }
 
 // StoreLogs implements raft.LogStore: logs are durable when it returns.
-func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
+func (j *Journal) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -208,7 +211,7 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 	j.mu.Lock()
 	if n := len(j.pending); n > 0 && logs[0].Index != j.pending[n-1].Index+1 {
 		j.mu.Unlock()
-		return fmt.Errorf("ensemble: log entry %d does not follow %d", logs[0].Index, j.pending[n-1].Index)
+		return fmt.Errorf("storage: log entry %d does not follow %d", logs[0].Index, j.pending[n-1].Index)
 	}
 	j.mu.Unlock()
 	if err := checkConsecutive(logs); err != nil {
@@ -227,7 +230,7 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 		for rest := logs; len(rest) > 0; {
 			n := flushChunk(rest)
 			if err := j.inner.StoreLogs(rest[:n]); err != nil {
-				return fmt.Errorf("ensemble: store log: %w", err)
+				return fmt.Errorf("storage: store log: %w", err)
 			}
 			rest = rest[n:]
 		}
@@ -240,15 +243,15 @@ func (j *journalLogStore) StoreLogs(logs []*raft.Log) error {
 	}
 	sealJournalRecord(rec, j.gen)
 	if _, err := j.f.WriteAt(rec, j.tail); err != nil {
-		return fmt.Errorf("ensemble: journal write: %w", err)
+		return fmt.Errorf("storage: journal write: %w", err)
 	}
-	if !j.noSync {
+	if !j.NoSync {
 		start := time.Now()
 		if err := j.sync(); err != nil {
 			return err
 		}
-		if j.timing != nil {
-			j.timing.record(time.Since(start), j.size)
+		if j.Timing != nil {
+			j.Timing(time.Since(start), j.size)
 		}
 	}
 	j.tail += int64(len(rec))
@@ -287,7 +290,7 @@ func sealJournalRecord(rec []byte, gen uint64) {
 }
 
 // check returns the store's error, if any.
-func (j *journalLogStore) check() error {
+func (j *Journal) check() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {
@@ -307,7 +310,7 @@ const journalFlushBytes = 16 << 20
 
 // flush stores everything pending into inner now, in transactions of at
 // most journalFlushBytes (and at least one entry).
-func (j *journalLogStore) flush() error {
+func (j *Journal) flush() error {
 	j.flushMu.Lock()
 	defer j.flushMu.Unlock()
 	j.mu.Lock()
@@ -322,7 +325,7 @@ func (j *journalLogStore) flush() error {
 		batch := j.pending[:flushChunk(j.pending[:left])]
 		j.mu.Unlock()
 		if err := j.inner.StoreLogs(batch); err != nil {
-			err = fmt.Errorf("ensemble: log store behind the journal: %w", err)
+			err = fmt.Errorf("storage: log store behind the journal: %w", err)
 			j.mu.Lock()
 			if j.err == nil {
 				j.err = err
@@ -353,7 +356,7 @@ func flushChunk(logs []*raft.Log) int {
 
 // flusher stores pending entries into inner, journalFlushDelay after the
 // first of them arrived or as soon as flushAt of them are pending.
-func (j *journalLogStore) flusher() {
+func (j *Journal) flusher() {
 	defer close(j.done)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
@@ -398,10 +401,10 @@ func (j *journalLogStore) flusher() {
 // (Raft compacts after every snapshot, under a write load every few
 // seconds; storing pending entries under writeMu first held up that
 // member's appends for the length of a bolt transaction, up to 34 ms.)
-func (j *journalLogStore) DeleteRange(lo, hi uint64) error {
+func (j *Journal) DeleteRange(lo, hi uint64) error {
 	innerLast, err := j.inner.LastIndex()
 	if err != nil {
-		return fmt.Errorf("ensemble: log last index: %w", err)
+		return fmt.Errorf("storage: log last index: %w", err)
 	}
 	if hi < innerLast {
 		if err := j.check(); err != nil {
@@ -421,7 +424,7 @@ func (j *journalLogStore) DeleteRange(lo, hi uint64) error {
 	last, err := j.inner.LastIndex()
 	if err != nil {
 		j.writeMu.Unlock()
-		return fmt.Errorf("ensemble: log last index: %w", err)
+		return fmt.Errorf("storage: log last index: %w", err)
 	}
 	if hi < last {
 		j.writeMu.Unlock()
@@ -437,7 +440,7 @@ func (j *journalLogStore) DeleteRange(lo, hi uint64) error {
 }
 
 // Close stores what is pending into inner and closes the file.
-func (j *journalLogStore) Close() error {
+func (j *Journal) Close() error {
 	j.writeMu.Lock()
 	defer j.writeMu.Unlock()
 	j.mu.Lock()

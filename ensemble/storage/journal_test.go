@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"encoding/binary"
@@ -14,9 +14,9 @@ import (
 
 // openTestJournal opens a journal in dir over inner that never flushes on
 // its own, so entries stay in the journal until a test says otherwise.
-func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) *journalLogStore {
+func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) *Journal {
 	t.Helper()
-	j, err := openJournal(filepath.Join(dir, "raft.journal"), size, inner, func(err error) { t.Errorf("flush failed: %v", err) })
+	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), size, inner, func(err error) { t.Errorf("flush failed: %v", err) })
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -25,7 +25,7 @@ func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) 
 }
 
 // crash abandons j as a killed process would: nothing pending is flushed.
-func crash(j *journalLogStore) {
+func crash(j *Journal) {
 	close(j.stop)
 	<-j.done
 	j.f.Close()
@@ -252,7 +252,7 @@ func TestJournalTornHeader(t *testing.T) {
 // entries reach inner within the flush delay.
 func TestJournalFlusherStoresInBackground(t *testing.T) {
 	dir, inner := t.TempDir(), raft.NewInmemStore()
-	j, err := openJournal(filepath.Join(dir, "raft.journal"), 1<<20, inner, nil)
+	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), 1<<20, inner, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestJournalCompactionBelowInnerLeavesPendingAlone(t *testing.T) {
 
 // storeUntilWrap appends 7-entry batches from next until the journal
 // starts a new generation, and returns the next index.
-func storeUntilWrap(t *testing.T, j *journalLogStore, next uint64) uint64 {
+func storeUntilWrap(t *testing.T, j *Journal, next uint64) uint64 {
 	t.Helper()
 	gen := j.gen
 	for j.gen == gen {
@@ -473,7 +473,7 @@ func TestJournalOpensVersion1(t *testing.T) {
 // replays into an empty log is consecutive from the first entry.
 func FuzzJournalRecovery(f *testing.F) {
 	dir := f.TempDir()
-	j, err := openJournal(filepath.Join(dir, "seed"), journalHeaderSize+4096, raft.NewInmemStore(), nil)
+	j, err := OpenJournal(filepath.Join(dir, "seed"), journalHeaderSize+4096, raft.NewInmemStore(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func FuzzJournalRecovery(f *testing.F) {
 			body = body[:4096]
 		}
 		path := filepath.Join(t.TempDir(), "raft.journal")
-		j, err := openJournal(path, journalHeaderSize+4096, raft.NewInmemStore(), nil)
+		j, err := OpenJournal(path, journalHeaderSize+4096, raft.NewInmemStore(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +519,7 @@ func FuzzJournalRecovery(f *testing.F) {
 		}
 		file.Close()
 		inner := raft.NewInmemStore()
-		j, err = openJournal(path, journalHeaderSize+4096, inner, nil)
+		j, err = OpenJournal(path, journalHeaderSize+4096, inner, nil)
 		if err != nil {
 			return // refused (entries out of order): no panic
 		}
@@ -543,12 +543,12 @@ func FuzzJournalRecovery(f *testing.F) {
 func TestJournalNoSync(t *testing.T) {
 	for _, noSync := range []bool{false, true} {
 		j := openTestJournal(t, t.TempDir(), 1<<20, raft.NewInmemStore())
-		j.noSync = noSync
-		before := j.syncs.Load()
+		j.NoSync = noSync
+		before := j.Syncs.Load()
 		for i := uint64(0); i < 50; i++ {
 			mustStore(t, j, journalLogs(1+i*4, 4, 1))
 		}
-		got := j.syncs.Load() - before
+		got := j.Syncs.Load() - before
 		if want := map[bool]int64{false: 50, true: 0}[noSync]; got != want {
 			t.Errorf("noSync=%v: %d syncs for 50 appends, want %d", noSync, got, want)
 		}

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"errors"
@@ -9,15 +9,15 @@ import (
 // sync makes the journal's data durable: fdatasync, which skips the
 // inode's timestamps (the file's size and blocks never change once it is
 // written out).
-func (j *journalLogStore) sync() error {
-	j.syncs.Add(1)
+func (j *Journal) sync() error {
+	j.Syncs.Add(1)
 	for {
 		err := syscall.Fdatasync(int(j.f.Fd()))
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("ensemble: journal sync: %w", err)
+			return fmt.Errorf("storage: journal sync: %w", err)
 		}
 		return nil
 	}

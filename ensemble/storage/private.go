@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"fmt"
@@ -15,19 +15,19 @@ import (
 // the umask, and whoever created the directories (an operator's
 // /var/lib/zookeeper is often 0755).
 
-// privateDir creates dir (and its parents) as 0700, or takes group and
+// PrivateDir creates dir (and its parents) as 0700, or takes group and
 // other permissions away from an existing one.
-func privateDir(dir string, log *zap.Logger) error {
+func PrivateDir(dir string, log *zap.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("ensemble: create %s: %w", dir, err)
+		return fmt.Errorf("storage: create %s: %w", dir, err)
 	}
 	return tighten(dir, 0o700, log)
 }
 
-// privateTree takes group and other permissions away from every directory
+// PrivateTree takes group and other permissions away from every directory
 // (0700) and file (0600) under root, if it exists; log (nil: quietly) is
 // told of each change.
-func privateTree(root string, log *zap.Logger) error {
+func PrivateTree(root string, log *zap.Logger) error {
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -42,7 +42,7 @@ func privateTree(root string, log *zap.Logger) error {
 		return tighten(path, mode, log)
 	})
 	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("ensemble: permissions under %s: %w", root, err)
+		return fmt.Errorf("storage: permissions under %s: %w", root, err)
 	}
 	return nil
 }
@@ -52,13 +52,13 @@ func privateTree(root string, log *zap.Logger) error {
 func tighten(path string, want fs.FileMode, log *zap.Logger) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("ensemble: %w", err)
+		return fmt.Errorf("storage: %w", err)
 	}
 	if st.Mode().Perm()&0o077 == 0 {
 		return nil
 	}
 	if err := os.Chmod(path, want|st.Mode().Perm()&0o700); err != nil {
-		return fmt.Errorf("ensemble: make %s private: %w", path, err)
+		return fmt.Errorf("storage: make %s private: %w", path, err)
 	}
 	if log == nil {
 		return nil

@@ -1,14 +1,14 @@
 //go:build !linux
 
-package ensemble
+package storage
 
 import "fmt"
 
 // sync makes the journal's data durable.
-func (j *journalLogStore) sync() error {
-	j.syncs.Add(1)
+func (j *Journal) sync() error {
+	j.Syncs.Add(1)
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("ensemble: journal sync: %w", err)
+		return fmt.Errorf("storage: journal sync: %w", err)
 	}
 	return nil
 }

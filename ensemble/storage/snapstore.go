@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// orderedSnapshots is the member's file snapshot store, with one rule
+// OrderedSnapshots is the member's file snapshot store, with one rule
 // added: once a snapshot is written, no snapshot sorts after it. On
 // start, Raft restores the snapshot that sorts first (highest term, then
 // index). In a running ensemble every snapshot written sorts first anyway:
@@ -23,15 +23,21 @@ import (
 // state by an install at a lower index than its seed. Left on disk, the
 // stale seed would be restored at its next start, over the history the
 // ensemble went on with.
-type orderedSnapshots struct {
+type OrderedSnapshots struct {
 	*raft.FileSnapshotStore
 	dir string // the store's own directory of snapshots
 	log *zap.Logger
 }
 
+// NewOrderedSnapshots wraps files, a file snapshot store whose snapshots
+// are in dir, logging to log.
+func NewOrderedSnapshots(files *raft.FileSnapshotStore, dir string, log *zap.Logger) *OrderedSnapshots {
+	return &OrderedSnapshots{FileSnapshotStore: files, dir: dir, log: log}
+}
+
 // Create starts a snapshot as the file store does; the snapshot's Close
 // drops any snapshot that sorts after it.
-func (s *orderedSnapshots) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
+func (s *OrderedSnapshots) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
 	configurationIndex uint64, trans raft.Transport) (raft.SnapshotSink, error) {
 	sink, err := s.FileSnapshotStore.Create(version, index, term, configuration, configurationIndex, trans)
 	if err != nil {
@@ -40,17 +46,17 @@ func (s *orderedSnapshots) Create(version raft.SnapshotVersion, index, term uint
 	// The file store makes the snapshot's directory 0755 and its files
 	// 0644 (less the umask); they are made private before the state is
 	// written (rewrites and the final rename keep the modes).
-	if err := privateTree(filepath.Join(s.dir, sink.ID()+".tmp"), nil); err != nil {
+	if err := PrivateTree(filepath.Join(s.dir, sink.ID()+".tmp"), nil); err != nil {
 		_ = sink.Cancel()
 		return nil, err
 	}
 	return &orderedSink{SnapshotSink: sink, store: s}, nil
 }
 
-// orderedSink is a snapshot being written to an orderedSnapshots.
+// orderedSink is a snapshot being written to an OrderedSnapshots.
 type orderedSink struct {
 	raft.SnapshotSink
-	store *orderedSnapshots
+	store *OrderedSnapshots
 }
 
 // Close completes the snapshot (durably, by the file store), then drops
@@ -63,10 +69,10 @@ func (k *orderedSink) Close() error {
 }
 
 // dropAfter deletes the snapshots listed before id, the newest first.
-func (s *orderedSnapshots) dropAfter(id string) error {
+func (s *OrderedSnapshots) dropAfter(id string) error {
 	metas, err := s.List()
 	if err != nil {
-		return fmt.Errorf("ensemble: list snapshots: %w", err)
+		return fmt.Errorf("storage: list snapshots: %w", err)
 	}
 	for _, m := range metas {
 		if m.ID == id {
@@ -75,7 +81,7 @@ func (s *orderedSnapshots) dropAfter(id string) error {
 		s.log.Warn("dropping a snapshot newer than the leader's just installed: its history is not the ensemble's",
 			zap.String("snapshot", m.ID), zap.Uint64("term", m.Term), zap.Uint64("index", m.Index))
 		if err := os.RemoveAll(filepath.Join(s.dir, m.ID)); err != nil {
-			return fmt.Errorf("ensemble: drop snapshot %s: %w", m.ID, err)
+			return fmt.Errorf("storage: drop snapshot %s: %w", m.ID, err)
 		}
 	}
 	s.log.Error("the snapshot just written is not among the newest kept", zap.String("snapshot", id))

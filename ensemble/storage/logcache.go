@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// logCache keeps the most recent log entries in memory for the leader's
+// LogCache keeps the most recent log entries in memory for the leader's
 // replication and the FSM, as raft.LogCache does, but bounded by bytes as
 // well as by count: raft.LogCache holds its last N entries whatever their
 // size, so with 1 MB values (jute.maxbuffer) 1024 of them pinned a
 // gigabyte, whose collection stalled the member long enough to lose its
 // leadership. Entries beyond either bound are read from the store.
-type logCache struct {
+type LogCache struct {
 	store raft.LogStore
 
 	mu       sync.RWMutex
@@ -24,35 +24,35 @@ type logCache struct {
 }
 
 var (
-	_ raft.LogStore          = (*logCache)(nil)
-	_ raft.MonotonicLogStore = (*logCache)(nil)
+	_ raft.LogStore          = (*LogCache)(nil)
+	_ raft.MonotonicLogStore = (*LogCache)(nil)
 )
 
 // The log cache's bounds: 1024 entries (raft.LogCache's usual size; a
 // second or two of small writes) or 32 MiB, whichever is reached first.
 const (
-	logCacheEntries = 1024
-	logCacheBytes   = 32 << 20
+	LogCacheEntries = 1024
+	LogCacheBytes   = 32 << 20
 )
 
-// newLogCache caches up to entries entries and maxBytes bytes of store.
-func newLogCache(store raft.LogStore, entries, maxBytes int) (*logCache, error) {
+// NewLogCache caches up to entries entries and maxBytes bytes of store.
+func NewLogCache(store raft.LogStore, entries, maxBytes int) (*LogCache, error) {
 	if entries <= 0 || maxBytes <= 0 {
-		return nil, fmt.Errorf("ensemble: log cache bounds must be positive")
+		return nil, fmt.Errorf("storage: log cache bounds must be positive")
 	}
-	return &logCache{store: store, ring: make([]*raft.Log, entries), lo: 1, maxBytes: maxBytes}, nil
+	return &LogCache{store: store, ring: make([]*raft.Log, entries), lo: 1, maxBytes: maxBytes}, nil
 }
 
 func logBytes(l *raft.Log) int { return len(l.Data) + len(l.Extensions) }
 
 // IsMonotonic implements raft.MonotonicLogStore: as the store.
-func (c *logCache) IsMonotonic() bool {
+func (c *LogCache) IsMonotonic() bool {
 	m, ok := c.store.(raft.MonotonicLogStore)
 	return ok && m.IsMonotonic()
 }
 
 // GetLog implements raft.LogStore.
-func (c *logCache) GetLog(idx uint64, log *raft.Log) error {
+func (c *LogCache) GetLog(idx uint64, log *raft.Log) error {
 	c.mu.RLock()
 	cached := c.ring[idx%uint64(len(c.ring))]
 	c.mu.RUnlock()
@@ -64,12 +64,12 @@ func (c *logCache) GetLog(idx uint64, log *raft.Log) error {
 }
 
 // StoreLog implements raft.LogStore.
-func (c *logCache) StoreLog(log *raft.Log) error { return c.StoreLogs([]*raft.Log{log}) }
+func (c *LogCache) StoreLog(log *raft.Log) error { return c.StoreLogs([]*raft.Log{log}) }
 
 // StoreLogs implements raft.LogStore: the store first, then the cache.
-func (c *logCache) StoreLogs(logs []*raft.Log) error {
+func (c *LogCache) StoreLogs(logs []*raft.Log) error {
 	if err := c.store.StoreLogs(logs); err != nil {
-		return fmt.Errorf("ensemble: store logs: %w", err)
+		return fmt.Errorf("storage: store logs: %w", err)
 	}
 	if len(logs) == 0 {
 		return nil
@@ -98,7 +98,7 @@ func (c *logCache) StoreLogs(logs []*raft.Log) error {
 }
 
 // evictLocked drops the oldest cached entry.
-func (c *logCache) evictLocked() {
+func (c *LogCache) evictLocked() {
 	slot := c.lo % uint64(len(c.ring))
 	if l := c.ring[slot]; l != nil && l.Index == c.lo {
 		c.bytes -= logBytes(l)
@@ -107,20 +107,20 @@ func (c *logCache) evictLocked() {
 	c.lo++
 }
 
-func (c *logCache) resetLocked() {
+func (c *LogCache) resetLocked() {
 	clear(c.ring)
 	c.lo, c.hi, c.bytes = 1, 0, 0
 }
 
 // FirstIndex implements raft.LogStore.
-func (c *logCache) FirstIndex() (uint64, error) { return c.store.FirstIndex() }
+func (c *LogCache) FirstIndex() (uint64, error) { return c.store.FirstIndex() }
 
 // LastIndex implements raft.LogStore.
-func (c *logCache) LastIndex() (uint64, error) { return c.store.LastIndex() }
+func (c *LogCache) LastIndex() (uint64, error) { return c.store.LastIndex() }
 
 // DeleteRange implements raft.LogStore; the cache starts over, as
 // raft.LogCache's does.
-func (c *logCache) DeleteRange(min, max uint64) error {
+func (c *LogCache) DeleteRange(min, max uint64) error {
 	c.mu.Lock()
 	c.resetLocked()
 	c.mu.Unlock()

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// packedLogStore keeps Raft's log in raft-boltdb with one bolt record per
+// PackedLogStore keeps Raft's log in raft-boltdb with one bolt record per
 // append instead of one per entry. raft-boltdb encodes every record with a
 // reflection-driven msgpack encoder that builds a fresh codec handle each
 // time, and puts each record into bolt's B+tree separately; at tens of
@@ -33,7 +33,7 @@ import (
 // deletes the keys above it; a crash in between leaves the old pack
 // beside the shortened one, which hold the same entries below the cut, so
 // the log reads as if the truncation had not started, and Raft redoes it.
-type packedLogStore struct {
+type PackedLogStore struct {
 	inner raft.LogStore
 
 	// writing serializes StoreLogs and truncations, which share scratch:
@@ -70,27 +70,27 @@ const (
 )
 
 var (
-	_ raft.LogStore          = (*packedLogStore)(nil)
-	_ raft.MonotonicLogStore = (*packedLogStore)(nil)
+	_ raft.LogStore          = (*PackedLogStore)(nil)
+	_ raft.MonotonicLogStore = (*PackedLogStore)(nil)
 )
 
-// newPackedLogStore wraps inner, reading its first and last index.
-func newPackedLogStore(inner raft.LogStore) (*packedLogStore, error) {
-	s := &packedLogStore{inner: inner}
+// NewPackedLogStore wraps inner, reading its first and last index.
+func NewPackedLogStore(inner raft.LogStore) (*PackedLogStore, error) {
+	s := &PackedLogStore{inner: inner}
 	last, err := inner.LastIndex()
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: log last index: %w", err)
+		return nil, fmt.Errorf("storage: log last index: %w", err)
 	}
 	if last == 0 {
 		return s, nil
 	}
 	firstKey, err := inner.FirstIndex()
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: log first index: %w", err)
+		return nil, fmt.Errorf("storage: log first index: %w", err)
 	}
 	p, err := s.read(firstKey)
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: read first log pack %d: %w", firstKey, err)
+		return nil, fmt.Errorf("storage: read first log pack %d: %w", firstKey, err)
 	}
 	s.first, s.last = p.first, last
 	return s, nil
@@ -99,30 +99,30 @@ func newPackedLogStore(inner raft.LogStore) (*packedLogStore, error) {
 // IsMonotonic implements raft.MonotonicLogStore: after installing a
 // snapshot Raft empties the log instead of compacting it, so the log never
 // has a gap.
-func (s *packedLogStore) IsMonotonic() bool { return true }
+func (s *PackedLogStore) IsMonotonic() bool { return true }
 
 // FirstIndex implements raft.LogStore.
-func (s *packedLogStore) FirstIndex() (uint64, error) {
+func (s *PackedLogStore) FirstIndex() (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.first, nil
 }
 
 // LastIndex implements raft.LogStore.
-func (s *packedLogStore) LastIndex() (uint64, error) {
+func (s *PackedLogStore) LastIndex() (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last, nil
 }
 
 // StoreLog implements raft.LogStore.
-func (s *packedLogStore) StoreLog(l *raft.Log) error {
+func (s *PackedLogStore) StoreLog(l *raft.Log) error {
 	return s.StoreLogs([]*raft.Log{l})
 }
 
 // StoreLogs implements raft.LogStore: the entries become one or more packs
 // written in one bolt transaction.
-func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
+func (s *PackedLogStore) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -162,7 +162,7 @@ func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
 		s.scratch = buf
 	}
 	if err != nil {
-		return fmt.Errorf("ensemble: store log pack: %w", err)
+		return fmt.Errorf("storage: store log pack: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,7 +178,7 @@ func (s *packedLogStore) StoreLogs(logs []*raft.Log) error {
 }
 
 // GetLog implements raft.LogStore.
-func (s *packedLogStore) GetLog(idx uint64, out *raft.Log) error {
+func (s *PackedLogStore) GetLog(idx uint64, out *raft.Log) error {
 	s.mu.Lock()
 	if s.last == 0 || idx < s.first || idx > s.last {
 		s.mu.Unlock()
@@ -216,7 +216,7 @@ func (s *packedLogStore) GetLog(idx uint64, out *raft.Log) error {
 }
 
 // keyFor returns the key of the indexed pack holding idx.
-func (s *packedLogStore) keyFor(idx uint64) (uint64, bool) {
+func (s *PackedLogStore) keyFor(idx uint64) (uint64, bool) {
 	i := sort.Search(len(s.index), func(i int) bool { return s.index[i].last >= idx })
 	if i < len(s.index) && s.index[i].first <= idx {
 		return s.index[i].last, true
@@ -225,7 +225,7 @@ func (s *packedLogStore) keyFor(idx uint64) (uint64, bool) {
 }
 
 // probe finds the pack holding idx among keys idx..idx+packMaxEntries-1.
-func (s *packedLogStore) probe(idx, last uint64) (*pack, error) {
+func (s *PackedLogStore) probe(idx, last uint64) (*pack, error) {
 	for k := idx; k <= last && k < idx+packMaxEntries; k++ {
 		p, err := s.read(k)
 		if errors.Is(err, raft.ErrLogNotFound) {
@@ -237,7 +237,7 @@ func (s *packedLogStore) probe(idx, last uint64) (*pack, error) {
 }
 
 // read decodes the record stored under key.
-func (s *packedLogStore) read(key uint64) (*pack, error) {
+func (s *PackedLogStore) read(key uint64) (*pack, error) {
 	var rec raft.Log
 	if err := s.inner.GetLog(key, &rec); err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (s *packedLogStore) read(key uint64) (*pack, error) {
 }
 
 // remember caches a decoded pack, evicting the oldest.
-func (s *packedLogStore) remember(p *pack) {
+func (s *PackedLogStore) remember(p *pack) {
 	if len(s.cache) == packCacheSize {
 		copy(s.cache, s.cache[1:])
 		s.cache = s.cache[:packCacheSize-1]
@@ -258,7 +258,7 @@ func (s *packedLogStore) remember(p *pack) {
 // a suffix (a follower's conflicting entries) or everything; a pack that
 // straddles a prefix's end keeps its older entries until it is deleted
 // whole, and one that straddles a suffix's start is rewritten.
-func (s *packedLogStore) DeleteRange(min, max uint64) error {
+func (s *PackedLogStore) DeleteRange(min, max uint64) error {
 	s.mu.Lock()
 	first, last := s.first, s.last
 	if last == 0 || max < first || min > last || max < min {
@@ -284,13 +284,13 @@ func (s *packedLogStore) DeleteRange(min, max uint64) error {
 		return s.truncate(min, last)
 	default:
 		s.mu.Unlock()
-		return fmt.Errorf("ensemble: delete log %d-%d from the middle of %d-%d", min, max, first, last)
+		return fmt.Errorf("storage: delete log %d-%d from the middle of %d-%d", min, max, first, last)
 	}
 }
 
 // truncate deletes entries min..last, rewriting the pack that holds min
 // when it also holds older entries.
-func (s *packedLogStore) truncate(min, last uint64) error {
+func (s *PackedLogStore) truncate(min, last uint64) error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	var ref packRef
@@ -305,7 +305,7 @@ func (s *packedLogStore) truncate(min, last uint64) error {
 		p, err = s.probe(min, last)
 	}
 	if err != nil && !errors.Is(err, raft.ErrLogNotFound) {
-		return fmt.Errorf("ensemble: truncate log at %d: %w", min, err)
+		return fmt.Errorf("storage: truncate log at %d: %w", min, err)
 	}
 	if p != nil && p.first < min && p.contains(min) {
 		kept := p.logs[:min-p.first]
@@ -315,7 +315,7 @@ func (s *packedLogStore) truncate(min, last uint64) error {
 		}
 		rec := &raft.Log{Index: min - 1, Term: kept[len(kept)-1].Term, Type: packLogType, Data: encodePack(head)}
 		if err := s.inner.StoreLogs([]*raft.Log{rec}); err != nil {
-			return fmt.Errorf("ensemble: rewrite log pack %d-%d: %w", p.first, min-1, err)
+			return fmt.Errorf("storage: rewrite log pack %d-%d: %w", p.first, min-1, err)
 		}
 		ref = packRef{first: p.first, last: min - 1}
 	}
@@ -338,9 +338,9 @@ func (s *packedLogStore) truncate(min, last uint64) error {
 }
 
 // deleteKeys deletes the records with keys min..max.
-func (s *packedLogStore) deleteKeys(min, max uint64) error {
+func (s *PackedLogStore) deleteKeys(min, max uint64) error {
 	if err := s.inner.DeleteRange(min, max); err != nil {
-		return fmt.Errorf("ensemble: delete log packs %d-%d: %w", min, max, err)
+		return fmt.Errorf("storage: delete log packs %d-%d: %w", min, max, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"encoding/binary"
@@ -12,14 +12,14 @@ import (
 
 // packLogType marks a bolt record that holds a pack of log entries. Raft's
 // own log types are small numbers and Raft never sees this one: the
-// packedLogStore unpacks records before handing entries out.
+// PackedLogStore unpacks records before handing entries out.
 const packLogType raft.LogType = 0xA7
 
 // packVersion is the first byte of a pack's encoding.
 const packVersion = 1
 
 // errBadPack reports a pack record that does not decode.
-var errBadPack = errors.New("ensemble: malformed log pack")
+var errBadPack = errors.New("storage: malformed log pack")
 
 // pack is a decoded run of consecutive log entries.
 type pack struct {

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestPackedLogFileStaysNearItsLiveSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	store, err := newPackedLogStore(chunkedLogStore{b})
+	store, err := NewPackedLogStore(ChunkedLogStore{b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func (d *discardStore) StoreLogs(logs []*raft.Log) error {
 // dropped afterwards; that was a fifth of a leader's CPU under 10 KB
 // setData.
 func TestPackedStoreReusesItsBuffer(t *testing.T) {
-	s, err := newPackedLogStore(&discardStore{LogStore: raft.NewInmemStore()})
+	s, err := NewPackedLogStore(&discardStore{LogStore: raft.NewInmemStore()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestPackedStoreReusesItsBuffer(t *testing.T) {
 // of 10 KB values) is encoded into the journal's kept buffer, not a fresh
 // one each time (it kept only buffers up to 1 MB).
 func TestJournalReusesItsBuffer(t *testing.T) {
-	j, err := openJournal(filepath.Join(t.TempDir(), "raft.journal"), 64<<20, &discardStore{LogStore: raft.NewInmemStore()}, nil)
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "raft.journal"), 64<<20, &discardStore{LogStore: raft.NewInmemStore()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	j.noSync = true
+	j.NoSync = true
 	data := make([]byte, 10<<10)
 	next := uint64(1)
 	appendBatch := func() {

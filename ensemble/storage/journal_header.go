@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"encoding/binary"
@@ -44,12 +44,12 @@ type journalHeader struct {
 }
 
 // half is the size of each half of the journal's record space.
-func (j *journalLogStore) half() int64 {
+func (j *Journal) half() int64 {
 	return ((j.size - journalHeaderSize) / 2) &^ (journalSlotSize - 1)
 }
 
 // regionStart is where generation gen's records begin.
-func (j *journalLogStore) regionStart(gen uint64) int64 {
+func (j *Journal) regionStart(gen uint64) int64 {
 	return journalHeaderSize + int64(gen%2)*j.half()
 }
 
@@ -59,7 +59,7 @@ func (j *journalLogStore) regionStart(gen uint64) int64 {
 // into inner. Without carry (open, a truncation, a batch larger than a
 // half) everything the journal held must already be in inner. The
 // caller holds writeMu (or is opening the journal).
-func (j *journalLogStore) begin(carry bool) error {
+func (j *Journal) begin(carry bool) error {
 	h := journalHeader{gen: j.gen + 1}
 	h.start = j.regionStart(h.gen)
 	if carry && j.genLast != 0 {
@@ -72,7 +72,7 @@ func (j *journalLogStore) begin(carry bool) error {
 	binary.BigEndian.PutUint64(buf[24:32], uint64(h.prev))
 	binary.BigEndian.PutUint32(buf[32:36], crc32.Checksum(buf[:32], crcTable))
 	if _, err := j.f.WriteAt(buf, int64(h.gen%2)*journalSlotSize); err != nil {
-		return fmt.Errorf("ensemble: journal header: %w", err)
+		return fmt.Errorf("storage: journal header: %w", err)
 	}
 	if err := j.sync(); err != nil {
 		return err
@@ -89,7 +89,7 @@ func (j *journalLogStore) begin(carry bool) error {
 // generation before the current one. Its entries must be in inner before
 // the new header stops naming them; if the flusher has not stored them
 // yet, they are stored now.
-func (j *journalLogStore) wrap() error {
+func (j *Journal) wrap() error {
 	j.mu.Lock()
 	behind := len(j.pending) > 0 && j.pending[0].Index <= j.prevLast
 	j.mu.Unlock()
@@ -102,7 +102,7 @@ func (j *journalLogStore) wrap() error {
 }
 
 // readHeader returns the newest valid header.
-func (j *journalLogStore) readHeader() (journalHeader, bool) {
+func (j *Journal) readHeader() (journalHeader, bool) {
 	var best journalHeader
 	found := false
 	buf := make([]byte, journalHeaderLen)
@@ -120,7 +120,7 @@ func (j *journalLogStore) readHeader() (journalHeader, bool) {
 
 // parseHeader decodes a header slot of either version, checking that its
 // offsets lie inside the file.
-func (j *journalLogStore) parseHeader(buf []byte) (journalHeader, bool) {
+func (j *Journal) parseHeader(buf []byte) (journalHeader, bool) {
 	switch [8]byte(buf[:8]) {
 	case journalMagicV1:
 		if crc32.Checksum(buf[:16], crcTable) != binary.BigEndian.Uint32(buf[16:20]) {

@@ -1,4 +1,4 @@
-package ensemble
+package storage
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// asyncLogStore takes Raft's disk write off Raft's critical path without
+// AsyncLogStore takes Raft's disk write off Raft's critical path without
 // weakening what a commit means.
 //
 // hashicorp/raft's leader writes a batch to its log, waits for the fsync,
@@ -27,7 +27,7 @@ import (
 //
 //   - the FSM applies an entry only once it is on this member's disk or a
 //     leader has sent this member a commit index that covers it
-//     (fsm.durable, waitApplicable): a leader's commit index only covers
+//     (fsm.durable, WaitApplicable): a leader's commit index only covers
 //     entries on a majority's disks (the next two rules), and Raft's own
 //     commit index counts a leader's entries before they are on its disk,
 //     so a leader answers and fires watches only for entries on its disk
@@ -46,7 +46,7 @@ import (
 // A failed background write cannot be reported to Raft (StoreLogs has
 // returned); the store refuses everything after it and calls fail, which
 // stops the process, as ZooKeeper does when it cannot write its log.
-type asyncLogStore struct {
+type AsyncLogStore struct {
 	inner raft.LogStore
 	fail  func(error)
 
@@ -68,25 +68,25 @@ type asyncLogStore struct {
 }
 
 var (
-	_ raft.LogStore          = (*asyncLogStore)(nil)
-	_ raft.MonotonicLogStore = (*asyncLogStore)(nil)
+	_ raft.LogStore          = (*AsyncLogStore)(nil)
+	_ raft.MonotonicLogStore = (*AsyncLogStore)(nil)
 )
 
-// errLogClosed is returned once the store is closing.
-var errLogClosed = errors.New("ensemble: log store closed")
+// ErrLogClosed is returned once the store is closing.
+var ErrLogClosed = errors.New("storage: log store closed")
 
-// newAsyncLogStore wraps inner (which must be monotonic, as packedLogStore
+// NewAsyncLogStore wraps inner (which must be monotonic, as PackedLogStore
 // is) and starts its writer. fail is called once if a write fails.
-func newAsyncLogStore(inner raft.LogStore, fail func(error)) (*asyncLogStore, error) {
+func NewAsyncLogStore(inner raft.LogStore, fail func(error)) (*AsyncLogStore, error) {
 	first, err := inner.FirstIndex()
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: log first index: %w", err)
+		return nil, fmt.Errorf("storage: log first index: %w", err)
 	}
 	last, err := inner.LastIndex()
 	if err != nil {
-		return nil, fmt.Errorf("ensemble: log last index: %w", err)
+		return nil, fmt.Errorf("storage: log last index: %w", err)
 	}
-	s := &asyncLogStore{
+	s := &AsyncLogStore{
 		inner: inner, fail: fail,
 		first: first, last: last, durable: last,
 		changed: make(chan struct{}),
@@ -98,28 +98,28 @@ func newAsyncLogStore(inner raft.LogStore, fail func(error)) (*asyncLogStore, er
 }
 
 // IsMonotonic implements raft.MonotonicLogStore.
-func (s *asyncLogStore) IsMonotonic() bool { return true }
+func (s *AsyncLogStore) IsMonotonic() bool { return true }
 
 // FirstIndex implements raft.LogStore.
-func (s *asyncLogStore) FirstIndex() (uint64, error) {
+func (s *AsyncLogStore) FirstIndex() (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.first, nil
 }
 
 // LastIndex implements raft.LogStore.
-func (s *asyncLogStore) LastIndex() (uint64, error) {
+func (s *AsyncLogStore) LastIndex() (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last, nil
 }
 
 // StoreLog implements raft.LogStore.
-func (s *asyncLogStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+func (s *AsyncLogStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 // StoreLogs implements raft.LogStore: the entries are queued for the
 // writer and readable at once.
-func (s *asyncLogStore) StoreLogs(logs []*raft.Log) error {
+func (s *AsyncLogStore) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -129,7 +129,7 @@ func (s *asyncLogStore) StoreLogs(logs []*raft.Log) error {
 		return s.err
 	}
 	if s.last != 0 && logs[0].Index != s.last+1 {
-		return fmt.Errorf("ensemble: log entry %d does not follow %d", logs[0].Index, s.last)
+		return fmt.Errorf("storage: log entry %d does not follow %d", logs[0].Index, s.last)
 	}
 	if err := checkConsecutive(logs); err != nil {
 		return err
@@ -148,7 +148,7 @@ func (s *asyncLogStore) StoreLogs(logs []*raft.Log) error {
 }
 
 // GetLog implements raft.LogStore.
-func (s *asyncLogStore) GetLog(idx uint64, out *raft.Log) error {
+func (s *AsyncLogStore) GetLog(idx uint64, out *raft.Log) error {
 	s.mu.Lock()
 	if s.last == 0 || idx < s.first || idx > s.last {
 		s.mu.Unlock()
@@ -171,7 +171,7 @@ func (s *asyncLogStore) GetLog(idx uint64, out *raft.Log) error {
 // snapshot goroutine while Raft keeps appending, goes straight through.
 // Raft deletes a prefix (compaction), a suffix (a follower's conflicting
 // entries, from Raft's main goroutine, the only one that appends) or all.
-func (s *asyncLogStore) DeleteRange(lo, hi uint64) error {
+func (s *AsyncLogStore) DeleteRange(lo, hi uint64) error {
 	s.mu.Lock()
 	err, target, unstored := s.err, s.accepted, hi > s.durable
 	s.mu.Unlock()
@@ -179,7 +179,7 @@ func (s *asyncLogStore) DeleteRange(lo, hi uint64) error {
 		return err
 	}
 	if unstored {
-		if err := s.waitStored(target, nil); err != nil {
+		if err := s.WaitStored(target, nil); err != nil {
 			return err
 		}
 	}
@@ -204,7 +204,7 @@ func (s *asyncLogStore) DeleteRange(lo, hi uint64) error {
 }
 
 // writer stores the queued entries, a batch per bolt transaction.
-func (s *asyncLogStore) writer() {
+func (s *AsyncLogStore) writer() {
 	defer close(s.done)
 	for {
 		s.mu.Lock()
@@ -226,7 +226,7 @@ func (s *asyncLogStore) writer() {
 		s.mu.Lock()
 		s.writing = nil
 		if err != nil {
-			s.err = fmt.Errorf("ensemble: background log write: %w", err)
+			s.err = fmt.Errorf("storage: background log write: %w", err)
 			close(s.changed)
 			closing := s.closing
 			s.mu.Unlock()
@@ -243,30 +243,30 @@ func (s *asyncLogStore) writer() {
 	}
 }
 
-// acceptedSeq is the number of StoreLogs calls accepted so far.
-func (s *asyncLogStore) acceptedSeq() uint64 {
+// AcceptedSeq is the number of StoreLogs calls accepted so far.
+func (s *AsyncLogStore) AcceptedSeq() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.accepted
 }
 
-// durableIndex is the last entry known to be on disk.
-func (s *asyncLogStore) durableIndex() uint64 {
+// DurableIndex is the last entry known to be on disk.
+func (s *AsyncLogStore) DurableIndex() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.durable
 }
 
-// waitStored waits until the first seq accepted StoreLogs calls are on
-// disk, stop is closed (errLogClosed) or a write fails.
-func (s *asyncLogStore) waitStored(seq uint64, stop <-chan struct{}) error {
+// WaitStored waits until the first seq accepted StoreLogs calls are on
+// disk, stop is closed (ErrLogClosed) or a write fails.
+func (s *AsyncLogStore) WaitStored(seq uint64, stop <-chan struct{}) error {
 	return s.wait(func() bool { return s.stored >= seq }, stop)
 }
 
-// noteLeaderCommit records a commit index received from a leader
+// NoteLeaderCommit records a commit index received from a leader
 // (appendTransport.serve). Any leader's, of any term: what it covers is
 // committed, hence the same entries everywhere and on a majority's disks.
-func (s *asyncLogStore) noteLeaderCommit(idx uint64) {
+func (s *AsyncLogStore) NoteLeaderCommit(idx uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if idx <= s.told {
@@ -279,14 +279,14 @@ func (s *asyncLogStore) noteLeaderCommit(idx uint64) {
 	}
 }
 
-// waitApplicable waits until the committed entry idx may be applied: it
+// WaitApplicable waits until the committed entry idx may be applied: it
 // is on this member's disk, or a leader's commit index covers it. Only
 // committed entries, which are never truncated, are waited for this way.
-func (s *asyncLogStore) waitApplicable(idx uint64, stop <-chan struct{}) error {
+func (s *AsyncLogStore) WaitApplicable(idx uint64, stop <-chan struct{}) error {
 	return s.wait(func() bool { return s.durable >= idx || s.told >= idx }, stop)
 }
 
-func (s *asyncLogStore) wait(ok func() bool, stop <-chan struct{}) error {
+func (s *AsyncLogStore) wait(ok func() bool, stop <-chan struct{}) error {
 	s.mu.Lock()
 	for {
 		if ok() {
@@ -303,14 +303,14 @@ func (s *asyncLogStore) wait(ok func() bool, stop <-chan struct{}) error {
 		select {
 		case <-ch:
 		case <-stop:
-			return errLogClosed
+			return ErrLogClosed
 		}
 		s.mu.Lock()
 	}
 }
 
 // Close writes what is queued and stops the writer; later calls fail.
-func (s *asyncLogStore) Close() error {
+func (s *AsyncLogStore) Close() error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
@@ -322,7 +322,7 @@ func (s *asyncLogStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		s.err = errLogClosed
+		s.err = ErrLogClosed
 		close(s.changed)
 	}
 	return nil
@@ -332,7 +332,7 @@ func (s *asyncLogStore) Close() error {
 func checkConsecutive(logs []*raft.Log) error {
 	for i := 1; i < len(logs); i++ {
 		if logs[i].Index != logs[i-1].Index+1 {
-			return fmt.Errorf("ensemble: log entries %d and %d are not consecutive", logs[i-1].Index, logs[i].Index)
+			return fmt.Errorf("storage: log entries %d and %d are not consecutive", logs[i-1].Index, logs[i].Index)
 		}
 	}
 	return nil
