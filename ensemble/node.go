@@ -231,7 +231,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
-	journal, err := storage.OpenJournal(filepath.Join(n.logDir, storage.JournalFile), n.cfg.JournalSize, packed, n.logFailed)
+	journal, err := storage.OpenJournal(filepath.Join(n.logDir, storage.JournalFile), n.cfg.JournalSize, packed, n.logFailed, n.log)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
 )
 
 // Journal makes Raft's log writes durable with one write and one
@@ -51,11 +52,18 @@ import (
 //	uint32 payload length, uint32 CRC-32C of generation+payload,
 //	uint64 generation, payload (a pack of consecutive entries, packcodec.go)
 //
-// Reading stops at the first record that is torn, has a bad checksum or
-// belongs to another generation.
+// Reading stops at the end of the generation's records: zeros, or a
+// valid record of an older generation. A record that is torn, has a bad
+// checksum or does not decode is the torn tail of a crash when nothing
+// valid of its generation follows it (it was never acknowledged: it is
+// cut, and logged); when a valid record of its generation follows, the
+// damage is in the middle of acknowledged records and opening fails with
+// a *CorruptError naming the file and the byte offset (journal_scan.go).
 type Journal struct {
 	inner raft.LogStore
 	f     *os.File
+	path  string
+	log   *zap.Logger
 	size  int64
 
 	// writeMu serializes appends, wraps and truncations (StoreLogs comes
@@ -128,8 +136,12 @@ var errJournalClosed = errors.New("storage: journal closed")
 // OpenJournal opens (or creates, size bytes, written out so that syncs
 // never allocate) the journal at path in front of inner, replays into
 // inner what it lacks, and starts the flusher. fail is called once if a
-// background store into inner fails.
-func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error)) (*Journal, error) {
+// background store into inner fails; log (nil: quietly) is told of a torn
+// tail cut on open. A damaged journal is a *CorruptError.
+func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error), log *zap.Logger) (*Journal, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
 	if size <= 0 {
 		size = journalDefaultSize
 	}
@@ -141,7 +153,7 @@ func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error))
 		return nil, fmt.Errorf("storage: open journal: %w", err)
 	}
 	j := &Journal{
-		inner: inner, f: f, size: size, fail: fail, delay: journalFlushDelay, flushAt: journalFlushEntries,
+		inner: inner, f: f, path: path, log: log, size: size, fail: fail, delay: journalFlushDelay, flushAt: journalFlushEntries,
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := j.recover(path); err != nil {

@@ -1,9 +1,7 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 
@@ -32,7 +30,10 @@ func (j *Journal) recover(path string) error {
 	} else if st.Size() > j.size {
 		j.size = st.Size()
 	}
-	h, ok := j.readHeader()
+	h, ok, err := j.checkedHeader()
+	if err != nil {
+		return err
+	}
 	if ok {
 		var logs []*raft.Log
 		if h.prev != 0 {
@@ -69,42 +70,6 @@ func (j *Journal) fill(from int64) error {
 		return fmt.Errorf("storage: journal sync: %w", err)
 	}
 	return nil
-}
-
-// scan reads the records of generation gen from offset start, in order,
-// up to the first one that is not valid.
-func (j *Journal) scan(gen uint64, start int64) ([]*raft.Log, error) {
-	var logs []*raft.Log
-	head := make([]byte, journalRecordHead)
-	for off := start; off+journalRecordHead <= j.size; {
-		if _, err := j.f.ReadAt(head, off); err != nil {
-			break
-		}
-		n := int64(binary.BigEndian.Uint32(head[0:4]))
-		if n == 0 || off+journalRecordHead+n > j.size || binary.BigEndian.Uint64(head[8:16]) != gen {
-			break
-		}
-		payload := make([]byte, n)
-		if _, err := j.f.ReadAt(payload, off+journalRecordHead); err != nil {
-			break
-		}
-		crc := crc32.Update(crc32.Checksum(head[8:16], crcTable), crcTable, payload)
-		if crc != binary.BigEndian.Uint32(head[4:8]) {
-			break
-		}
-		p, err := decodeJournalPack(payload)
-		if err != nil {
-			break
-		}
-		if len(logs) > 0 && p.first != logs[len(logs)-1].Index+1 {
-			return nil, fmt.Errorf("storage: journal record at %d starts at entry %d after %d", off, p.first, logs[len(logs)-1].Index)
-		}
-		for i := range p.logs {
-			logs = append(logs, &p.logs[i])
-		}
-		off += journalRecordHead + n
-	}
-	return logs, nil
 }
 
 // decodeJournalPack decodes a record's payload.

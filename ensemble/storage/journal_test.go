@@ -16,7 +16,7 @@ import (
 // its own, so entries stay in the journal until a test says otherwise.
 func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) *Journal {
 	t.Helper()
-	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), size, inner, func(err error) { t.Errorf("flush failed: %v", err) })
+	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), size, inner, func(err error) { t.Errorf("flush failed: %v", err) }, nil)
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -252,7 +252,7 @@ func TestJournalTornHeader(t *testing.T) {
 // entries reach inner within the flush delay.
 func TestJournalFlusherStoresInBackground(t *testing.T) {
 	dir, inner := t.TempDir(), raft.NewInmemStore()
-	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), 1<<20, inner, nil)
+	j, err := OpenJournal(filepath.Join(dir, "raft.journal"), 1<<20, inner, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestJournalOpensVersion1(t *testing.T) {
 // replays into an empty log is consecutive from the first entry.
 func FuzzJournalRecovery(f *testing.F) {
 	dir := f.TempDir()
-	j, err := OpenJournal(filepath.Join(dir, "seed"), journalHeaderSize+4096, raft.NewInmemStore(), nil)
+	j, err := OpenJournal(filepath.Join(dir, "seed"), journalHeaderSize+4096, raft.NewInmemStore(), nil, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func FuzzJournalRecovery(f *testing.F) {
 			body = body[:4096]
 		}
 		path := filepath.Join(t.TempDir(), "raft.journal")
-		j, err := OpenJournal(path, journalHeaderSize+4096, raft.NewInmemStore(), nil)
+		j, err := OpenJournal(path, journalHeaderSize+4096, raft.NewInmemStore(), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +519,7 @@ func FuzzJournalRecovery(f *testing.F) {
 		}
 		file.Close()
 		inner := raft.NewInmemStore()
-		j, err = OpenJournal(path, journalHeaderSize+4096, inner, nil)
+		j, err = OpenJournal(path, journalHeaderSize+4096, inner, nil, nil)
 		if err != nil {
 			return // refused (entries out of order): no panic
 		}

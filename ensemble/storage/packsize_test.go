@@ -97,7 +97,7 @@ func TestPackedStoreReusesItsBuffer(t *testing.T) {
 // of 10 KB values) is encoded into the journal's kept buffer, not a fresh
 // one each time (it kept only buffers up to 1 MB).
 func TestJournalReusesItsBuffer(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "raft.journal"), 64<<20, &discardStore{LogStore: raft.NewInmemStore()}, nil)
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "raft.journal"), 64<<20, &discardStore{LogStore: raft.NewInmemStore()}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
