@@ -231,6 +231,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return err
 	}
+	packed.Fail = func(err error) { n.fatal("the Raft log is corrupt; stopping", err) }
 	journal, err := storage.OpenJournal(filepath.Join(n.logDir, storage.JournalFile), n.cfg.JournalSize, packed, n.logFailed, n.log)
 	if err != nil {
 		return err

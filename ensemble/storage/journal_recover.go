@@ -74,10 +74,11 @@ func (j *Journal) fill(from int64) error {
 
 // decodeJournalPack decodes a record's payload.
 func decodeJournalPack(payload []byte) (*pack, error) {
-	d := packDecoder{b: payload}
-	if d.byte() != packVersion {
-		return nil, errBadPack
+	body, err := checkPack(payload)
+	if err != nil {
+		return nil, err
 	}
+	d := packDecoder{b: body}
 	first, count := d.uvarint(), d.uvarint()
 	if d.err != nil || count == 0 || first == 0 {
 		return nil, errBadPack

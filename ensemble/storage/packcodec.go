@@ -2,8 +2,8 @@ package storage
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"time"
 
@@ -15,11 +15,21 @@ import (
 // PackedLogStore unpacks records before handing entries out.
 const packLogType raft.LogType = 0xA7
 
-// packVersion is the first byte of a pack's encoding.
-const packVersion = 1
+// packVersion is the first byte of a pack's encoding: version 2 ends
+// with a CRC-32C of everything before it. Version 1 packs (written before
+// checksums) have none and are still read; a log holds both until the
+// older ones are compacted away.
+const (
+	packVersion   = 2
+	packVersionV1 = 1
+	packCRCSize   = 4
+)
 
 // errBadPack reports a pack record that does not decode.
-var errBadPack = errors.New("storage: malformed log pack")
+var errBadPack = fmt.Errorf("malformed log pack: %w", ErrCorrupt)
+
+// errPackChecksum reports a version 2 pack whose checksum does not match.
+var errPackChecksum = fmt.Errorf("log pack fails its checksum: %w", ErrCorrupt)
 
 // pack is a decoded run of consecutive log entries.
 type pack struct {
@@ -36,14 +46,15 @@ func (p *pack) contains(idx uint64) bool {
 //
 //	version byte, uvarint first index, uvarint count, then per entry:
 //	uvarint term, type byte, uvarint len + data, uvarint len + extensions,
-//	varint AppendedAt in Unix nanoseconds (0 when unset).
+//	varint AppendedAt in Unix nanoseconds (0 when unset);
+//	then uint32 CRC-32C of all the bytes before it.
 func encodePack(logs []*raft.Log) []byte {
 	return appendPack(nil, logs)
 }
 
 // packSize bounds the length of logs' encoding.
 func packSize(logs []*raft.Log) int {
-	size := 1 + 2*binary.MaxVarintLen64
+	size := 1 + 2*binary.MaxVarintLen64 + packCRCSize
 	for _, l := range logs {
 		size += 4*binary.MaxVarintLen64 + 1 + len(l.Data) + len(l.Extensions)
 	}
@@ -53,6 +64,7 @@ func packSize(logs []*raft.Log) int {
 // appendPack appends the encoding of logs to b.
 func appendPack(b []byte, logs []*raft.Log) []byte {
 	b = slices.Grow(b, packSize(logs))
+	start := len(b)
 	b = append(b, packVersion)
 	b = binary.AppendUvarint(b, logs[0].Index)
 	b = binary.AppendUvarint(b, uint64(len(logs)))
@@ -69,7 +81,29 @@ func appendPack(b []byte, logs []*raft.Log) []byte {
 		}
 		b = binary.AppendVarint(b, at)
 	}
-	return b
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], crcTable))
+}
+
+// checkPack verifies a pack's version and checksum and returns the bytes
+// after the version byte, without the checksum.
+func checkPack(data []byte) ([]byte, error) {
+	if len(data) == 0 {
+		return nil, errBadPack
+	}
+	switch data[0] {
+	case packVersionV1:
+		return data[1:], nil
+	case packVersion:
+		if len(data) < 1+packCRCSize {
+			return nil, errBadPack
+		}
+		body := data[:len(data)-packCRCSize]
+		if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(data[len(body):]) {
+			return nil, errPackChecksum
+		}
+		return body[1:], nil
+	}
+	return nil, fmt.Errorf("%w: unknown version %d", errBadPack, data[0])
 }
 
 // decodeRecord unpacks a stored record. A record of any other type is an
@@ -79,16 +113,17 @@ func decodeRecord(rec *raft.Log) (*pack, error) {
 	if rec.Type != packLogType {
 		return &pack{first: rec.Index, logs: []raft.Log{*rec}}, nil
 	}
-	d := packDecoder{b: rec.Data}
-	if d.byte() != packVersion {
-		return nil, fmt.Errorf("%w %d: unknown version", errBadPack, rec.Index)
+	body, err := checkPack(rec.Data)
+	if err != nil {
+		return nil, fmt.Errorf("log pack ending at entry %d: %w", rec.Index, err)
 	}
+	d := packDecoder{b: body}
 	first := d.uvarint()
 	count := d.uvarint()
 	// Every entry takes at least five bytes, which bounds count before
 	// anything is allocated for it.
 	if d.err != nil || count == 0 || count > uint64(len(d.b))/5 || first+count-1 != rec.Index {
-		return nil, fmt.Errorf("%w %d: header", errBadPack, rec.Index)
+		return nil, fmt.Errorf("log pack ending at entry %d: header: %w", rec.Index, errBadPack)
 	}
 	p := &pack{first: first, logs: make([]raft.Log, count)}
 	for i := range p.logs {
@@ -103,7 +138,7 @@ func decodeRecord(rec *raft.Log) (*pack, error) {
 		}
 	}
 	if d.err != nil || len(d.b) != 0 {
-		return nil, fmt.Errorf("%w %d: entries", errBadPack, rec.Index)
+		return nil, fmt.Errorf("log pack ending at entry %d: entries: %w", rec.Index, errBadPack)
 	}
 	return p, nil
 }

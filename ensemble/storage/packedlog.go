@@ -36,6 +36,12 @@ import (
 type PackedLogStore struct {
 	inner raft.LogStore
 
+	// Fail, if set, is called with every corrupt pack read (a failed
+	// checksum, a pack that does not decode) before the error is
+	// returned: Raft panics on a log read error, and the member should
+	// stop with the error that names the entry instead.
+	Fail func(error)
+
 	// writing serializes StoreLogs and truncations, which share scratch:
 	// raft-boltdb copies a record's Data while encoding it, so the buffer
 	// is free again once a call returns.
@@ -91,6 +97,10 @@ func NewPackedLogStore(inner raft.LogStore) (*PackedLogStore, error) {
 	p, err := s.read(firstKey)
 	if err != nil {
 		return nil, fmt.Errorf("storage: read first log pack %d: %w", firstKey, err)
+	}
+	// The newest pack is the one a torn or damaged file loses first.
+	if _, err := s.read(last); err != nil {
+		return nil, fmt.Errorf("storage: read last log pack %d: %w", last, err)
 	}
 	s.first, s.last = p.first, last
 	return s, nil
@@ -242,7 +252,15 @@ func (s *PackedLogStore) read(key uint64) (*pack, error) {
 	if err := s.inner.GetLog(key, &rec); err != nil {
 		return nil, err
 	}
-	return decodeRecord(&rec)
+	p, err := decodeRecord(&rec)
+	if err != nil {
+		err = fmt.Errorf("storage: %s: %w", LogStoreFile, err)
+		if s.Fail != nil {
+			s.Fail(err)
+		}
+		return nil, err
+	}
+	return p, nil
 }
 
 // remember caches a decoded pack, evicting the oldest.
