@@ -217,6 +217,9 @@ func (n *Node) raftConfig() *raft.Config {
 
 func (n *Node) startRaft() error {
 	rc := n.raftConfig()
+	if err := storage.CheckBoltFile(filepath.Join(n.logDir, storage.LogStoreFile)); err != nil {
+		return err
+	}
 	store, err := raftboltdb.New(raftboltdb.Options{
 		Path: filepath.Join(n.logDir, storage.LogStoreFile),
 		// The freelist is rebuilt on open instead of written with every

@@ -1,0 +1,121 @@
+package storage
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// writeRaftDB fills a raft.db with enough log to span many pages.
+func writeRaftDB(t *testing.T, path string) {
+	t.Helper()
+	p := openPackTestStore(t, path)
+	for i := uint64(0); i < 20; i++ {
+		logs := sizedLogs(i*100+1, 100, 1000)
+		if err := p.store.StoreLogs(logs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.bolt.SetUint64([]byte("CurrentTerm"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.bolt.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckBoltFileRefusesATruncatedRaftDB: a raft.db cut short is
+// refused naming the file and where it ends; a whole one, a missing one
+// and an empty one pass.
+func TestCheckBoltFileRefusesATruncatedRaftDB(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "raft.db")
+	if err := CheckBoltFile(path); err != nil {
+		t.Fatalf("missing file: %v", err)
+	}
+	writeRaftDB(t, path)
+	if err := CheckBoltFile(path); err != nil {
+		t.Fatalf("whole file: %v", err)
+	}
+	st, _ := os.Stat(path)
+	cut := st.Size() / 2 &^ 4095
+	if err := os.Truncate(path, cut); err != nil {
+		t.Fatal(err)
+	}
+	wantCorrupt(t, CheckBoltFile(path), path, cut)
+	if err := os.Truncate(path, 100); err != nil { // the first meta page only
+		t.Fatal(err)
+	}
+	wantCorrupt(t, CheckBoltFile(path), path, 100)
+	if err := os.Truncate(path, 50); err != nil { // no meta page at all
+		t.Fatal(err)
+	}
+	wantCorrupt(t, CheckBoltFile(path), path, 0)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckBoltFile(path); err != nil {
+		t.Fatalf("empty file: %v", err)
+	}
+}
+
+// TestOpenTruncatedRaftDB opens a truncated raft.db the way a member does
+// (checked first, then bolt, then every entry read) in a child process:
+// a crash there (SIGBUS, as bolt maps pages the file lacks) fails the
+// test, a refusal naming the file passes.
+func TestOpenTruncatedRaftDB(t *testing.T) {
+	if path := os.Getenv("STORAGE_TEST_OPEN_RAFTDB"); path != "" {
+		if err := CheckBoltFile(path); err != nil {
+			os.Stdout.WriteString("refused: " + err.Error() + "\n")
+			os.Exit(0)
+		}
+		b, err := raftboltdb.NewBoltStore(path)
+		if err != nil {
+			os.Stdout.WriteString("refused: " + err.Error() + "\n")
+			os.Exit(0)
+		}
+		s, err := NewPackedLogStore(ChunkedLogStore{b})
+		if err == nil {
+			last, _ := s.LastIndex()
+			for i := uint64(1); i <= last && err == nil; i++ {
+				var l raft.Log
+				err = s.GetLog(i, &l)
+			}
+		}
+		if err != nil {
+			os.Stdout.WriteString("refused: " + err.Error() + "\n")
+			os.Exit(0)
+		}
+		os.Stdout.WriteString("opened\n")
+		os.Exit(0)
+	}
+	path := filepath.Join(t.TempDir(), "raft.db")
+	writeRaftDB(t, path)
+	st, _ := os.Stat(path)
+	if err := os.Truncate(path, st.Size()/2&^4095); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenTruncatedRaftDB$")
+	cmd.Env = append(os.Environ(), "STORAGE_TEST_OPEN_RAFTDB="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("opening a truncated raft.db crashed the process: %v\n%s", err, firstLines(string(out), 8))
+	}
+	if !strings.Contains(string(out), "refused: ") || !strings.Contains(string(out), path) {
+		t.Fatalf("a truncated raft.db was not refused naming it:\n%s", firstLines(string(out), 8))
+	}
+}
+
+// firstLines is the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
