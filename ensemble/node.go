@@ -262,6 +262,9 @@ func (n *Node) startRaft() error {
 	}
 	snaps := storage.NewOrderedSnapshots(files, filepath.Join(n.cfg.DataDir, storage.SnapshotsDir), n.log)
 	n.snaps = snaps
+	if err := snaps.Verify(); err != nil {
+		return err
+	}
 	trans, conf, err := n.transport(rc)
 	if err != nil {
 		return err

@@ -1,0 +1,99 @@
+package ensemble
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/ensemble/storage"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// writeAndSnapshot creates a session and n nodes, taking a snapshot after
+// each half, and returns the nodes' paths.
+func writeAndSnapshot(t *testing.T, node *Node, n int) []string {
+	t.Helper()
+	if _, err := node.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 3, Time: 1, Timeout: 10000, Passwd: make([]byte, 16)}); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("/n%03d", i)
+		if res, err := node.ProposeWait(createTxn(3, p, 0, int64(i))); err != nil || res.Err != jute.OK {
+			t.Fatalf("create %s: %v %v", p, err, res)
+		}
+		paths = append(paths, p)
+		if i == n/2 || i == n-1 {
+			if err := node.Snapshot(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return paths
+}
+
+// newestSnapshot is the directory of the member's newest snapshot.
+func newestSnapshot(t *testing.T, dataDir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dataDir, "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasSuffix(e.Name(), ".tmp") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) < 2 {
+		t.Fatalf("snapshots %v, want two", names)
+	}
+	sort.Slice(names, func(i, j int) bool { // term-index-time: all numbers
+		var a, b [3]uint64
+		fmt.Sscanf(names[i], "%d-%d-%d", &a[0], &a[1], &a[2])
+		fmt.Sscanf(names[j], "%d-%d-%d", &b[0], &b[1], &b[2])
+		return a[0] > b[0] || a[0] == b[0] && (a[1] > b[1] || a[1] == b[1] && a[2] > b[2])
+	})
+	return filepath.Join(dataDir, "snapshots", names[0])
+}
+
+// TestMemberRefusesADamagedNewestSnapshot: a member whose newest snapshot
+// is damaged does not start, and says which file; it used to start from
+// the older snapshot with only a log line from Raft.
+func TestMemberRefusesADamagedNewestSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, dir, func(c *Config) { c.SnapshotThreshold = 1 << 20 })
+	writeAndSnapshot(t, n, 40)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(newestSnapshot(t, dir), "state.bin")
+	f, err := os.OpenFile(state, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, 20); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	n, err = Open(Config{DataDir: dir, TickTime: 100 * time.Millisecond})
+	if err == nil {
+		n.Close()
+		t.Fatal("a member with a damaged newest snapshot started")
+	}
+	if !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), state) {
+		t.Fatalf("error %v does not name %s", err, state)
+	}
+}
