@@ -280,7 +280,11 @@ func (n *Node) startRaft() error {
 			return fmt.Errorf("ensemble: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, n.fsm, logs, store, snaps, trans)
+	// A failed term or vote write stops the member (Raft would panic).
+	stable := storage.NewFailStopStable(store, func(err error) {
+		n.fatal("cannot save Raft's term or vote; stopping", err)
+	})
+	r, err := raft.NewRaft(rc, n.fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("ensemble: start raft: %w", err)
 	}
