@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +60,7 @@ import (
 // a *CorruptError naming the file and the byte offset (journal_scan.go).
 type Journal struct {
 	inner raft.LogStore
-	f     *os.File
+	f     File
 	path  string
 	log   *zap.Logger
 	size  int64
@@ -139,6 +138,11 @@ var errJournalClosed = errors.New("storage: journal closed")
 // background store into inner fails; log (nil: quietly) is told of a torn
 // tail cut on open. A damaged journal is a *CorruptError.
 func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error), log *zap.Logger) (*Journal, error) {
+	return openJournalFile(path, size, inner, fail, log, openOSFile)
+}
+
+// openJournalFile is OpenJournal with the file opened by open.
+func openJournalFile(path string, size int64, inner raft.LogStore, fail func(error), log *zap.Logger, open OpenFileFunc) (*Journal, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -148,7 +152,7 @@ func OpenJournal(path string, size int64, inner raft.LogStore, fail func(error),
 	if size < journalHeaderSize+2*journalSlotSize {
 		return nil, fmt.Errorf("storage: journal size %d too small", size)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open journal: %w", err)
 	}
@@ -255,7 +259,8 @@ func (j *Journal) StoreLogs(logs []*raft.Log) error {
 	}
 	sealJournalRecord(rec, j.gen)
 	if _, err := j.f.WriteAt(rec, j.tail); err != nil {
-		return fmt.Errorf("storage: journal write: %w", err)
+		// Part of the record may be on disk: a torn tail, cut on open.
+		return j.broken(fmt.Errorf("storage: journal write: %w", err))
 	}
 	if !j.NoSync {
 		start := time.Now()

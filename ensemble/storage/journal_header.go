@@ -72,7 +72,7 @@ func (j *Journal) begin(carry bool) error {
 	binary.BigEndian.PutUint64(buf[24:32], uint64(h.prev))
 	binary.BigEndian.PutUint32(buf[32:36], crc32.Checksum(buf[:32], crcTable))
 	if _, err := j.f.WriteAt(buf, int64(h.gen%2)*journalSlotSize); err != nil {
-		return fmt.Errorf("storage: journal header: %w", err)
+		return j.broken(fmt.Errorf("storage: journal header: %w", err))
 	}
 	if err := j.sync(); err != nil {
 		return err
@@ -143,4 +143,26 @@ func (j *Journal) parseHeader(buf []byte) (journalHeader, bool) {
 		return h, true
 	}
 	return journalHeader{}, false
+}
+
+// sync makes the journal's data durable. A failed sync is not retried:
+// the kernel may have dropped the pages it could not write, so the store
+// fails from then on (the member stops; see doc.go).
+func (j *Journal) sync() error {
+	j.Syncs.Add(1)
+	if err := j.f.Datasync(); err != nil {
+		return j.broken(fmt.Errorf("storage: journal sync: %w", err))
+	}
+	return nil
+}
+
+// broken records err as the store's error, which every later call
+// returns, and returns it.
+func (j *Journal) broken(err error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		j.err = err
+	}
+	return err
 }

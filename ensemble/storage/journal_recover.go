@@ -66,7 +66,7 @@ func (j *Journal) fill(from int64) error {
 		}
 		off += n
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.f.Datasync(); err != nil {
 		return fmt.Errorf("storage: journal sync: %w", err)
 	}
 	return nil

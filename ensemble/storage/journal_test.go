@@ -509,7 +509,7 @@ func FuzzJournalRecovery(f *testing.F) {
 		}
 		// The seed records were written in generation gen; make it current.
 		for j.gen < gen {
-			j.f = file
+			j.f = osFile{file}
 			if err := j.begin(false); err != nil {
 				t.Fatal(err)
 			}
