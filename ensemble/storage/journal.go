@@ -295,7 +295,7 @@ func (j *Journal) StoreLogs(logs []*raft.Log) error {
 func appendJournalRecord(buf []byte, logs []*raft.Log) []byte {
 	start := len(buf)
 	buf = append(buf, make([]byte, journalRecordHead)...)
-	buf = appendPack(buf, logs)
+	buf = appendUncheckedPack(buf, logs)
 	binary.BigEndian.PutUint32(buf[start:start+4], uint32(len(buf)-start-journalRecordHead))
 	return buf
 }
