@@ -1,8 +1,9 @@
-// Package ensemble owns replication: a hashicorp/raft node with a raft-boltdb
-// log and stable store and a file snapshot store, the FSM that applies
-// znode transactions, proposals and their completion, leader-side session
-// expiry and the container/TTL reaper. It is the only package that imports
-// raft.
+// Package ensemble owns replication: a hashicorp/raft node over the log,
+// stable and snapshot stores of ensemble/storage (which keeps them on disk
+// and owns their durability rules), the FSM that applies znode
+// transactions, proposals and their completion, leader-side session
+// expiry and the container/TTL reaper. It and the packages under it are
+// the only ones that import raft.
 //
 // Every mutation is a Raft log entry. The FSM applies entries in log order
 // under the tree's write lock: zxid = the entry's Raft index, times come from
