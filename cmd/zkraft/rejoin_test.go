@@ -59,13 +59,14 @@ func createAll(t *testing.T, c *zk.Conn, prefix string, n int) []string {
 // the middle (a flipped byte in a record with acknowledged records after
 // it) makes it refuse to start, naming the file and the offset; `zkraft
 // rejoin` moves its log aside, and started again it catches up from the
-// others and holds every acknowledged write, those from before the damage
-// and those made while it was down.
+// others (the leader, whose log was compacted meanwhile, sends it a
+// snapshot) and holds every acknowledged write, those from before the
+// damage and those made while it was down.
 func TestRejoinRecoversADamagedMember(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	members := startEnsemble(t, 3)
+	members := startEnsemble(t, 3, "snapCount=1000")
 	leader := leaderOf(t, members, nil)
 	var victim *member
 	var others []string
@@ -105,6 +106,20 @@ func TestRejoinRecoversADamagedMember(t *testing.T) {
 	f.Close()
 
 	acked = append(acked, createAll(t, admin, "while-down", 40)...)
+	// Past the trailing log the others keep behind a snapshot (10240
+	// entries), so the rejoined member is sent a snapshot rather than the
+	// log from its first entry. The snapshot comes once the load stops: an
+	// idle member snapshots after snapCount (1000) entries.
+	_, stopLoad := createLoad(t, others, 8)
+	time.Sleep(8 * time.Second)
+	load := stopLoad()
+	acked = append(acked, load...)
+	for deadline := time.Now().Add(30 * time.Second); !compactedPast(members, victim, 1); time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d creates the others' logs still start at entry 1: the test would not send a snapshot", len(load))
+		}
+	}
+	t.Logf("%d creates while the member was down", len(load))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -141,4 +156,28 @@ func TestRejoinRecoversADamagedMember(t *testing.T) {
 	defer direct.Close()
 	requirePresent(t, direct, acked)
 	t.Logf("the rejoined member holds all %d acknowledged creates", len(acked))
+}
+
+// compactedPast reports whether every member but except has a snapshot
+// far enough along that its log, which keeps 10240 entries behind the
+// snapshot (ensemble's trailing log at snapCount=1000), no longer holds
+// entry index.
+func compactedPast(members []*member, except *member, index uint64) bool {
+	for _, m := range members {
+		if m == except {
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(filepath.Dir(m.cfgPath), "snapshots"))
+		var newest uint64
+		for _, e := range entries {
+			var term, idx, ms uint64
+			if _, err := fmt.Sscanf(e.Name(), "%d-%d-%d", &term, &idx, &ms); err == nil && !strings.HasSuffix(e.Name(), ".tmp") {
+				newest = max(newest, idx)
+			}
+		}
+		if newest <= index+10240+100 {
+			return false
+		}
+	}
+	return true
 }
