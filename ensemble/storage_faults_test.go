@@ -97,3 +97,31 @@ func TestMemberRefusesADamagedNewestSnapshot(t *testing.T) {
 		t.Fatalf("error %v does not name %s", err, state)
 	}
 }
+
+// TestMemberRefusesATruncatedRaftDB: a member whose raft.db was cut short
+// refuses to start naming it; bolt used to map the missing pages and
+// crash the process with SIGBUS.
+func TestMemberRefusesATruncatedRaftDB(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, dir, func(c *Config) { c.SnapshotThreshold = 1 << 20 })
+	writeAndSnapshot(t, n, 200)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, storage.LogStoreFile)
+	st, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(db, st.Size()/2&^4095); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Open(Config{DataDir: dir, TickTime: 100 * time.Millisecond})
+	if err == nil {
+		n.Close()
+		t.Fatal("a member with a truncated raft.db started")
+	}
+	if !errors.Is(err, storage.ErrCorrupt) || !strings.Contains(err.Error(), db) {
+		t.Fatalf("error %v does not name %s", err, db)
+	}
+}
