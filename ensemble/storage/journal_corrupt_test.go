@@ -114,3 +114,29 @@ func TestJournalTornLastRecordIsCut(t *testing.T) {
 	mustStore(t, j, journalLogs(3, 1, 1))
 	checkLog(t, j, 1, 3, 1)
 }
+
+// TestJournalZeroedRecordMidFileRefusesStart: a record zeroed whole (a
+// lost sector, a hole punched by a broken copy) with records after it
+// looks like a generation's end; the records after it make it damage.
+func TestJournalZeroedRecordMidFileRefusesStart(t *testing.T) {
+	dir, inner := t.TempDir(), raft.NewInmemStore()
+	path := filepath.Join(dir, "raft.journal")
+	j := openTestJournal(t, dir, 1<<20, inner)
+	mustStore(t, j, journalLogs(1, 2, 1))
+	second := j.tail
+	mustStore(t, j, journalLogs(3, 2, 1))
+	third := j.tail
+	mustStore(t, j, journalLogs(5, 2, 1))
+	crash(j)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, third-second), second); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	_, err = OpenJournal(path, 1<<20, inner, nil, nil)
+	wantCorrupt(t, err, path, second)
+}

@@ -23,40 +23,18 @@ import (
 // records out of order, so a crash can look like that too; refusing is
 // still the safe answer there.)
 
-// recordState is what scanning found at one offset.
-type recordState int
-
-const (
-	recordValid recordState = iota + 1
-	// recordEnd is the clean end of a generation: zeros, or a valid record
-	// of an older generation left in the half.
-	recordEnd
-	// recordBad is a record of this generation (or garbage) that is torn,
-	// fails its checksum or does not decode.
-	recordBad
-)
-
 // scan reads the records of generation gen from offset start, in order,
-// up to the end of the generation. A bad record ends the scan when
-// nothing valid of gen follows it (a torn tail, logged) and fails it with
-// a *CorruptError otherwise.
+// up to the end of the generation. Wherever reading stops (zeros, a record
+// of another generation, a bad record), a valid record of gen further on
+// means the stop is damage: a *CorruptError naming the offset. Otherwise
+// it is the generation's end, and a bad record of gen there is a torn
+// tail, cut and logged.
 func (j *Journal) scan(gen uint64, start int64) ([]*raft.Log, error) {
 	var logs []*raft.Log
 	for off := start; off+journalRecordHead <= j.size; {
-		p, n, state, why := j.readRecord(gen, off)
-		switch state {
-		case recordEnd:
-			return logs, nil
-		case recordBad:
-			if next, found := j.findRecord(gen, off+1); found {
-				return nil, &CorruptError{Path: j.path, Offset: off, Reason: fmt.Sprintf(
-					"journal record of generation %d %s, and a valid record of that generation follows at byte offset %d, "+
-						"so acknowledged writes after it would be lost", gen, why, next)}
-			}
-			j.log.Warn("the journal ends with an incomplete record (never acknowledged): cut",
-				zap.String("file", j.path), zap.Int64("offset", off), zap.String("reason", why),
-				zap.Uint64("generation", gen), zap.Int("entriesKept", len(logs)))
-			return logs, nil
+		p, n, why := j.readRecord(gen, off)
+		if p == nil {
+			return logs, j.endAt(gen, off, why, len(logs))
 		}
 		if len(logs) > 0 && p.first != logs[len(logs)-1].Index+1 {
 			return nil, &CorruptError{Path: j.path, Offset: off, Reason: fmt.Sprintf(
@@ -70,51 +48,62 @@ func (j *Journal) scan(gen uint64, start int64) ([]*raft.Log, error) {
 	return logs, nil
 }
 
+// endAt decides what the end of generation gen's records at off is: nil
+// for the clean end or a torn tail (logged when why is set), a
+// *CorruptError when a valid record of gen follows. It reads the rest of
+// the file once per generation opened.
+func (j *Journal) endAt(gen uint64, off int64, why string, kept int) error {
+	if next, found := j.findRecord(gen, off+1); found {
+		if why == "" {
+			why = "is missing (zeros or another generation's bytes)"
+		}
+		return &CorruptError{Path: j.path, Offset: off, Reason: fmt.Sprintf(
+			"journal record of generation %d %s, and a valid record of that generation follows at byte offset %d, "+
+				"so acknowledged writes after it would be lost", gen, why, next)}
+	}
+	if why != "" {
+		j.log.Warn("the journal ends with an incomplete record (never acknowledged): cut",
+			zap.String("file", j.path), zap.Int64("offset", off), zap.String("reason", why),
+			zap.Uint64("generation", gen), zap.Int("entriesKept", kept))
+	}
+	return nil
+}
+
 // readRecord reads the record at off, expected of generation gen: its
-// pack and payload length when valid, else whether it is the clean end or
-// a bad record (and why).
-func (j *Journal) readRecord(gen uint64, off int64) (*pack, int64, recordState, string) {
+// pack and payload length when valid; else nil and, when the bytes there
+// claim generation gen (a torn or damaged record of it), why it is bad.
+func (j *Journal) readRecord(gen uint64, off int64) (*pack, int64, string) {
 	head := make([]byte, journalRecordHead)
 	if _, err := j.f.ReadAt(head, off); err != nil {
-		return nil, 0, recordBad, fmt.Sprintf("cannot be read: %v", err)
-	}
-	if bytes.Equal(head, make([]byte, journalRecordHead)) {
-		return nil, 0, recordEnd, ""
+		return nil, 0, fmt.Sprintf("cannot be read: %v", err)
 	}
 	n := int64(binary.BigEndian.Uint32(head[0:4]))
-	recGen := binary.BigEndian.Uint64(head[8:16])
-	if n == 0 || off+journalRecordHead+n > j.size {
-		if recGen != gen {
-			return nil, 0, recordEnd, "" // an older generation's leftovers, cut by this one's records
+	ours := binary.BigEndian.Uint64(head[8:16]) == gen
+	bad := func(why string) (*pack, int64, string) {
+		if !ours {
+			return nil, 0, "" // zeros, or an older generation's leftovers
 		}
-		return nil, 0, recordBad, fmt.Sprintf("has length %d, past the end of the file", n)
+		return nil, 0, why
+	}
+	if n == 0 || off+journalRecordHead+n > j.size {
+		return bad(fmt.Sprintf("has length %d, past the end of the file", n))
 	}
 	payload := make([]byte, n)
 	if _, err := j.f.ReadAt(payload, off+journalRecordHead); err != nil && err != io.EOF {
-		return nil, 0, recordBad, fmt.Sprintf("cannot be read: %v", err)
+		return nil, 0, fmt.Sprintf("cannot be read: %v", err)
 	}
 	crc := crc32.Update(crc32.Checksum(head[8:16], crcTable), crcTable, payload)
 	if crc != binary.BigEndian.Uint32(head[4:8]) {
-		if recGen != gen && recGen < gen {
-			// Most likely an older generation's record cut by this one's;
-			// a valid record of gen after it is still caught by findRecord.
-			if _, found := j.findRecord(gen, off+1); !found {
-				return nil, 0, recordEnd, ""
-			}
-		}
-		return nil, 0, recordBad, "fails its checksum"
+		return bad("fails its checksum")
 	}
-	if recGen != gen {
-		if recGen < gen {
-			return nil, 0, recordEnd, ""
-		}
-		return nil, 0, recordBad, fmt.Sprintf("is of generation %d, newer than the header's", recGen)
+	if !ours {
+		return bad("")
 	}
 	p, err := decodeJournalPack(payload)
 	if err != nil {
-		return nil, 0, recordBad, fmt.Sprintf("does not decode: %v", err)
+		return nil, 0, fmt.Sprintf("does not decode: %v", err)
 	}
-	return p, n, recordValid, ""
+	return p, n, ""
 }
 
 // findRecord looks for a valid record of generation gen at or after
