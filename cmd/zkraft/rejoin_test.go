@@ -110,9 +110,15 @@ func TestRejoinRecoversADamagedMember(t *testing.T) {
 	// entries), so the rejoined member is sent a snapshot rather than the
 	// log from its first entry. The snapshot comes once the load stops: an
 	// idle member snapshots after snapCount (1000) entries.
-	_, stopLoad := createLoad(t, others, 8)
-	time.Sleep(8 * time.Second)
-	load := stopLoad()
+	var load []string
+	for deadline := time.Now().Add(90 * time.Second); len(load) < 12000; { // the machine's speed varies
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d creates in 90 s", len(load))
+		}
+		_, stopLoad := createLoad(t, others, 8)
+		time.Sleep(3 * time.Second)
+		load = append(load, stopLoad()...)
+	}
 	acked = append(acked, load...)
 	for deadline := time.Now().Add(30 * time.Second); !compactedPast(members, victim, 1); time.Sleep(500 * time.Millisecond) {
 		if time.Now().After(deadline) {
