@@ -51,13 +51,14 @@ import (
 //	uint32 payload length, uint32 CRC-32C of generation+payload,
 //	uint64 generation, payload (a pack of consecutive entries, packcodec.go)
 //
-// Reading stops at the end of the generation's records: zeros, or a
-// valid record of an older generation. A record that is torn, has a bad
-// checksum or does not decode is the torn tail of a crash when nothing
-// valid of its generation follows it (it was never acknowledged: it is
-// cut, and logged); when a valid record of its generation follows, the
-// damage is in the middle of acknowledged records and opening fails with
-// a *CorruptError naming the file and the byte offset (journal_scan.go).
+// Reading stops where the generation's records stop: zeros, another
+// generation's bytes, or a record that is torn, has a bad checksum or does
+// not decode. With nothing valid of the generation after that point it is
+// the end (a bad record of the generation there is the torn tail of a
+// crash, never acknowledged: it is cut, and logged); with a valid record
+// of the generation after it, the damage is in the middle of acknowledged
+// records and opening fails with a *CorruptError naming the file and the
+// byte offset (journal_scan.go).
 type Journal struct {
 	inner raft.LogStore
 	f     File
