@@ -19,7 +19,7 @@ vet:
 
 # Every test: unit, raw-frame, end-to-end with real clients; then the
 # server's concurrent core once more under the race detector.
-RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/
+RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/
 test: vet
 	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(PKGS)
 	GO=$(GO) scripts/gotest.sh -race -count=1 -timeout 10m $(RACEPKGS)
@@ -65,7 +65,7 @@ test-short:
 # (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
 # it failed only by Go's fuzzing-coordinator race at -fuzztime's end.
 FUZZTIME ?= 30s
-FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./ensemble/storage/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZPKGS)
 
