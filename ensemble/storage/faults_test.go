@@ -146,7 +146,7 @@ func openFaultJournal(t *testing.T, dir string, inner raft.LogStore, fail func(e
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.delay = time.Hour
+	j.delay.Store(int64(time.Hour))
 	return j, ff
 }
 
@@ -283,11 +283,19 @@ func TestFaultBoltErrorBehindTheJournal(t *testing.T) {
 	}
 	failed := make(chan error, 1)
 	j, _ := openFaultJournal(t, dir, packed, func(err error) { failed <- err })
+	j.delay.Store(int64(time.Millisecond))
 	mustStore(t, j, journalLogs(1, 5, 1))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if last, err := packed.LastIndex(); err == nil && last == 5 {
+			break // the first batch reached bolt
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first batch never reached bolt")
+		}
+	}
 	bolt.mu.Lock()
 	bolt.failing = true
 	bolt.mu.Unlock()
-	j.delay = time.Millisecond
 	mustStore(t, j, journalLogs(6, 5, 1)) // durable in the journal; wakes the flusher
 	select {
 	case err := <-failed:

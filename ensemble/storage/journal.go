@@ -100,7 +100,7 @@ type Journal struct {
 	full  chan struct{} // cap 1: flushAt entries are pending; flush without waiting
 	stop  chan struct{}
 	done  chan struct{}
-	delay time.Duration
+	delay atomic.Int64 // a time.Duration; tests change it while the flusher runs
 	// flushAt is the pending count that starts a flush before delay
 	// (it also keeps the flusher a whole half ahead of the wraps).
 	flushAt int
@@ -158,9 +158,10 @@ func openJournalFile(path string, size int64, inner raft.LogStore, fail func(err
 		return nil, fmt.Errorf("storage: open journal: %w", err)
 	}
 	j := &Journal{
-		inner: inner, f: f, path: path, log: log, size: size, fail: fail, delay: journalFlushDelay, flushAt: journalFlushEntries,
+		inner: inner, f: f, path: path, log: log, size: size, fail: fail, flushAt: journalFlushEntries,
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	j.delay.Store(int64(journalFlushDelay))
 	if err := j.recover(path); err != nil {
 		f.Close()
 		return nil, err
@@ -384,7 +385,7 @@ func (j *Journal) flusher() {
 		case <-j.stop:
 			return
 		}
-		t.Reset(j.delay)
+		t.Reset(time.Duration(j.delay.Load()))
 		select {
 		case <-t.C:
 		case <-j.full:

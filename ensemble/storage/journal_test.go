@@ -20,7 +20,7 @@ func openTestJournal(t *testing.T, dir string, size int64, inner raft.LogStore) 
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
-	j.delay = time.Hour
+	j.delay.Store(int64(time.Hour))
 	return j
 }
 
@@ -477,7 +477,7 @@ func FuzzJournalRecovery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	j.delay = time.Hour
+	j.delay.Store(int64(time.Hour))
 	if err := j.StoreLogs(journalLogs(1, 3, 1)); err != nil {
 		f.Fatal(err)
 	}
