@@ -1,9 +1,9 @@
 package znode
 
 import (
+	"encoding/binary"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -37,21 +37,22 @@ type aclEntry struct {
 func newACLCache() *aclCache { return &aclCache{slots: make(map[string]aclRef)} }
 
 // ACLKey is a canonical string for an ACL list (order-sensitive, as in
-// ZooKeeper): equal lists have equal keys.
+// ZooKeeper): equal lists have equal keys, and unequal lists unequal keys.
+// Every field is length-prefixed, so no id (which may hold any byte, NUL
+// included) can make one list encode like another.
 func ACLKey(list []jute.ACL) string {
 	return string(appendACLKey(nil, list))
 }
 
-// appendACLKey appends ACLKey(list) to b.
+// appendACLKey appends ACLKey(list) to b: per entry, the perms as 4 bytes,
+// then the scheme and the id each as a 4-byte length and the bytes.
 func appendACLKey(b []byte, list []jute.ACL) []byte {
 	for _, a := range list {
-		b = strconv.AppendInt(b, int64(a.Perms), 10)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, int64(len(a.ID.Scheme)), 10)
-		b = append(b, 0)
+		b = binary.BigEndian.AppendUint32(b, uint32(a.Perms))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a.ID.Scheme)))
 		b = append(b, a.ID.Scheme...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a.ID.ID)))
 		b = append(b, a.ID.ID...)
-		b = append(b, 0)
 	}
 	return b
 }
