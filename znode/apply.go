@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -103,7 +104,7 @@ func (t *Tree) Apply(txn *Txn, zxid int64) (res *Result) {
 
 // errCode extracts the ZooKeeper code of an error returned by an op.
 func errCode(err error) jute.ErrCode {
-	if c, ok := err.(jute.ErrCode); ok {
+	if c, ok := errors.AsType[jute.ErrCode](err); ok {
 		return c
 	}
 	return jute.ErrSystemError
@@ -122,8 +123,7 @@ func (a *applier) apply() (jute.Record, error) {
 	case jute.OpCreateSession:
 		return nil, a.createSession()
 	case jute.OpCloseSession:
-		a.closeSession()
-		return nil, nil
+		return nil, a.closeSession()
 	case jute.OpDeleteContainer:
 		req := &jute.PathRequest{}
 		if err := a.decode(req); err != nil {

@@ -32,7 +32,9 @@ func (a *applier) reconfig() (jute.Record, error) {
 	} else {
 		data = append(data, "version="+strconv.FormatInt(zxid, 16)...)
 	}
-	a.setNodeData(ConfigPath, n, data, -1, zxid, a.txn.Time)
+	if err := a.setNodeData(ConfigPath, n, data, -1, zxid, a.txn.Time); err != nil {
+		return nil, err
+	}
 	a.fire(ConfigPath, jute.EventNodeDataChanged, a.t.aclOf(n))
 	return &jute.GetDataResponse{Data: n.data, Stat: n.stat()}, nil
 }

@@ -62,9 +62,9 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	if err := a.checkSession(); err != nil {
 		return nil, err
 	}
-	parentPath, _, ok := splitPath(req.Path)
-	if !ok || hasNUL(req.Path) {
-		return nil, jute.ErrBadArguments
+	parentPath, err := parentForCreate(req.Path)
+	if err != nil {
+		return nil, err
 	}
 	list, err := acl.Fixup(req.ACL, a.ids)
 	if err != nil {
@@ -86,7 +86,6 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	}
 	_, name, _ := splitPath(path)
 	if path == RootPath || parent.child(name) != nil { // "/" splits into "" and ""
-
 		return nil, jute.ErrNodeExists
 	}
 	if parent.kind() == kindEphemeral {
@@ -118,7 +117,10 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	}
 	a.setChildMeta(parent, parent.cversion()+1, a.zxid)
 	st := n.stat() // before quota bookkeeping may rewrite a stats node's data
-	a.insert(path, parent, name, n)
+	if err := a.insert(path, parent, name, n); err != nil {
+		a.t.acls.release(ref)
+		return nil, err
+	}
 	a.fire(path, jute.EventNodeCreated, a.t.aclOf(n))
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
 	if a.res != nil && !a.multi { // the reply lives in the Result (see setData)
@@ -133,14 +135,4 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 		return &jute.PathRequest{Path: path}, nil
 	}
 	return &jute.Create2Response{Path: path, Stat: st}, nil
-}
-
-// hasNUL reports a NUL character in path.
-func hasNUL(path string) bool {
-	for i := 0; i < len(path); i++ {
-		if path[i] == 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -2,16 +2,6 @@ package znode
 
 import "github.com/zkraft/zkraft/jute"
 
-// parentForDelete is getParentPathAndValidate: paths without a slash, with a
-// NUL, or naming a system node are BadArguments.
-func parentForDelete(path string) (parent, name string, err error) {
-	parent, name, ok := splitPath(path)
-	if !ok || hasNUL(path) || isSpecial(path) {
-		return "", "", jute.ErrBadArguments
-	}
-	return parent, name, nil
-}
-
 // delete applies delete: session, path, parent, DELETE on the parent, node,
 // version, children — ZooKeeper's order.
 func (a *applier) delete(req *jute.PathVersionRequest) error {
@@ -29,7 +19,7 @@ func (a *applier) delete(req *jute.PathVersionRequest) error {
 	if err := a.checkPerm(a.t.aclOf(parent), jute.PermDelete); err != nil {
 		return err
 	}
-	n := parent.child(name)
+	n := lookupChild(parent, req.Path, name)
 	if n == nil {
 		return jute.ErrNoNode
 	}
@@ -39,22 +29,24 @@ func (a *applier) delete(req *jute.PathVersionRequest) error {
 	if n.numChildren() > 0 {
 		return jute.ErrNotEmpty
 	}
-	a.deleteNode(req.Path, parentPath, name, parent, n)
-	return nil
+	return a.deleteNode(req.Path, parentPath, name, parent, n)
 }
 
 // deleteNode removes a childless node, updates the parent's pzxid (only
 // forward, as DataTree.deleteNode) and fires NodeDeleted then
 // NodeChildrenChanged. The parent's stored cversion is unchanged: clients
 // see the delete through cversion*2 - numChildren.
-func (a *applier) deleteNode(path, parentPath, name string, parent, n *node) {
+func (a *applier) deleteNode(path, parentPath, name string, parent, n *node) error {
 	acl := a.t.aclOf(n)
-	a.remove(path, parent, name, n)
+	if err := a.remove(path, parent, name, n); err != nil {
+		return err
+	}
 	if a.zxid > parent.pzxid() {
 		a.setChildMeta(parent, parent.cversion(), a.zxid)
 	}
 	a.fire(path, jute.EventNodeDeleted, acl)
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
+	return nil
 }
 
 // deleteContainer applies the reaper's delete of a container or expired TTL
@@ -71,7 +63,7 @@ func (a *applier) deleteContainer(path string) error {
 	if parent == nil {
 		return jute.ErrNoNode
 	}
-	n := parent.child(name)
+	n := lookupChild(parent, path, name)
 	if n == nil {
 		return jute.ErrNoNode
 	}
@@ -81,6 +73,5 @@ func (a *applier) deleteContainer(path string) error {
 	if !a.t.eligible(n, a.txn.Time) {
 		return jute.ErrBadVersion
 	}
-	a.deleteNode(path, parentPath, name, parent, n)
-	return nil
+	return a.deleteNode(path, parentPath, name, parent, n)
 }

@@ -17,23 +17,29 @@ func (a *applier) createSession() error {
 
 // closeSession deletes the session's ephemerals in sorted path order, each
 // firing NodeDeleted and NodeChildrenChanged, then drops the session. An
-// unknown session is a no-op, as in ZooKeeper.
-func (a *applier) closeSession() {
+// unknown session is a no-op, as in ZooKeeper. Each path is looked up
+// again and deleted only if it is still this session's ephemeral: an
+// index entry naming anything else (a bug) must never delete a node that
+// no check has cleared.
+func (a *applier) closeSession() error {
 	s := a.t.sessions[a.txn.Session]
 	if s == nil {
-		return
+		return nil
 	}
 	for _, path := range s.sessionPaths() {
+		n := a.t.lookup(path)
+		if n == nil || n.kind() != kindEphemeral || n.owner != a.txn.Session {
+			continue
+		}
 		parentPath, name, _ := splitPath(path)
 		parent := a.t.lookup(parentPath)
-		if parent == nil {
+		if parent == nil || parent.child(name) != n {
 			continue
 		}
-		n := parent.child(name)
-		if n == nil {
-			continue
+		if err := a.deleteNode(path, parentPath, name, parent, n); err != nil {
+			return err
 		}
-		a.deleteNode(path, parentPath, name, parent, n)
 	}
 	delete(a.t.sessions, a.txn.Session)
+	return nil
 }

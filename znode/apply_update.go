@@ -27,7 +27,9 @@ func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.setNodeData(req.Path, n, req.Data, version, a.zxid, a.txn.Time)
+	if err := a.setNodeData(req.Path, n, req.Data, version, a.zxid, a.txn.Time); err != nil {
+		return nil, err
+	}
 	a.fire(req.Path, jute.EventNodeDataChanged, a.t.aclOf(n))
 	if a.res != nil && !a.multi {
 		// The reply lives in the Result; a multi's replies each need

@@ -27,7 +27,7 @@ func (t *Tree) Clone() *Tree {
 		nEphem:   t.nEphem,
 		parents:  make(map[string]*nodeExt, len(t.parents)),
 		reapable: maps.Clone(t.reapable),
-		quotas:   maps.Clone(t.quotas),
+		quotas:   t.quotas.clone(),
 	}
 	for p := range t.parents {
 		c.parents[p] = c.walk(p).ext

@@ -223,7 +223,7 @@ func (t *Tree) SettleEphemerals(zxid int64, paths []string) []string {
 		if parent == nil {
 			continue
 		}
-		n := parent.child(name)
+		n := lookupChild(parent, p, name)
 		if n == nil || n.kind() != kindEphemeral {
 			continue
 		}
@@ -234,7 +234,9 @@ func (t *Tree) SettleEphemerals(zxid int64, paths []string) []string {
 			s.ephemerals[p] = struct{}{}
 			continue
 		}
-		a.deleteNode(p, parentPath, name, parent, n)
+		if a.deleteNode(p, parentPath, name, parent, n) != nil {
+			continue // not canonical: lookupChild found nothing
+		}
 		deleted = append(deleted, p)
 	}
 	return deleted

@@ -13,17 +13,24 @@ import (
 
 // insert adds n at path under parent (whose child name is name). n holds a
 // reference on its ACL (acquired by the caller), which the tree now owns.
-func (a *applier) insert(path string, parent *node, name string, n *node) {
+func (a *applier) insert(path string, parent *node, name string, n *node) error {
+	if err := mustCanonical(path); err != nil {
+		return err
+	}
 	a.t.link(path, parent, name, n)
 	if a.multi {
 		a.onUndo(func() { a.t.unlink(path, parent, name, n) })
 	}
 	parentPath, _, _ := splitPath(path)
 	a.quotaCreated(path, parentPath, name, n)
+	return nil
 }
 
 // remove deletes the node at path from the tree.
-func (a *applier) remove(path string, parent *node, name string, n *node) {
+func (a *applier) remove(path string, parent *node, name string, n *node) error {
+	if err := mustCanonical(path); err != nil {
+		return err
+	}
 	list := a.t.aclOf(n)
 	a.t.unlink(path, parent, name, n)
 	if a.multi {
@@ -37,6 +44,7 @@ func (a *applier) remove(path string, parent *node, name string, n *node) {
 	}
 	parentPath, _, _ := splitPath(path)
 	a.quotaDeleted(path, parentPath, name, n)
+	return nil
 }
 
 // link puts n, which already holds a reference on its ACL, into the tree:
@@ -105,7 +113,10 @@ func (a *applier) setChildMeta(p *node, cversion int32, pzxid int64) {
 }
 
 // setNodeData replaces a node's data and data metadata.
-func (a *applier) setNodeData(path string, n *node, data []byte, version int32, zxid, mtime int64) {
+func (a *applier) setNodeData(path string, n *node, data []byte, version int32, zxid, mtime int64) error {
+	if err := mustCanonical(path); err != nil {
+		return err
+	}
 	a.t.preserve(n)
 	od, ov, oz, om := n.data, n.version, n.mzxid, n.mtime
 	delta := int64(len(data) - len(od))
@@ -118,6 +129,7 @@ func (a *applier) setNodeData(path string, n *node, data []byte, version int32, 
 		})
 	}
 	a.quotaDataChanged(path, delta)
+	return nil
 }
 
 // setNodeACL replaces a node's ACL and aversion (setACL is not allowed in

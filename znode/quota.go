@@ -16,35 +16,37 @@ const (
 
 // Quotas follow ZooKeeper's DataTree: a quota on <path> exists from the
 // creation of /zookeeper/quota/<path>/zookeeper_limits until its deletion
-// (t.quotas plays the part of ZooKeeper's PathTrie). Creating
+// (t.quotas is ZooKeeper's PathTrie, keyed by path components). Creating
 // .../zookeeper_stats recounts the subtree into its data; every later create,
 // delete and setData under the deepest quota'd prefix updates that stats
 // node's "count=,bytes=" text in place (no version or mzxid change). Hard
 // limits in zookeeper_limits are enforced only with Options.EnforceQuota.
+//
+// Only nodes below /zookeeper/quota/ are quota nodes. ZooKeeper tests
+// parentName.startsWith("/zookeeper/quota") on create (and
+// startsWith("/zookeeper") on delete), so its zookeeper_limits under
+// /zookeeper/quotaX names a quota on /X, and one under other /zookeeper
+// nodes makes its delete cut the path at a fixed offset or throw; zkraft
+// treats those as plain nodes.
+
+// quotaTarget returns the path a node under /zookeeper/quota/ governs:
+// parentPath with the /zookeeper/quota prefix cut. ok is false for any
+// other parent (/zookeeper/quota itself, /zookeeper/quotaX, ...).
+func quotaTarget(parentPath string) (string, bool) {
+	rest, ok := strings.CutPrefix(parentPath, QuotaPath)
+	if !ok || len(rest) < 2 || rest[0] != '/' {
+		return "", false
+	}
+	return rest, true
+}
 
 // quotaPrefix returns the deepest quota'd path that is path or one of its
 // ancestors, "" when none (the root never carries a quota).
-func (t *Tree) quotaPrefix(path string) string {
-	if len(t.quotas) == 0 {
-		return ""
-	}
-	for p := path; p != "" && p != RootPath; {
-		if _, ok := t.quotas[p]; ok {
-			return p
-		}
-		i := strings.LastIndexByte(p, '/')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
-	}
-	return ""
-}
+func (t *Tree) quotaPrefix(path string) string { return t.quotas.maxPrefix(path) }
 
 // quotaCreated does the quota bookkeeping of a node creation.
 func (a *applier) quotaCreated(path, parentPath, name string, n *node) {
-	if strings.HasPrefix(parentPath, QuotaPath) && len(parentPath) > len(QuotaPath) {
-		target := parentPath[len(QuotaPath):]
+	if target, ok := quotaTarget(parentPath); ok {
 		switch name {
 		case QuotaLimitNode:
 			a.setQuota(target, true)
@@ -59,8 +61,8 @@ func (a *applier) quotaCreated(path, parentPath, name string, n *node) {
 
 // quotaDeleted does the quota bookkeeping of a node deletion.
 func (a *applier) quotaDeleted(path, parentPath, name string, n *node) {
-	if name == QuotaLimitNode && strings.HasPrefix(parentPath, QuotaPath) && len(parentPath) > len(QuotaPath) {
-		a.setQuota(parentPath[len(QuotaPath):], false)
+	if target, ok := quotaTarget(parentPath); ok && name == QuotaLimitNode {
+		a.setQuota(target, false)
 	}
 	if lp := a.t.quotaPrefix(path); lp != "" {
 		a.updateQuotaStat(lp, -1, -int64(len(n.data)))
@@ -74,32 +76,19 @@ func (a *applier) quotaDataChanged(path string, delta int64) {
 	}
 }
 
-// setQuota adds or removes a quota'd path. Removing one also removes the
-// quotas below it, as deleting a PathTrie node drops its subtree.
+// setQuota gives p a quota or takes it away. Taking it away keeps the
+// quotas below p, as PathTrie.deletePath does in ZooKeeper 3.9.
 func (a *applier) setQuota(p string, on bool) {
 	t := a.t
 	if on {
-		if _, ok := t.quotas[p]; ok {
-			return
+		if key, changed := t.quotas.add(p); changed {
+			a.onUndo(func() { t.quotas.remove(key) })
 		}
-		t.quotas[p] = struct{}{}
-		a.onUndo(func() { delete(t.quotas, p) })
 		return
 	}
-	var gone []string
-	for q := range t.quotas {
-		if q == p || strings.HasPrefix(q, p+"/") {
-			gone = append(gone, q)
-		}
+	if key, changed := t.quotas.remove(p); changed {
+		a.onUndo(func() { t.quotas.add(key) })
 	}
-	for _, q := range gone {
-		delete(t.quotas, q)
-	}
-	a.onUndo(func() {
-		for _, q := range gone {
-			t.quotas[q] = struct{}{}
-		}
-	})
 }
 
 // recountQuota rewrites p's stats node with the node count and data bytes

@@ -62,12 +62,7 @@ type snapState struct {
 
 // state returns the tree's snapState; acls is the tree's own cache.
 func (t *Tree) state() snapState {
-	quotas := make([]string, 0, len(t.quotas))
-	for p := range t.quotas {
-		quotas = append(quotas, p)
-	}
-	slices.Sort(quotas)
-	return snapState{zxid: t.lastZxid, count: t.count, acls: t.acls, sessions: t.Sessions(), quotas: quotas}
+	return snapState{zxid: t.lastZxid, count: t.count, acls: t.acls, sessions: t.Sessions(), quotas: t.quotas.paths()}
 }
 
 // writeSnapshot writes the snapshot of st whose nodes walk passes to put,

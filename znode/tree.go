@@ -41,7 +41,7 @@ type Tree struct {
 	// reapable holds the paths of every container and TTL node.
 	reapable map[string]struct{}
 	// quotas holds the paths carrying a quota (ZooKeeper's PathTrie).
-	quotas map[string]struct{}
+	quotas quotaTrie
 	// view is the open SnapshotView, whose pre-images the mutation
 	// primitives keep (nil: none).
 	view *SnapshotView
@@ -92,7 +92,6 @@ func newEmptyTree(opts Options) *Tree {
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
 		reapable: make(map[string]struct{}),
-		quotas:   make(map[string]struct{}),
 	}
 }
 
