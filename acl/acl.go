@@ -97,56 +97,103 @@ func authenticated(scheme string) bool {
 	return scheme == SchemeDigest || scheme == SchemeX509 || scheme == SchemeSASL
 }
 
-// Fixup validates list for create or setACL, removes exact duplicates
-// (keeping first occurrences) and expands each "auth" entry into one entry per
-// authenticated identity of the caller. It fails with jute.ErrInvalidACL for
-// an empty list, an unknown scheme, a malformed id, or an "auth" entry when the
-// caller has no authenticated identity. Perms are not validated, as in
-// ZooKeeper. list is not modified; when it needs no change (no duplicate, no
-// "auth" entry: the common case) it is returned itself.
+// Fixup is ZooKeeper's fixupACL for create or setACL: it validates list
+// as Validate does, removes exact duplicates (keeping first occurrences)
+// and expands each "auth" entry into one entry per authenticated identity
+// of the caller. It fails with jute.ErrInvalidACL exactly when Validate
+// does. Perms are not validated, as in ZooKeeper. list is not modified;
+// when it needs no change (no duplicate, no "auth" entry: the common case)
+// it is returned itself. It costs O(len(list)) (duplicates are found with
+// a hash set; ZooKeeper's scan is quadratic, but runs once on the leader,
+// where a log replays it on every restart).
 func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
-	if final(list) {
+	if err := Validate(list, ids); err != nil {
+		return nil, err
+	}
+	hasAuth := false
+	for _, a := range list {
+		if a.ID.Scheme == SchemeAuth {
+			hasAuth = true
+			break
+		}
+	}
+	if !hasAuth && !hasDuplicate(list) {
 		return list, nil
 	}
 	uniq := dedupe(list)
-	if len(uniq) == 0 {
-		return nil, jute.ErrInvalidACL
-	}
 	out := make([]jute.ACL, 0, len(uniq))
 	for _, a := range uniq {
-		if a.ID.Scheme == SchemeAuth {
-			found := false
-			for _, id := range ids {
-				if authenticated(id.Scheme) {
-					found = true
-					out = append(out, jute.ACL{Perms: a.Perms, ID: id})
-				}
-			}
-			if !found {
-				return nil, jute.ErrInvalidACL
-			}
+		if a.ID.Scheme != SchemeAuth {
+			out = append(out, a)
 			continue
 		}
-		if !validEntry(a) {
-			return nil, jute.ErrInvalidACL
+		for _, id := range ids {
+			if authenticated(id.Scheme) {
+				out = append(out, jute.ACL{Perms: a.Perms, ID: id})
+			}
 		}
-		out = append(out, a)
 	}
 	return out, nil
 }
 
-// final reports whether Fixup would return list unchanged: not empty, every
-// entry valid, none an "auth" entry, none repeated.
-func final(list []jute.ACL) bool {
+// Validate reports jute.ErrInvalidACL when fixupACL would reject list
+// for a caller holding ids: an empty list, an entry of an unknown scheme
+// or with a malformed id, or an "auth" entry when the caller has no
+// authenticated identity. Duplicates never change the answer, so it needs
+// no duplicate check: one pass, O(len(list)), allocating nothing for the
+// usual schemes. A write can validate here, at ZooKeeper's point in its
+// order of checks, and leave Fixup's copying until its cheaper checks
+// have passed.
+func Validate(list []jute.ACL, ids []jute.Id) error {
 	if len(list) == 0 {
-		return false
+		return jute.ErrInvalidACL
 	}
-	for i, a := range list {
-		if a.ID.Scheme == SchemeAuth || !validEntry(a) || slices.Contains(list[:i], a) {
-			return false
+	authOK := -1 // unknown until an "auth" entry asks
+	for _, a := range list {
+		if a.ID.Scheme != SchemeAuth {
+			if !validEntry(a) {
+				return jute.ErrInvalidACL
+			}
+			continue
+		}
+		if authOK < 0 {
+			authOK = 0
+			for _, id := range ids {
+				if authenticated(id.Scheme) {
+					authOK = 1
+					break
+				}
+			}
+		}
+		if authOK == 0 {
+			return jute.ErrInvalidACL
 		}
 	}
-	return true
+	return nil
+}
+
+// smallList is the longest list whose duplicates are found by scanning
+// rather than with a hash set.
+const smallList = 8
+
+// hasDuplicate reports an entry that occurs twice in list.
+func hasDuplicate(list []jute.ACL) bool {
+	if len(list) <= smallList {
+		for i, a := range list {
+			if slices.Contains(list[:i], a) {
+				return true
+			}
+		}
+		return false
+	}
+	seen := make(map[jute.ACL]struct{}, len(list))
+	for _, a := range list {
+		if _, ok := seen[a]; ok {
+			return true
+		}
+		seen[a] = struct{}{}
+	}
+	return false
 }
 
 // validEntry reports whether an entry of a scheme other than "auth" is
@@ -170,14 +217,20 @@ func validEntry(a jute.ACL) bool {
 // dedupe returns list without repeated entries, first occurrences kept.
 func dedupe(list []jute.ACL) []jute.ACL {
 	out := make([]jute.ACL, 0, len(list))
-outer:
-	for _, a := range list {
-		for _, b := range out {
-			if a == b {
-				continue outer
+	if len(list) <= smallList {
+		for _, a := range list {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
 			}
 		}
-		out = append(out, a)
+		return out
+	}
+	seen := make(map[jute.ACL]struct{}, len(list))
+	for _, a := range list {
+		if _, ok := seen[a]; !ok {
+			seen[a] = struct{}{}
+			out = append(out, a)
+		}
 	}
 	return out
 }
@@ -189,11 +242,8 @@ var validKerberosName = regexp.MustCompile(`^[^/@]+(/[^/@]+)?(@[^/@]+)?$`)
 // validDigest is DigestAuthenticationProvider.isValid: Java's
 // id.split(":") must yield exactly two parts (trailing empty parts dropped).
 func validDigest(id string) bool {
-	parts := strings.Split(id, ":")
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return len(parts) == 2
+	// Dropping trailing empty parts is dropping trailing colons.
+	return strings.Count(strings.TrimRight(id, ":"), ":") == 1
 }
 
 // DigestID returns the digest identity for user and password:

@@ -39,7 +39,10 @@ func parseFlags(flags int32) (createMode, error) {
 // create applies create, create2, createContainer and createTTL with
 // ZooKeeper's checks in PrepRequestProcessor's order: flags, TTL, session,
 // path shape, ACL, parent, CREATE permission, full path, existence,
-// ephemeral parent, quota.
+// ephemeral parent, quota. The ACL is validated in its place (one linear
+// pass that decides InvalidACL); the work of fixing it up (duplicates,
+// "auth" expansion, a copy) waits until every check has passed, so a
+// failing create costs no more than that pass.
 func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, error) {
 	mode, err := parseFlags(req.Flags)
 	if err != nil {
@@ -66,8 +69,7 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	if err != nil {
 		return nil, err
 	}
-	list, err := acl.Fixup(req.ACL, a.ids)
-	if err != nil {
+	if err := acl.Validate(req.ACL, a.ids); err != nil {
 		return nil, jute.ErrInvalidACL
 	}
 	parent := a.t.lookup(parentPath)
@@ -93,6 +95,10 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 	}
 	if err := a.t.checkQuota(path, 1, int64(len(req.Data))); err != nil {
 		return nil, err
+	}
+	list, err := acl.Fixup(req.ACL, a.ids)
+	if err != nil {
+		return nil, jute.ErrInvalidACL // Validate passed: cannot happen
 	}
 	ref, ok := a.t.acls.acquire(list)
 	if !ok {

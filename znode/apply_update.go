@@ -40,8 +40,9 @@ func (a *applier) setData(req *jute.SetDataRequest) (jute.Record, error) {
 	return &jute.StatResponse{Stat: n.stat()}, nil
 }
 
-// setACL applies setACL: session, path, ACL fix-up, node, ADMIN, aversion.
-// It fires no watch.
+// setACL applies setACL: session, path, ACL validation, node, ADMIN,
+// aversion, as PrepRequestProcessor orders them; the ACL's fix-up work
+// waits until they have all passed (see create). It fires no watch.
 func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	if err := a.checkSession(); err != nil {
 		return nil, err
@@ -49,8 +50,7 @@ func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	if err := ValidatePath(req.Path); err != nil {
 		return nil, err
 	}
-	list, err := acl.Fixup(req.ACL, a.ids)
-	if err != nil {
+	if err := acl.Validate(req.ACL, a.ids); err != nil {
 		return nil, jute.ErrInvalidACL
 	}
 	n := a.t.lookup(req.Path)
@@ -63,6 +63,10 @@ func (a *applier) setACL(req *jute.SetACLRequest) (jute.Record, error) {
 	aversion, err := checkVersion(n.aversion(), req.Version)
 	if err != nil {
 		return nil, err
+	}
+	list, err := acl.Fixup(req.ACL, a.ids)
+	if err != nil {
+		return nil, jute.ErrInvalidACL // Validate passed: cannot happen
 	}
 	if err := a.setNodeACL(n, list, aversion); err != nil {
 		return nil, err
