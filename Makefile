@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-race test-short test-faults soak difftest vet fuzz bench watchmem gobench clean
+.PHONY: all build run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
 
 all: build
 
@@ -54,13 +54,23 @@ OPS ?= 500
 difftest:
 	ZKRAFT_COMPAT_STRICT=1 ZKRAFT_DIFF_SEEDS=$(SEEDS) ZKRAFT_DIFF_OPS=$(OPS) $(GO) test -count=1 -timeout 180m -run 'TestDifferentialSessions' -v ./e2e/
 
+# The znode model test over many seeds (znode/model_test.go): random
+# writes through the FSM's Apply entry, each step checked against a
+# snapshot round trip, a restarted tree and Tree.Verify.
+# make model MODEL_SEEDS=1-5000 MODEL_STEPS=400
+MODEL_SEEDS ?= 1-2000
+MODEL_STEPS ?= 300
+model:
+	ZKRAFT_MODEL_SEEDS=$(MODEL_SEEDS) ZKRAFT_MODEL_STEPS=$(MODEL_STEPS) $(GO) test -count=1 -timeout 600m -run '^TestModel$$' ./znode/
+
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
 # Short fuzzing pass over every fuzz target, one after another: the Jute,
 # log-entry transaction, log-pack, AppendEntries and snapshot decoders, the request dispatcher,
 # the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
-# watch registry against a model, the bench client's reply reader and the
+# watch registry against a model, the znode tree against its snapshots
+# (FuzzModel: fuzz bytes choose the writes), the bench client's reply reader and the
 # readers of ZooKeeper's snapshots and transaction logs, and the import's replay of them
 # (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
 # it failed only by Go's fuzzing-coordinator race at -fuzztime's end.

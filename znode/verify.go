@@ -49,7 +49,7 @@ type verifier struct {
 	count    int
 	dataSize int64
 	nEphem   int
-	refs     []int                          // by ACL slot
+	refs     []int                         // by ACL slot
 	owned    map[int64]map[string]struct{} // ephemeral paths by owner
 	reap     map[string]struct{}           // container and TTL paths
 	parents  map[string]struct{}           // paths of nodes the parents index must hold
