@@ -121,12 +121,13 @@ func (a *applier) create(op jute.Op, req *jute.CreateRequest) (jute.Record, erro
 		n.setKind(kindEphemeral)
 		n.owner = a.txn.Session
 	}
-	a.setChildMeta(parent, parent.cversion()+1, a.zxid)
 	st := n.stat() // before quota bookkeeping may rewrite a stats node's data
+	cversion := parent.cversion() + 1
 	if err := a.insert(path, parent, name, n); err != nil {
-		a.t.acls.release(ref)
+		a.t.acls.release(ref) // nothing changed: insert checks first
 		return nil, err
 	}
+	a.setChildMeta(parent, cversion, a.zxid)
 	a.fire(path, jute.EventNodeCreated, a.t.aclOf(n))
 	a.fire(eventPath(parentPath), jute.EventNodeChildrenChanged, a.t.aclOf(parent))
 	if a.res != nil && !a.multi { // the reply lives in the Result (see setData)
