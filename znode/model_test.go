@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -120,7 +121,7 @@ var (
 // path picks a path: canonical, quota, malformed, or one created before
 // (or a child of one).
 func (m *model) path() string {
-	switch m.pick(12) {
+	switch m.pick(13) {
 	case 0, 1, 2, 3, 4:
 		return modelPaths[m.pick(min(len(modelPaths), 11))] // mostly not the system nodes
 	case 5:
@@ -129,6 +130,16 @@ func (m *model) path() string {
 		return modelQuotaPaths[m.pick(len(modelQuotaPaths))]
 	case 8:
 		return modelBadPaths[m.pick(len(modelBadPaths))]
+	case 9:
+		// An alias of a path that likely exists: "//a", "/a/".
+		p := modelPaths[m.pick(3)]
+		if len(m.created) > 0 && m.pick(2) == 0 {
+			p = m.created[m.pick(len(m.created))]
+		}
+		if m.pick(2) == 0 {
+			return "/" + p
+		}
+		return p + "/"
 	}
 	if len(m.created) == 0 {
 		return "/a"
@@ -434,9 +445,44 @@ func (m *model) step() {
 			m.fail("a write naming a non-canonical path answered %v and changed the tree", rl.Err)
 		}
 	}
+	m.checkCreatedACL(txn, rl)
 	m.noteCreated(txn, rl)
 	m.count(txn, rl)
 	m.check()
+}
+
+// checkCreatedACL checks that a create that succeeded gave its node the
+// ACL it asked for, fixed up: what the interning key must never confuse.
+func (m *model) checkCreatedACL(txn *Txn, res *Result) {
+	if res.Err != jute.OK || txn.IdsKey != 0 {
+		return
+	}
+	var req jute.CreateRequest
+	switch txn.Type {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		req.HasTTL = txn.Type == jute.OpCreateTTL
+	default:
+		return
+	}
+	var r jute.Reader
+	r.Reset(txn.Req)
+	if req.Decode(&r) != nil {
+		m.fail("a create that succeeded does not decode")
+	}
+	want, err := acl.Fixup(req.ACL, txn.Ids)
+	if err != nil {
+		m.fail("a create with an invalid ACL succeeded")
+	}
+	var path string
+	switch p := res.Resp.(type) {
+	case *jute.PathRequest:
+		path = p.Path
+	case *jute.Create2Response:
+		path = p.Path
+	}
+	if got, ok := m.live.NodeACL(path); !ok || !reflect.DeepEqual(got, want) {
+		m.fail("%s has ACL %.200q, asked for %.200q", path, got, want)
+	}
 }
 
 // count records the step's outcome, a multi's per-op codes included.
