@@ -3,6 +3,7 @@ package znode
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrInconsistent is wrapped by every error of Tree.Verify.
@@ -97,7 +98,7 @@ func (v *verifier) walk(n *node, path []byte, root bool) error {
 		if err != nil {
 			return
 		}
-		if name == "" || !canonical("/"+name) {
+		if name == "" || strings.IndexByte(name, '/') >= 0 {
 			err = inconsistent("%q: child named %q", p, name)
 			return
 		}
