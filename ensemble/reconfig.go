@@ -76,14 +76,12 @@ func (n *Node) runReconfig(call reconfigCall) {
 		return
 	}
 	defer n.reconfigMu.Unlock()
-	t := n.RLockTree()
-	configACL, _ := t.NodeACL(znode.ConfigPath)
-	allowed := t.Permits(configACL, jute.PermWrite, call.Ids)
-	n.RUnlockTree()
-	if !allowed {
-		n.answerCode(call.Origin, jute.ErrNoAuth)
-		return
-	}
+	// The checks come in PrepRequestProcessor's order: in progress (above),
+	// the version, the arguments, and only then WRITE on /zookeeper/config,
+	// so a caller without it still learns of a stale version or bad
+	// arguments. ZooKeeper checks for a synced quorum before the
+	// permission; here that check is the membership change itself, which
+	// must not run for a caller without the permission.
 	current, version := n.currentMembers()
 	if call.Req.CurConfigID != -1 && call.Req.CurConfigID != version {
 		n.answerCode(call.Origin, jute.ErrBadVersion)
@@ -93,6 +91,14 @@ func (n *Node) runReconfig(call reconfigCall) {
 	if err != nil {
 		n.log.Info("reconfig refused", zap.Error(err))
 		n.answerCode(call.Origin, jute.ErrBadArguments)
+		return
+	}
+	t := n.RLockTree()
+	configACL, _ := t.NodeACL(znode.ConfigPath)
+	allowed := t.Permits(configACL, jute.PermWrite, call.Ids)
+	n.RUnlockTree()
+	if !allowed {
+		n.answerCode(call.Origin, jute.ErrNoAuth)
 		return
 	}
 	if err := n.applyMembership(current, next); err != nil {

@@ -130,3 +130,31 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	c.stop(old.ID())
 	mustPropose(t, c.leader(), newSession(100, 30000))
 }
+
+// TestReconfigErrorOrder: as ZooKeeper's PrepRequestProcessor, a reconfig
+// is checked for its version and its arguments before the caller's WRITE
+// permission on /zookeeper/config (world:anyone:r here), so a caller
+// without it sees BadVersion or BadArguments first, and NoAuth only for a
+// request that would otherwise go ahead.
+func TestReconfigErrorOrder(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	c.leader()
+	for _, n := range []*Node{c.follower(), c.leader()} {
+		for _, tc := range []struct {
+			req  jute.ReconfigRequest
+			want jute.ErrCode
+		}{
+			{jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}, jute.ErrBadVersion},
+			{jute.ReconfigRequest{JoiningServers: "server.9=no-ports", CurConfigID: -1}, jute.ErrBadArguments},
+			{jute.ReconfigRequest{LeavingServers: "1,2,3", CurConfigID: -1}, jute.ErrBadArguments},
+			{jute.ReconfigRequest{LeavingServers: "3", CurConfigID: -1}, jute.ErrNoAuth},
+		} {
+			if res := reconfig(t, n, &tc.req, nil); res.Err != tc.want {
+				t.Errorf("member %d, %+v without WRITE: %v, want %v", n.ID(), tc.req, res.Err, tc.want)
+			}
+		}
+	}
+	if got := strings.Count(configText(c.leader()), "server."); got != 3 {
+		t.Fatalf("refused reconfigs changed the membership:\n%s", configText(c.leader()))
+	}
+}
