@@ -308,7 +308,7 @@ func (n *Node) serveForward(c net.Conn) {
 			if call.decode(payload) != nil {
 				return
 			}
-			if !n.IsLeader() {
+			if !n.IsLeader() || n.stepping.Load() {
 				answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusNotLeader, []byte("not leader") }}
 				continue
 			}

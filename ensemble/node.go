@@ -64,6 +64,11 @@ type Node struct {
 	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
+	// stepping is set on a leader from the moment it proposes a
+	// configuration without itself: its reconfig is complete once that
+	// commits, and it takes no other, as a ZooKeeper leader removed by a
+	// reconfig shuts down (reconfig.go).
+	stepping atomic.Bool
 	// reconfigured is the static membership a reconfig on this member
 	// made (reconfig.go), nil before any; guarded by peersMu.
 	peersMu      sync.Mutex

@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -55,6 +56,10 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter) {
 	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: ids, Req: *req}
 	call.Origin = n.runID | uint64(n.seq.Add(1))
 	n.waiters.put(call.Origin, w)
+	if n.stepping.Load() {
+		n.failWaiter(call.Origin, errStepping)
+		return
+	}
 	if n.IsLeader() {
 		go n.runReconfig(call)
 		return
@@ -69,7 +74,19 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter) {
 	})
 }
 
+// errStepping fails a reconfig sent to a leader that a reconfig removed
+// while it steps out: its caller's connection closes, as a ZooKeeper
+// client's does while the ensemble elects a successor.
+var errStepping = errors.New("ensemble: leader removed by reconfig, stepping down")
+
 // runReconfig executes a reconfig on the leader. Only one runs at a time.
+//
+// A reconfig that removes the leader is complete, as in ZooKeeper, once its
+// configuration commits: the leader then only steps out (Barrier and
+// RemoveServer, which may take a while). A reconfig sent after that
+// commit must not meet this one as in progress, so the leader marks itself
+// stepping before it proposes the configuration, and Reconfig and the
+// forwarding handler fail later calls instead of queueing them here.
 func (n *Node) runReconfig(call reconfigCall) {
 	if !n.reconfigMu.TryLock() {
 		n.answerCode(call.Origin, jute.ErrReconfigInProgress)
@@ -107,10 +124,14 @@ func (n *Node) runReconfig(call reconfigCall) {
 		return
 	}
 	n.setPeers(next)
+	departing := leaving(next, n.cfg.ID)
+	if departing {
+		n.stepping.Store(true)
+	}
 	n.propose(entry{Kind: kindTxn, Origin: call.Origin, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(renderMembers(next)),
 	}}, nil)
-	if leaving(next, n.cfg.ID) {
+	if departing {
 		// A departing leader records the new configuration while it can
 		// still commit, and only then steps out; Raft elects a successor.
 		if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
@@ -119,6 +140,9 @@ func (n *Node) runReconfig(call reconfigCall) {
 		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(n.cfg.ID)), 0, 30*time.Second).Error(); err != nil {
 			n.log.Warn("reconfig: leader could not remove itself", zap.Error(err))
 		}
+		// Out of the Raft configuration (or not leading any more): this
+		// member forwards to, or is re-added by, the successor from now.
+		n.stepping.Store(false)
 	}
 }
 

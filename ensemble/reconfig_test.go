@@ -158,3 +158,73 @@ func TestReconfigErrorOrder(t *testing.T) {
 		t.Fatalf("refused reconfigs changed the membership:\n%s", configText(c.leader()))
 	}
 }
+
+// TestReconfigAfterRemovingLeader: the leader's removal is complete once
+// its configuration commits, as in ZooKeeper. A reconfig sent right after
+// (here adding a new member, from a follower) succeeds or, while the
+// departing leader steps out and a successor is elected, fails as a closed
+// connection would; it is never ReconfigInProgress.
+func TestReconfigAfterRemovingLeader(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 300 * time.Millisecond })
+	// try sends req from n until it is answered; a failed call (the
+	// client's connection would close) is sent again, as a client would
+	// after reconnecting, from a member still serving.
+	try := func(round int, what string, req *jute.ReconfigRequest) *znode.Result {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n := c.follower()
+			w := &syncWaiter{done: make(chan struct{})}
+			n.Reconfig(req, superIDs, w)
+			select {
+			case <-w.done:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("round %d: %s did not complete", round, what)
+			}
+			if w.err == nil {
+				return w.res
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %s: %v", round, what, w.err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for round := 0; round < 5; round++ {
+		old := c.leader()
+		members, _ := old.Membership()
+		addr, err := testport.Addr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := uint8(4 + round)
+		c.net.addrs[addr] = id
+		c.dirs[id] = t.TempDir()
+		joiner := Peer{ID: id, Addr: addr, ClientAddr: "127.0.0.1:0"}
+		opened := make(chan *Node, 1)
+		go func() {
+			n, err := Open(Config{ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+				Peers: append(members, joiner), Dial: c.net.dialer(id), Join: true})
+			if err != nil {
+				t.Error(err)
+			}
+			opened <- n
+		}()
+
+		res := try(round, "removing the leader", &jute.ReconfigRequest{LeavingServers: fmt.Sprint(old.ID()), CurConfigID: -1})
+		if res.Err != jute.OK {
+			t.Fatalf("round %d: removing leader %d: %v", round, old.ID(), res.Err)
+		}
+		res = try(round, "adding a member", &jute.ReconfigRequest{JoiningServers: joiner.ConfigLine(), CurConfigID: -1})
+		if res.Err != jute.OK {
+			t.Fatalf("round %d: adding %d right after removing leader %d: %v", round, id, old.ID(), res.Err)
+		}
+		n := <-opened
+		if n == nil {
+			t.FailNow()
+		}
+		c.nodes[id] = n
+		c.stop(old.ID())
+		mustPropose(t, c.leader(), newSession(int64(100+round), 30000))
+	}
+}
