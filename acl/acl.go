@@ -100,7 +100,8 @@ func authenticated(scheme string) bool {
 // Fixup is ZooKeeper's fixupACL for create or setACL: it validates list
 // as Validate does, removes exact duplicates (keeping first occurrences)
 // and expands each "auth" entry into one entry per authenticated identity
-// of the caller. It fails with jute.ErrInvalidACL exactly when Validate
+// of the caller, in the order ZooKeeper's identity set iterates them
+// (IdentityOrder; ids are given in the order they were added). It fails with jute.ErrInvalidACL exactly when Validate
 // does. Perms are not validated, as in ZooKeeper. list is not modified;
 // when it needs no change (no duplicate, no "auth" entry: the common case)
 // it is returned itself. It costs O(len(list)) (duplicates are found with
@@ -122,12 +123,16 @@ func Fixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 	}
 	uniq := dedupe(list)
 	out := make([]jute.ACL, 0, len(uniq))
+	var ordered []jute.Id // ids as ZooKeeper iterates them (IdentityOrder)
 	for _, a := range uniq {
 		if a.ID.Scheme != SchemeAuth {
 			out = append(out, a)
 			continue
 		}
-		for _, id := range ids {
+		if ordered == nil {
+			ordered = IdentityOrder(ids)
+		}
+		for _, id := range ordered {
 			if authenticated(id.Scheme) {
 				out = append(out, jute.ACL{Perms: a.Perms, ID: id})
 			}

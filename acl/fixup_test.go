@@ -3,6 +3,7 @@ package acl
 import (
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -32,7 +33,8 @@ func quadraticFixup(list []jute.ACL, ids []jute.Id) ([]jute.ACL, error) {
 			out = append(out, a)
 		case a.ID.Scheme == SchemeAuth:
 			found := false
-			for _, id := range ids {
+			// request.authInfo: the identity set, as it iterates.
+			for _, id := range IdentityOrder(ids) {
 				if authenticated(id.Scheme) {
 					found = true
 					out = append(out, jute.ACL{Perms: a.Perms, ID: id})
@@ -97,6 +99,40 @@ func TestValidDigestMatchesJavaSplit(t *testing.T) {
 	} {
 		if got := validDigest(id); got != want {
 			t.Errorf("validDigest(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// TestFixupExpandsAuthInSetOrder: an "auth" entry expands in the order the
+// connection's identity set iterates (as whoAmI lists it), not the order
+// the identities were added. The orders are ZooKeeper 3.8.0's: kazoo
+// connected, sent "addauth digest USER:pw" for each user in turn, created
+// a node with auth::cdrwa and listed getACL. The third case grows the set
+// past 12 (with the ip identity) after u3 and u9 share a bin with u2, so
+// the table's doubling reverses them.
+func TestFixupExpandsAuthInSetOrder(t *testing.T) {
+	for _, tc := range []struct{ added, want string }{
+		{"alice bob carol dave erin", "bob carol erin dave alice"},
+		{"u1 u2 u3 u4 u5 u6 u7 u8 u9 u10 u11 u12 u13", "u3 u9 u5 u11 u4 u1 u6 u13 u2 u12 u7 u8 u10"},
+		{"u13 u12 u11 u10 u9 u8 u7 u6 u5 u4 u3 u2 u1", "u9 u3 u5 u11 u4 u1 u13 u6 u2 u12 u7 u8 u10"},
+		{"u3 u9 u2 u1 u4 u5 u6 u7 u8 u10 u11", "u9 u3 u5 u11 u4 u1 u6 u2 u7 u8 u10"},
+		{"u3 u9 u2 u1 u4 u5 u6 u7 u8 u10 u11 u12 u13", "u9 u3 u5 u11 u4 u1 u6 u13 u2 u12 u7 u8 u10"},
+	} {
+		ids := []jute.Id{id("ip", "127.0.0.1")} // the connection's first identity
+		for _, u := range strings.Fields(tc.added) {
+			ids = append(ids, id("digest", DigestID(u, "pw")))
+		}
+		got, err := Fixup([]jute.ACL{entry(31, "auth", "")}, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var users []string
+		for _, a := range got {
+			user, _, _ := strings.Cut(a.ID.ID, ":")
+			users = append(users, user)
+		}
+		if strings.Join(users, " ") != tc.want {
+			t.Errorf("auth expanded for %s as %v, want %s", tc.added, users, tc.want)
 		}
 	}
 }

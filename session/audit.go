@@ -3,6 +3,7 @@ package session
 import (
 	"strconv"
 
+	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/audit"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -19,9 +20,9 @@ import (
 func (p *pendingWrite) audit(res *znode.Result, req []byte) {
 	c := p.c
 	log := c.srv.audit
-	emit := func(op, path, typ, acl string, ok bool) {
-		audit.Log(log, audit.Event{Session: "0x" + strconv.FormatUint(uint64(c.sessionID), 16), User: audit.Users(javaSetOrder(c.Ids())),
-			IP: c.remote, Operation: op, Znode: path, ZnodeType: typ, ACL: acl, Result: audit.Result(ok)})
+	emit := func(op, path, typ, aclText string, ok bool) {
+		audit.Log(log, audit.Event{Session: "0x" + strconv.FormatUint(uint64(c.sessionID), 16), User: audit.Users(acl.IdentityOrder(c.Ids())),
+			IP: c.remote, Operation: op, Znode: path, ZnodeType: typ, ACL: aclText, Result: audit.Result(ok)})
 	}
 	ok := res.Err == jute.OK
 	switch p.op {

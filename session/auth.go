@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -167,10 +168,10 @@ func digestID(auth string) string {
 }
 
 // whoAmI lists the connection's identities as ZooKeeper's whoAmI does, in
-// the order its identity set iterates (see javaSetOrder).
+// the order its identity set iterates (see acl.IdentityOrder).
 func whoAmI(ids []jute.Id) *jute.WhoAmIResponse {
 	out := &jute.WhoAmIResponse{ClientInfo: make([]jute.ClientInfo, 0, len(ids))}
-	for _, id := range javaSetOrder(ids) {
+	for _, id := range acl.IdentityOrder(ids) {
 		user := id.ID
 		if id.Scheme == "digest" {
 			user, _, _ = strings.Cut(id.ID, ":")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -461,11 +462,11 @@ func TestMetricsMirrorMntr(t *testing.T) {
 // TestWhoAmIOrderIsZooKeepers: ZooKeeper lists identities in its hash set's
 // order; after "addauth digest bob:..." zkCli shows digest before ip.
 func TestWhoAmIOrderIsZooKeepers(t *testing.T) {
-	ids := javaSetOrder([]jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: digestID("bob:secret")}})
+	ids := acl.IdentityOrder([]jute.Id{{Scheme: "ip", ID: "127.0.0.1"}, {Scheme: "digest", ID: digestID("bob:secret")}})
 	if ids[0].Scheme != "digest" || ids[1].Scheme != "ip" {
 		t.Fatalf("order %v, want digest then ip as ZooKeeper 3.8 prints it", ids)
 	}
-	if h := javaStringHash("hello"); h != 99162322 {
+	if h := acl.JavaStringHash("hello"); h != 99162322 {
 		t.Fatalf("String.hashCode(hello) = %d", h)
 	}
 }
