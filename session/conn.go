@@ -205,6 +205,10 @@ func (c *conn) serve() {
 // resume runs the read loop, and finishes the connection unless it was
 // parked.
 func (c *conn) resume() {
+	c.fr.take() // the socket is readable (or closed)
+	if c.fr.raw != nil {
+		c.out.readerBusy()
+	}
 	if c.readLoop(c.fr) {
 		c.finishServe()
 	}
@@ -223,16 +227,17 @@ func (c *conn) readLoop(fr *frameReader) bool {
 	var buf []byte
 	r := jute.NewReader(nil)
 	for {
-		fr.idle()
-		if fr.br == nil {
+		if !fr.busy() {
 			if cap(buf) > idleFrameBufferSize {
 				buf = nil // nor a large frame buffer while idle
 			}
+			c.out.readerIdle()
 			if c.park(fr) {
 				return false
 			}
+			c.out.readerBusy()
 		}
-		frame, err := jute.ReadFrame(fr.reader(), buf, c.srv.cfg.MaxBuffer)
+		frame, err := jute.ReadFrame(fr.take(), buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.debugOn() {
 				c.logger().Debug("closing connection", zap.Error(err))

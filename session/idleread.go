@@ -2,9 +2,12 @@ package session
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // readerPool holds the read buffers of connections that are not reading a
@@ -13,8 +16,20 @@ import (
 // takes one from the pool only when a request arrives.
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
+// errWouldBlock is what a non-blocking read attempt (tryFill) meets when
+// the socket has nothing to read.
+var errWouldBlock = errors.New("session: nothing to read yet")
+
 // frameReader is a connection's buffered reader, held only while bytes
-// are on their way.
+// are on their way. It is also the buffer's source: it reads the socket,
+// and once, without waiting, for tryFill.
+//
+// A busy connection keeps its buffer: when the buffer runs dry the reader
+// first tries one non-blocking read into it (a pipelining client has
+// usually sent more by then), and gives the buffer back only when the
+// socket has nothing. While requests keep coming that is one read system
+// call per batch, as a plain blocking read would cost, instead of a peek
+// to wait, another to take a buffer, and then the read.
 type frameReader struct {
 	src io.Reader
 	br  *bufio.Reader
@@ -22,15 +37,30 @@ type frameReader struct {
 	// plain socket, e.g. TLS: then the buffer is kept).
 	raw  syscall.RawConn
 	wait func(uintptr) bool // readable, as a value made once
+	once func(uintptr) bool // readOnce, as a value made once
 	peek [1]byte
+	// try makes the next Read one non-blocking attempt; p, n and err are
+	// that attempt's buffer and result (readOnce).
+	try bool
+	p   []byte
+	n   int
+	err error
+	// deadline is the read deadline park last set on the socket (zero:
+	// none). It is left in place between waits, so a busy connection
+	// does not move a runtime timer for every request; a read of a frame
+	// that meets it clears it and goes on.
+	deadline time.Time
+	dl       interface{ SetReadDeadline(time.Time) error }
 }
 
 func newFrameReader(src io.Reader) *frameReader {
 	r := &frameReader{src: src}
 	if sc, ok := src.(syscall.Conn); ok && canPeek {
-		if raw, err := sc.SyscallConn(); err == nil {
-			r.raw = raw
+		dl, okDL := src.(interface{ SetReadDeadline(time.Time) error })
+		if raw, err := sc.SyscallConn(); err == nil && okDL {
+			r.raw, r.dl = raw, dl
 			r.wait = r.readable
+			r.once = r.readOnce
 		}
 	}
 	return r
@@ -44,18 +74,88 @@ func (r *frameReader) readable(fd uintptr) bool {
 	return peekReady(fd, r.peek[:])
 }
 
+// readOnce is the RawConn.Read callback of tryFill: one read that does not
+// wait.
+func (r *frameReader) readOnce(fd uintptr) bool {
+	r.n, r.err = readNow(fd, r.p)
+	return true
+}
+
+// Read implements io.Reader for the buffer: a read of the socket, or one
+// attempt that does not wait (try).
+func (r *frameReader) Read(p []byte) (int, error) {
+	if r.try {
+		r.try, r.p = false, p
+		err := r.raw.Read(r.once)
+		r.p = nil
+		if err != nil {
+			return 0, err
+		}
+		return r.n, r.err
+	}
+	for {
+		n, err := r.src.Read(p)
+		if n == 0 && !r.deadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+			r.clearDeadline() // park's wait timer, not a limit on frames
+			continue
+		}
+		return n, err
+	}
+}
+
+// clearDeadline takes park's read deadline off the socket.
+func (r *frameReader) clearDeadline() {
+	if !r.deadline.IsZero() {
+		r.deadline = time.Time{}
+		_ = r.dl.SetReadDeadline(time.Time{})
+	}
+}
+
 // reader returns the buffered reader, first waiting (without a buffer)
 // for something to read if none is held.
 func (r *frameReader) reader() *bufio.Reader {
-	if r.br != nil {
-		return r.br
-	}
-	if r.raw != nil {
+	if r.br == nil && r.raw != nil {
 		_ = r.raw.Read(r.wait) // an error shows again on the read that follows
 	}
-	r.br = readerPool.Get().(*bufio.Reader)
-	r.br.Reset(r.src)
+	return r.take()
+}
+
+// take returns the buffered reader, taking a buffer from the pool without
+// waiting if none is held.
+func (r *frameReader) take() *bufio.Reader {
+	if r.br == nil {
+		r.br = readerPool.Get().(*bufio.Reader)
+		r.br.Reset(r)
+	}
 	return r.br
+}
+
+// busy reports whether the reader holds bytes to read (or the buffer is
+// kept anyway): buffered ones, or those a read that does not wait finds
+// on the socket. If there are none the buffer goes back to the pool, and
+// the caller waits for the socket without it (park).
+func (r *frameReader) busy() bool {
+	if r.raw == nil {
+		return true
+	}
+	if r.br == nil {
+		return false
+	}
+	if r.br.Buffered() > 0 || r.tryFill() {
+		return true
+	}
+	r.idle()
+	return false
+}
+
+// tryFill reads into the empty buffer what the socket has, without
+// waiting; it reports false if the socket had nothing. An error or EOF
+// counts as something: the read that follows meets it again.
+func (r *frameReader) tryFill() bool {
+	r.try = true
+	_, err := r.br.Peek(1)
+	r.try = false
+	return err != errWouldBlock
 }
 
 // idle gives the buffer back to the pool if nothing is buffered in it, so

@@ -38,6 +38,13 @@ type outbound struct {
 	deadline time.Time // the write deadline last set on nc (writer only)
 	writing  bool
 	finished bool
+	// readerActive: the reader is between requests of a burst, not
+	// waiting for the socket (set only for sockets it waits on without
+	// a buffer). The writer then lingers (cond) when it has caught up,
+	// instead of exiting and being started again for the next reply.
+	readerActive bool
+	lingering    bool
+	cond         sync.Cond
 	// beforeClose, if set, runs before the writer closes nc (the conn
 	// takes a parked socket out of the parker's set).
 	beforeClose func()
@@ -48,7 +55,9 @@ type outbound struct {
 }
 
 func newOutbound(budget *backlog) *outbound {
-	return &outbound{budget: budget}
+	o := &outbound{budget: budget}
+	o.cond.L = &o.mu
+	return o
 }
 
 // unsentLocked is the connection's backlog.
@@ -217,18 +226,48 @@ func (o *outbound) start(nc net.Conn, done <-chan struct{}, timeout time.Duratio
 
 // kickLocked starts the writer if there is work for it and none runs.
 func (o *outbound) kickLocked() {
-	if o.writing || o.nc == nil || o.finished {
+	if o.nc == nil || o.finished {
 		return
 	}
 	if len(o.w.Buf) == 0 && !o.dead && !o.closing {
+		return
+	}
+	if o.writing {
+		o.wakeWriterLocked()
 		return
 	}
 	o.writing = true
 	go o.flush()
 }
 
+// wakeWriterLocked wakes the writer if it lingers.
+func (o *outbound) wakeWriterLocked() {
+	if o.lingering {
+		o.lingering = false
+		o.cond.Signal()
+	}
+}
+
+// readerBusy tells the writer the reader is working through a burst of
+// requests: it lingers until the reader goes idle.
+func (o *outbound) readerBusy() {
+	o.mu.Lock()
+	o.readerActive = true
+	o.mu.Unlock()
+}
+
+// readerIdle tells the writer the reader waits for the socket: a
+// lingering writer with nothing to write exits.
+func (o *outbound) readerIdle() {
+	o.mu.Lock()
+	o.readerActive = false
+	o.wakeWriterLocked()
+	o.mu.Unlock()
+}
+
 // flush is the writer goroutine: it writes what is queued, in order, until
-// nothing is, then exits (or finishes the connection).
+// nothing is, then exits (or finishes the connection); while the reader
+// is busy it waits for more instead of exiting.
 func (o *outbound) flush() {
 	for {
 		select {
@@ -245,6 +284,13 @@ func (o *outbound) flush() {
 			return
 		}
 		if len(buf) == 0 {
+			if o.readerActive {
+				o.lingering = true
+				o.cond.Wait()
+				o.lingering = false
+				o.mu.Unlock()
+				continue
+			}
 			o.writing = false
 			o.mu.Unlock()
 			return

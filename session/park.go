@@ -15,19 +15,37 @@ const parkAfter = time.Second
 // reports false when it did (or the wait failed: the read that follows
 // sees why). Otherwise it hands the socket to the parker and reports
 // true: the caller's goroutine returns, and a new one resumes reading
-// when a request arrives.
+// when a request arrives. Where there is no parker it only waits.
+//
+// The wait's deadline stays on the socket after a request arrives, and is
+// moved only once less than half of parkAfter is left, so a busy
+// connection sets it about twice a second rather than twice per request.
 func (c *conn) park(fr *frameReader) bool {
 	p := c.srv.parker
-	if p == nil || fr.raw == nil {
+	if fr.raw == nil {
 		return false
 	}
-	nc := c.nc
-	_ = nc.SetReadDeadline(time.Now().Add(parkAfter))
-	err := fr.raw.Read(fr.wait)
-	_ = nc.SetReadDeadline(time.Time{})
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
+	if p == nil {
+		_ = fr.raw.Read(fr.wait)
 		return false
 	}
+	start := time.Now()
+	until := start.Add(parkAfter)
+	for {
+		if fr.deadline.Sub(start) < parkAfter/2 || fr.deadline.After(until) {
+			fr.deadline = until
+			_ = fr.dl.SetReadDeadline(until)
+		}
+		err := fr.raw.Read(fr.wait)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return false
+		}
+		if !time.Now().Before(until) {
+			break
+		}
+		fr.deadline = time.Time{} // expired early: wait out the rest
+	}
+	fr.clearDeadline()
 	fd := -1
 	if fr.raw.Control(func(f uintptr) { fd = int(f) }) != nil || fd < 0 {
 		return false
