@@ -141,7 +141,7 @@ func (c *conn) inOrder(h jute.RequestHeader, fn func()) {
 	c.mu.Lock()
 	if n := len(c.pending); n > 0 {
 		c.pending[n-1].parked = append(c.pending[n-1].parked, parkedRead{h: h, after: fn})
-		c.parked++
+		c.parked.Add(1)
 		c.mu.Unlock()
 		return
 	}

@@ -43,9 +43,15 @@ func (c *conn) backlogWait() <-chan struct{} {
 	return ch
 }
 
-// mustPause reports whether c's reader must pause now.
+// mustPause reports whether c's reader must pause now. It runs after
+// every request, so the common case (every backlog within bounds) reads
+// only counters, without taking a lock.
 func (c *conn) mustPause() bool {
 	o := c.out
+	if o.unsent.Load() <= MaxUnsentPerConn && c.srv.backlog.total.Load() <= MaxUnsentTotal &&
+		c.parked.Load() < maxParkedReads {
+		return false
+	}
 	o.mu.Lock()
 	gone, unsent := o.dead || o.closing, o.unsentLocked()
 	o.mu.Unlock()
@@ -64,8 +70,4 @@ func (o *outbound) wakeReader() {
 }
 
 // parkedReads is how many of c's reads wait behind its writes.
-func (c *conn) parkedReads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.parked
-}
+func (c *conn) parkedReads() int { return int(c.parked.Load()) }

@@ -42,9 +42,10 @@ type conn struct {
 
 	// mu guards pending: this connection's proposed, not yet applied writes,
 	// oldest first. Reads arriving while it is non-empty park on the last.
+	// parked counts them, changed under mu and read without it.
 	mu      sync.Mutex
 	pending []*pendingWrite
-	parked  int // reads parked on pending, in all
+	parked  atomic.Int32
 
 	stats connStats
 

@@ -187,7 +187,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 		pw.silent = true
 		c.mu.Lock()
 		pw.parked = append(pw.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: pw.start})
-		c.parked++
+		c.parked.Add(1)
 		c.mu.Unlock()
 		c.srv.node.Barrier(pw)
 		return
@@ -196,7 +196,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	if n := len(c.pending); n > 0 {
 		last := c.pending[n-1]
 		last.parked = append(last.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: time.Now()})
-		c.parked++
+		c.parked.Add(1)
 		c.mu.Unlock()
 		return
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
@@ -52,6 +53,8 @@ type outbound struct {
 	// when the connection dies): a paused reader waits on it.
 	drained chan struct{}
 	budget  *backlog
+	// unsent mirrors unsentLocked for readers without mu (mustPause).
+	unsent atomic.Int64
 }
 
 func newOutbound(budget *backlog) *outbound {
@@ -65,6 +68,7 @@ func (o *outbound) unsentLocked() int64 { return int64(len(o.w.Buf) + o.inflight
 
 // queuedLocked accounts n bytes just appended to a backlog of before.
 func (o *outbound) queuedLocked(before int64, n int) {
+	o.unsent.Add(int64(n))
 	if o.budget == nil || n == 0 {
 		return
 	}
@@ -77,6 +81,7 @@ func (o *outbound) queuedLocked(before int64, n int) {
 // releasedLocked accounts n bytes written (or dropped) that leave a
 // backlog of after.
 func (o *outbound) releasedLocked(n int, after int64) {
+	o.unsent.Add(-int64(n))
 	if o.budget == nil || n == 0 {
 		return
 	}

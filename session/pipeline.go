@@ -104,6 +104,6 @@ func (c *conn) popPending(p *pendingWrite) []parkedRead {
 	}
 	parked := p.parked
 	p.parked = nil
-	c.parked -= len(parked)
+	c.parked.Add(-int32(len(parked)))
 	return parked
 }
