@@ -27,9 +27,11 @@ var errWouldBlock = errors.New("session: nothing to read yet")
 // A busy connection keeps its buffer: when the buffer runs dry the reader
 // first tries one non-blocking read into it (a pipelining client has
 // usually sent more by then), and gives the buffer back only when the
-// socket has nothing. While requests keep coming that is one read system
-// call per batch, as a plain blocking read would cost, instead of a peek
-// to wait, another to take a buffer, and then the read.
+// socket has nothing. A connection whose requests keep coming (hot) waits
+// with its buffer as a plain blocking read until it has been idle for up
+// to parkAfter. Either costs no more system calls per batch than a
+// blocking read, instead of a peek to wait, another to take a buffer, and
+// then the read.
 type frameReader struct {
 	src io.Reader
 	br  *bufio.Reader
@@ -39,6 +41,12 @@ type frameReader struct {
 	wait func(uintptr) bool // readable, as a value made once
 	once func(uintptr) bool // readOnce, as a value made once
 	peek [1]byte
+	// hot: the connection's last wait without a buffer ended with a
+	// request, not park's deadline. A hot connection keeps its buffer
+	// while it waits for the next request too (hotWait), as a plain
+	// blocking read, until that deadline passes with nothing read.
+	hot     bool
+	hotWait bool
 	// try makes the next Read one non-blocking attempt; p, n and err are
 	// that attempt's buffer and result (readOnce).
 	try bool
@@ -95,7 +103,7 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	}
 	for {
 		n, err := r.src.Read(p)
-		if n == 0 && !r.deadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+		if n == 0 && !r.hotWait && !r.deadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
 			r.clearDeadline() // park's wait timer, not a limit on frames
 			continue
 		}
@@ -141,11 +149,33 @@ func (r *frameReader) busy() bool {
 	if r.br == nil {
 		return false
 	}
-	if r.br.Buffered() > 0 || r.tryFill() {
+	if r.br.Buffered() > 0 {
+		return true
+	}
+	if r.hot && !r.deadline.IsZero() {
+		if r.waitHot() {
+			return true
+		}
+	} else if r.tryFill() {
 		return true
 	}
 	r.idle()
 	return false
+}
+
+// waitHot waits for the next request of a hot connection with the
+// buffer held, as a plain blocking read (no peeks): it reports false once
+// park's deadline passes with nothing read, and the connection is no
+// longer hot.
+func (r *frameReader) waitHot() bool {
+	r.hotWait = true
+	_, err := r.br.Peek(1)
+	r.hotWait = false
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		r.hot = false
+		return false
+	}
+	return true // bytes, or an error the read that follows meets again
 }
 
 // tryFill reads into the empty buffer what the socket has, without

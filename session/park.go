@@ -38,6 +38,7 @@ func (c *conn) park(fr *frameReader) bool {
 		}
 		err := fr.raw.Read(fr.wait)
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			fr.hot = err == nil
 			return false
 		}
 		if !time.Now().Before(until) {
