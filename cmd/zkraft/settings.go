@@ -249,7 +249,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		s.MetricsAddr = net.JoinHostPort(metricsHost, metricsPort)
 	}
 	if clientPort != "" || clientAddr != "" {
+		// ZooKeeper binds clientPort on every interface unless
+		// clientPortAddress names one: a zoo.cfg that says only
+		// clientPort=2181 serves remote clients. Only zkraft's own
+		// default, without a zoo.cfg, is loopback.
 		host, port, _ := net.SplitHostPort(s.ClientAddr)
+		host = "0.0.0.0"
 		if clientAddr != "" {
 			host = clientAddr
 		}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+)
+
+// listeningHost is the address a TCP socket of this machine listens on at
+// port, from /proc/net/tcp and tcp6 ("0.0.0.0", "127.0.0.1", "::"...), or
+// "" when none does.
+func listeningHost(t *testing.T, port string) string {
+	t.Helper()
+	want, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Skipf("no %s: %v", file, err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 4 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			hexHost, hexPort, ok := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseUint(hexPort, 16, 16); !ok || err != nil || p != want {
+				continue
+			}
+			f.Close()
+			return procHost(hexHost)
+		}
+		f.Close()
+	}
+	return ""
+}
+
+// procHost decodes /proc/net/tcp's address: 32-bit words in host (little
+// endian) order.
+func procHost(h string) string {
+	var ip net.IP
+	for i := 0; i+8 <= len(h); i += 8 {
+		w, _ := strconv.ParseUint(h[i:i+8], 16, 32)
+		ip = append(ip, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
+	}
+	if v4 := ip.To4(); v4 != nil && len(ip) == 16 && !ip.Equal(net.IPv6zero) {
+		return v4.String()
+	}
+	return ip.String()
+}
+
+// writePEMKeyStore writes a self-signed key and certificate as a PEM key
+// store.
+func writePEMKeyStore(t *testing.T, path string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zkraft"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startServer runs `zkraft server args...` until the test ends and waits
+// for srvr to answer on clientAddr.
+func startServer(t *testing.T, clientAddr string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), "zkraft.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(zkraftBinary(t), append([]string{"server", "--log-level", "warn"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("server log:\n%s", tail(string(b), 40))
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(fourletter.Ask(clientAddr, "srvr"), "Mode: ") {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("zkraft server %v exited:\n%s", args, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("server not serving")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestZooConfigListensOnAllInterfaces: a zoo.cfg with clientPort and no
+// clientPortAddress has the client port on every interface, as ZooKeeper,
+// and so the secure client port and the AdminServer; a remote client
+// finds the port after a binary swap. Without a zoo.cfg the server stays
+// on loopback.
+func TestZooConfigListensOnAllInterfaces(t *testing.T) {
+	dir := t.TempDir()
+	client, secure, admin := freeAddr(t), freeAddr(t), freeAddr(t)
+	_, clientPort, _ := net.SplitHostPort(client)
+	_, securePort, _ := net.SplitHostPort(secure)
+	_, adminPort, _ := net.SplitHostPort(admin)
+	ks := filepath.Join(dir, "server.pem")
+	writePEMKeyStore(t, ks)
+	cfg := filepath.Join(dir, "zoo.cfg")
+	text := fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%s\nsecureClientPort=%s\nssl.keyStore.location=%s\n"+
+		"admin.serverPort=%s\n4lw.commands.whitelist=srvr\n", filepath.Join(dir, "data"), clientPort, securePort, ks, adminPort)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, client, "--config", cfg)
+	for name, port := range map[string]string{"clientPort": clientPort, "secureClientPort": securePort, "admin.serverPort": adminPort} {
+		deadline := time.Now().Add(5 * time.Second)
+		for listeningHost(t, port) == "" && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond) // the AdminServer starts after the client port
+		}
+		if host := listeningHost(t, port); host != "0.0.0.0" && host != "::" {
+			t.Errorf("%s %s: listening on %q, want every interface (0.0.0.0), as ZooKeeper", name, port, host)
+		}
+	}
+
+	// Without a zoo.cfg: zkraft's own default, 127.0.0.1:2181.
+	ln, err := net.Listen("tcp", "0.0.0.0:2181")
+	if err != nil {
+		t.Logf("port 2181 is taken here; the default address is not checked: %v", err)
+		return
+	}
+	ln.Close()
+	startServer(t, "127.0.0.1:2181", "--data-dir", filepath.Join(dir, "default"))
+	if host := listeningHost(t, "2181"); host != "127.0.0.1" {
+		t.Errorf("without a zoo.cfg the client port listens on %q, want 127.0.0.1", host)
+	}
+}
