@@ -30,6 +30,17 @@ var fourLetterWords = map[string]bool{
 
 func isFourLetterWord(s string) bool { return fourLetterWords[s] }
 
+// FourLetterWords lists, sorted, the four-letter words this server
+// answers, for checking a 4lw.commands.whitelist.
+func FourLetterWords() []string {
+	out := make([]string, 0, len(fourLetterWords))
+	for w := range fourLetterWords {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // notServing is ZooKeeper's answer to most four-letter words while its
 // server is not running: a member of an ensemble without a quorum (and not
 // serving read-only clients), e.g. between leaders or cut off from the

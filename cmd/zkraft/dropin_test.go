@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -172,5 +173,78 @@ func TestZooConfigListensOnAllInterfaces(t *testing.T) {
 	startServer(t, "127.0.0.1:2181", "--data-dir", filepath.Join(dir, "default"))
 	if host := listeningHost(t, "2181"); host != "127.0.0.1" {
 		t.Errorf("without a zoo.cfg the client port listens on %q, want 127.0.0.1", host)
+	}
+}
+
+// runRefused runs zkraft with args and requires it to exit non-zero with
+// one line of output naming want.
+func runRefused(t *testing.T, want string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel() // a server that starts instead is killed
+	out, err := exec.CommandContext(ctx, zkraftBinary(t), args...).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err == nil || len(lines) != 1 || !strings.Contains(lines[0], want) {
+		t.Errorf("zkraft %v: %v; want exit 1 and one line naming %q:\n%s", args, err, want, out)
+	}
+}
+
+// TestZooConfigRefusals: a zoo.cfg ZooKeeper refuses to start with is
+// refused, with one line saying why: no dataDir, a server line without an
+// election port, a superDigest that is not a digest, a whitelist naming an
+// unknown four-letter word. An unknown key starts the server with a
+// warning suggesting the key it resembles.
+func TestZooConfigRefusals(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	client := freeAddr(t)
+	_, port, _ := net.SplitHostPort(client)
+	base := fmt.Sprintf("tickTime=500\nclientPort=%s\nadmin.enableServer=false\n", port)
+	for _, tc := range []struct{ name, text, want string }{
+		{"nodatadir.cfg", base, "dataDir is not set"},
+		{"noelection.cfg", base + "dataDir=" + data + "\nserver.1=127.0.0.1:2888\n",
+			"server.1=127.0.0.1:2888 does not have the form host:quorumPort:electionPort"},
+		{"plaindigest.cfg", base + "dataDir=" + data + "\nsuperDigest=super:secret\n", "superDigest is not user:base64(sha1(user:password))"},
+		{"unknown4lw.cfg", base + "dataDir=" + data + "\n4lw.commands.whitelist=srvr,ruok,mntrr\n", `unknown four-letter word "mntrr"`},
+	} {
+		runRefused(t, tc.want, "server", "--config", write(tc.name, tc.text))
+	}
+	runRefused(t, "superDigest is not", "server", "--data-dir", data, "--client-addr", client, "--super-digest", "super:secret")
+	runRefused(t, `unknown four-letter word "stats"`, "server", "--data-dir", data, "--client-addr", client, "--4lw-whitelist", "stats")
+	if _, err := os.Stat(data); err == nil {
+		t.Error("a refused configuration created the data directory")
+	}
+
+	// An unknown key is a warning naming the key it resembles.
+	cfg := write("typo.cfg", base+"dataDir="+data+"\nmaxClientCnxn=10\n")
+	logPath := filepath.Join(dir, "typo.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(zkraftBinary(t), "server", "--config", cfg, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(fourletter.Ask(client, "srvr"), "Mode: ") {
+		if time.Now().After(deadline) {
+			t.Fatal("server with an unknown key not serving")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(b), "maxClientCnxn") || !strings.Contains(string(b), `"didYouMean": "maxClientCnxns"`) {
+		t.Errorf("no did-you-mean warning for maxClientCnxn:\n%s", b)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/zkraft/zkraft/ensemble"
 )
 
 // isMemberKey reports whether a zoo.cfg key describes the membership
@@ -31,7 +29,7 @@ func (s *settings) applyDynamicConfig(path string) error {
 		case k == "version":
 			return errors.New("dynamic file shouldn't have version inside")
 		case strings.HasPrefix(k, "server."):
-			p, err := ensemble.ParseServerLine(k, v)
+			p, err := parseMemberLine(k, v)
 			if err != nil {
 				return fmt.Errorf("%s: %s=%q: %w", path, k, v, err)
 			}

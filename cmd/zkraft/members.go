@@ -95,6 +95,11 @@ func membersChange(c *cli.Context, joining, leaving []string) error {
 		return err
 	}
 	defer conn.Close()
+	if len(leaving) > 0 {
+		if err := checkLeaving(conn, leaving); err != nil {
+			return err
+		}
+	}
 	if _, err := conn.IncrementalReconfig(joining, leaving, c.Int64("version")); err != nil {
 		return fmt.Errorf("reconfig: %w", err)
 	}
@@ -103,5 +108,29 @@ func membersChange(c *cli.Context, joining, leaving []string) error {
 		return fmt.Errorf("get /zookeeper/config: %w", err)
 	}
 	fmt.Fprintln(c.App.Writer, strings.TrimSpace(string(data)))
+	return nil
+}
+
+// checkLeaving refuses to remove an id that is not a member: the reconfig
+// would succeed, change nothing and still make a new config version.
+func checkLeaving(conn *zk.Conn, leaving []string) error {
+	data, _, err := conn.Get("/zookeeper/config")
+	if err != nil {
+		return fmt.Errorf("get /zookeeper/config: %w", err)
+	}
+	members := map[string]bool{}
+	var ids []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, _, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(k, "server.") {
+			id := strings.TrimPrefix(k, "server.")
+			members[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range leaving {
+		if !members[id] {
+			return fmt.Errorf("server %s is not a member (members: %s)", id, strings.Join(ids, ", "))
+		}
+	}
 	return nil
 }

@@ -384,7 +384,8 @@ func requirePresent(t *testing.T, admin *zk.Conn, acked []string) {
 }
 
 // TestMembersCommand lists and shrinks a three-process ensemble with
-// `zkraft members` as the super user. Its members come from a dynamic
+// `zkraft members` as the super user, and refuses to remove a non-member
+// (a reconfig that would change nothing but the version). Its members come from a dynamic
 // config file, as a ZooKeeper 3.5+ ensemble with reconfig enabled has
 // them (a zoo.cfg without server lines would start three standalone
 // servers, and the list would hold one).
@@ -415,6 +416,14 @@ func TestMembersCommand(t *testing.T) {
 	out, err := exec.Command(zkraftBinary(t), "members", "remove", "--server", server, "3").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "not authenticated") {
 		t.Fatalf("reconfig without the super user must fail with NoAuth: %v\n%s", err, out)
+	}
+	before := run("list", "--server", server)
+	out, err = exec.Command(zkraftBinary(t), "members", "remove", "--server", server, "--auth", "super:secret", "7").CombinedOutput()
+	if err == nil || strings.TrimSpace(string(out)) != "zkraft: server 7 is not a member (members: 1, 2, 3)" {
+		t.Fatalf("removing a non-member must fail, naming it: %v\n%s", err, out)
+	}
+	if after := run("list", "--server", server); after != before {
+		t.Fatalf("a refused remove changed the configuration:\n%s\nvs\n%s", before, after)
 	}
 	out2 := run("remove", "--server", server, "--auth", "super:secret", "3")
 	if strings.Contains(out2, "server.3=") || strings.Count(out2, "server.") != 2 {

@@ -89,6 +89,11 @@ func runServer(c *cli.Context) error {
 			return fmt.Errorf("read config: %w", err)
 		}
 		st.InitialConfig = string(text)
+		if cfg.values["dataDir"] == "" {
+			// ZooKeeper refuses it too, rather than start on a
+			// directory the operator did not choose.
+			return fmt.Errorf("%s: dataDir is not set", path)
+		}
 		if err := st.applyZooConfig(cfg, log); err != nil {
 			return err
 		}

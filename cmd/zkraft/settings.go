@@ -150,6 +150,7 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.JuteMaxBuffer, err = parseIntAuto(v)
 		case "4lw.commands.whitelist":
 			s.FourLetterWords = splitList(v)
+			err = checkFourLetterWords(s.FourLetterWords)
 		case "audit.enable", "zookeeper.audit.enable":
 			s.Audit = v == "true"
 		case "skipACL", "zookeeper.skipACL":
@@ -160,6 +161,7 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			s.ExtendedTypes, err = strconv.ParseBool(v)
 		case "superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
 			s.SuperDigest = v
+			err = checkSuperDigest(v)
 		case "znode.container.checkIntervalMs":
 			s.ContainerInterval, err = millis(v)
 		case "snapCount":
@@ -213,7 +215,7 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			}
 			if strings.HasPrefix(k, "server.") {
 				var sl ensemble.Peer
-				if sl, err = ensemble.ParseServerLine(k, v); err == nil {
+				if sl, err = parseMemberLine(k, v); err == nil {
 					s.Members = append(s.Members, sl)
 				}
 				break
@@ -222,7 +224,7 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 				break // ip, digest, x509 and sasl are built in
 			}
 			if !knownIgnored[k] {
-				log.Warn("ignoring unsupported zoo.cfg key", zap.String("key", k))
+				warnUnknownKey(log, k)
 			}
 		}
 		if err != nil {
@@ -315,6 +317,14 @@ func (s *settings) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("4lw-whitelist") {
 		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
+		if err := checkFourLetterWords(s.FourLetterWords); err != nil {
+			return fmt.Errorf("--4lw-whitelist: %w", err)
+		}
+	}
+	if c.IsSet("super-digest") {
+		if err := checkSuperDigest(s.SuperDigest); err != nil {
+			return fmt.Errorf("--super-digest: %w", err)
+		}
 	}
 	if c.IsSet("id") {
 		s.ServerID = uint8(c.Uint("id"))
