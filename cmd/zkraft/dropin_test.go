@@ -248,3 +248,16 @@ func TestZooConfigRefusals(t *testing.T) {
 		t.Errorf("no did-you-mean warning for maxClientCnxn:\n%s", b)
 	}
 }
+
+// TestDigestCommand: `zkraft digest user:password` prints what ZooKeeper's
+// DigestAuthenticationProvider prints, and the server takes it as its
+// superDigest.
+func TestDigestCommand(t *testing.T) {
+	out, err := exec.Command(zkraftBinary(t), "digest", "super:secret").CombinedOutput()
+	if err != nil || string(out) != "super:secret->super:lK75jTNcA+U9vtVEw5vB51mj/w4=\n" {
+		t.Fatalf("zkraft digest: %v %q", err, out)
+	}
+	if err := checkSuperDigest(strings.TrimSpace(strings.SplitN(string(out), "->", 2)[1])); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,5 +26,5 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand(), shell.Command(), membersCommand(), importCommand(), rejoinCommand(), bench.Command()}
+	return []*cli.Command{serverCommand(), shell.Command(), membersCommand(), importCommand(), rejoinCommand(), digestCommand(), bench.Command()}
 }
