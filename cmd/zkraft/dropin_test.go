@@ -96,7 +96,7 @@ func writePEMKeyStore(t *testing.T, path string) {
 
 // startServer runs `zkraft server args...` until the test ends and waits
 // for srvr to answer on clientAddr.
-func startServer(t *testing.T, clientAddr string, args ...string) {
+func startServer(t *testing.T, clientAddr string, args ...string) *exec.Cmd {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "zkraft.log")
 	logf, err := os.Create(logPath)
@@ -131,6 +131,7 @@ func startServer(t *testing.T, clientAddr string, args ...string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return cmd
 }
 
 // TestZooConfigListensOnAllInterfaces: a zoo.cfg with clientPort and no
@@ -260,4 +261,30 @@ func TestDigestCommand(t *testing.T) {
 	if err := checkSuperDigest(strings.TrimSpace(strings.SplitN(string(out), "->", 2)[1])); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartErrors: the errors of a server that cannot start say what is
+// wrong, once: a data directory another zkraft runs on names its pid (not
+// bolt's "open raft.db: timeout"); a client port in use is found before
+// any directory is made; a missing config file is named once.
+func TestStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	client := freeAddr(t)
+	first := startServer(t, client, "--data-dir", data, "--client-addr", client)
+	runRefused(t, fmt.Sprintf("data directory %s is in use by another zkraft, pid %d", data, first.Process.Pid),
+		"server", "--data-dir", data, "--client-addr", freeAddr(t))
+
+	other := filepath.Join(dir, "other")
+	runRefused(t, "address already in use", "server", "--data-dir", other, "--client-addr", client)
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a server refused for its port created its data directory: %v", err)
+	}
+
+	missing := filepath.Join(dir, "missing", "zoo.cfg")
+	out, _ := exec.Command(zkraftBinary(t), "server", "--config", missing).CombinedOutput()
+	if strings.Count(string(out), missing) != 1 {
+		t.Errorf("a missing config file must be named once:\n%s", out)
+	}
+	runRefused(t, "no such file or directory", "server", "--config", missing)
 }

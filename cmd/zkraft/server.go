@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -125,6 +126,28 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The client ports first: a port in use is reported before anything
+	// is created on disk. Connections that come meanwhile wait in the
+	// listen backlog until the server serves them.
+	ln, err := session.Listen(st.ClientAddr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var secureLn net.Listener
+	if st.SecureClientAddr != "" {
+		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
+			return err
+		}
+		defer secureLn.Close()
+	}
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	node, err := ensemble.Open(ensemble.Config{
 		Listen:            listen,
 		Dial:              dial,
@@ -149,10 +172,6 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	defer node.Close()
 
-	ln, err := session.Listen(st.ClientAddr)
-	if err != nil {
-		return err
-	}
 	var sasl saslServer
 	if st.JAASConfig != "" {
 		if sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection); err != nil {
@@ -162,16 +181,10 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 			sasl.kerberos.RemoveHost, sasl.kerberos.RemoveRealm = st.KerberosRemoveHost, st.KerberosRemoveRealm
 		}
 	}
-	var secureLn net.Listener
 	var tlsCfg *tls.Config
 	if st.SecureClientAddr != "" || st.PortUnification {
 		if tlsCfg, err = zktls.ServerConfig(st.TLS); err != nil {
 			return fmt.Errorf("TLS clients (secureClientPort or client.portUnification): %w", err)
-		}
-	}
-	if st.SecureClientAddr != "" {
-		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
-			return err
 		}
 	}
 	srv := session.New(session.Config{
@@ -279,4 +292,21 @@ func auditUser(on bool) string {
 		return u.Username
 	}
 	return "<NA>"
+}
+
+// lockDirs are the directories a member keeps to itself: the data
+// directory and, when apart, the log directory (two members on one
+// raft.db would otherwise meet as a bolt "timeout").
+func lockDirs(st settings) []string {
+	if st.DataLogDir == "" || filepath.Clean(st.DataLogDir) == filepath.Clean(st.DataDir) {
+		return []string{st.DataDir}
+	}
+	// One directory under two names: locking it twice from this process
+	// would find it "in use" (flock locks belong to an open file).
+	a, errA := os.Stat(st.DataDir)
+	b, errB := os.Stat(st.DataLogDir)
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		return []string{st.DataDir}
+	}
+	return []string{st.DataDir, st.DataLogDir}
 }

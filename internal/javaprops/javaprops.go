@@ -47,7 +47,7 @@ func Parse(r io.Reader) (*Props, error) {
 func Load(path string) (*Props, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // *fs.PathError: "open <path>: <reason>"
 	}
 	defer f.Close()
 	return Parse(f)
