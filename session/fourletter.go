@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/buildinfo"
 	"github.com/zkraft/zkraft/znode"
 )
 
 // Version is reported by srvr, stat, mntr and envi in ZooKeeper's format,
-// so tools parsing "Zookeeper version: X.Y.Z" keep working.
-var Version = "3.9.3-zkraft, built on 2026-11-21 00:00 UTC"
+// so tools parsing "Zookeeper version: X.Y.Z" keep working; after the
+// release come zkraft's module version and revision (internal/buildinfo):
+// "3.9.3-zkraft-v1.2.0-0123456789ab, built on 2026-11-21 00:00 UTC".
+var Version = buildinfo.Read().ZooKeeperVersion()
 
 // fourLetterWords are the commands ZooKeeper answers on its client port.
 var fourLetterWords = map[string]bool{

@@ -288,3 +288,49 @@ func TestStartErrors(t *testing.T) {
 	}
 	runRefused(t, "no such file or directory", "server", "--config", missing)
 }
+
+// TestVersion: `zkraft version` and `zkraft --version` print the module
+// version and the revision the toolchain stamped into the binary (as `go
+// version -m` reads them), and srvr, mntr and envi show them after
+// ZooKeeper's release, in ZooKeeper's format.
+func TestVersion(t *testing.T) {
+	bin := zkraftBinary(t)
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("zkraft version: %v\n%s", err, out)
+	}
+	flag, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil || string(flag) != string(out) {
+		t.Fatalf("zkraft --version: %v %q; want what zkraft version prints, %q", err, flag, out)
+	}
+	stamp, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, stamp)
+	}
+	module, revision := "", "unknown"
+	for _, line := range strings.Split(string(stamp), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == "mod" && f[1] == "github.com/zkraft/zkraft" {
+			module = f[2]
+		}
+		if len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision=") {
+			revision = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	if module == "" || !strings.HasPrefix(string(out), "zkraft "+module+" (revision "+revision) {
+		t.Fatalf("zkraft version printed %q; the binary holds module %q, revision %q", out, module, revision)
+	}
+
+	client := freeAddr(t)
+	startServer(t, client, "--data-dir", filepath.Join(t.TempDir(), "data"), "--client-addr", client, "--4lw-whitelist", "srvr,mntr,envi")
+	want := "3.9.3-zkraft-" + strings.Trim(module, "()")
+	if len(revision) >= 12 {
+		want += "-" + revision[:12]
+	}
+	for word, prefix := range map[string]string{"srvr": "Zookeeper version: ", "mntr": "zk_version\t", "envi": "zookeeper.version="} {
+		answer := fourletter.Ask(client, word)
+		if !strings.Contains(answer, "\n"+prefix+want) && !strings.HasPrefix(answer, prefix+want) {
+			t.Errorf("%s does not show %q%q:\n%s", word, prefix, want, answer)
+		}
+	}
+}

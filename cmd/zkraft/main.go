@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/bench"
+	"github.com/zkraft/zkraft/internal/buildinfo"
 	"github.com/zkraft/zkraft/shell"
 )
 
@@ -16,8 +17,12 @@ func main() {
 	app := &cli.App{
 		Name:     "zkraft",
 		Usage:    "a ZooKeeper-compatible coordination service on Raft",
+		Version:  buildinfo.Read().String(),
 		Commands: commands(),
 	}
+	// --version (urfave's -v is kept for nothing else) prints the line
+	// `zkraft version` prints, and nothing more.
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, c.App.Version) }
 	if err := app.Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "zkraft:", err)
 		os.Exit(1)
@@ -26,5 +31,18 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand(), shell.Command(), membersCommand(), importCommand(), rejoinCommand(), digestCommand(), bench.Command()}
+	return []*cli.Command{serverCommand(), versionCommand(), shell.Command(), membersCommand(), importCommand(), rejoinCommand(), digestCommand(), bench.Command()}
+}
+
+// versionCommand prints the module version, the VCS revision and the
+// commit time the binary was built from, and the Go toolchain.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version, the revision it was built from and the Go toolchain",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintln(c.App.Writer, buildinfo.Read().String())
+			return nil
+		},
+	}
 }

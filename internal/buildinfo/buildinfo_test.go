@@ -1,0 +1,25 @@
+package buildinfo
+
+import (
+	"regexp"
+	"testing"
+	"time"
+)
+
+func TestFormats(t *testing.T) {
+	i := Info{Module: "v1.2.0", Revision: "0123456789abcdef0123", Time: time.Date(2026, 11, 21, 9, 5, 0, 0, time.UTC),
+		Modified: true, Go: "go1.26.8"}
+	if got, want := i.String(), "zkraft v1.2.0 (revision 0123456789abcdef0123-dirty, 2026-11-21T09:05:00Z, go1.26.8, ZooKeeper 3.9.3 protocol)"; got != want {
+		t.Errorf("String %q, want %q", got, want)
+	}
+	if got, want := i.ZooKeeperVersion(), "3.9.3-zkraft-v1.2.0-0123456789ab-dirty, built on 2026-11-21 09:05 UTC"; got != want {
+		t.Errorf("ZooKeeperVersion %q, want %q", got, want)
+	}
+	// What session/protocol_test.go and tools parsing srvr expect.
+	zk := regexp.MustCompile(`^3\.\d+\.\d+-\S*, built on .*$`)
+	for _, i := range []Info{i, {Module: "(devel)"}, Read()} {
+		if v := i.ZooKeeperVersion(); !zk.MatchString(v) {
+			t.Errorf("%q is not in ZooKeeper's version format", v)
+		}
+	}
+}
