@@ -75,7 +75,9 @@ func (i Info) String() string {
 func (i Info) ZooKeeperVersion() string {
 	build := "zkraft-" + strings.NewReplacer("(", "", ")", "", " ", "", ",", "").Replace(i.Module)
 	if i.Revision != "" {
-		build += "-" + shortRev(i.Revision)
+		if !strings.HasSuffix(build, shortRev(i.Revision)) { // a pseudo-version ends with it
+			build += "-" + shortRev(i.Revision)
+		}
 		if i.Modified {
 			build += "-dirty"
 		}

@@ -15,6 +15,10 @@ func TestFormats(t *testing.T) {
 	if got, want := i.ZooKeeperVersion(), "3.9.3-zkraft-v1.2.0-0123456789ab-dirty, built on 2026-11-21 09:05 UTC"; got != want {
 		t.Errorf("ZooKeeperVersion %q, want %q", got, want)
 	}
+	pseudo := Info{Module: "v0.0.0-20261127133133-a37c3c191cae", Revision: "a37c3c191caec8dc35d9b11893a6ea963a2d9ceb"}
+	if got, want := pseudo.ZooKeeperVersion(), "3.9.3-zkraft-v0.0.0-20261127133133-a37c3c191cae, built on unknown"; got != want {
+		t.Errorf("a pseudo-version's revision is not repeated: %q, want %q", got, want)
+	}
 	// What session/protocol_test.go and tools parsing srvr expect.
 	zk := regexp.MustCompile(`^3\.\d+\.\d+-\S*, built on .*$`)
 	for _, i := range []Info{i, {Module: "(devel)"}, Read()} {
