@@ -217,6 +217,11 @@ func TestZooConfigRefusals(t *testing.T) {
 	} {
 		runRefused(t, tc.want, "server", "--config", write(tc.name, tc.text))
 	}
+	// --data-dir chooses the directory a zoo.cfg does not name.
+	other := freeAddr(t)
+	_, otherPort, _ := net.SplitHostPort(other)
+	startServer(t, other, "--config", write("flagdatadir.cfg", strings.Replace(base, port, otherPort, 1)),
+		"--data-dir", filepath.Join(dir, "flagdata"))
 	runRefused(t, "superDigest is not", "server", "--data-dir", data, "--client-addr", client, "--super-digest", "super:secret")
 	runRefused(t, `unknown four-letter word "stats"`, "server", "--data-dir", data, "--client-addr", client, "--4lw-whitelist", "stats")
 	if _, err := os.Stat(data); err == nil {

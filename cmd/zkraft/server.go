@@ -90,9 +90,10 @@ func runServer(c *cli.Context) error {
 			return fmt.Errorf("read config: %w", err)
 		}
 		st.InitialConfig = string(text)
-		if cfg.values["dataDir"] == "" {
+		if cfg.values["dataDir"] == "" && !c.IsSet("data-dir") {
 			// ZooKeeper refuses it too, rather than start on a
-			// directory the operator did not choose.
+			// directory the operator did not choose (here --data-dir
+			// may choose it).
 			return fmt.Errorf("%s: dataDir is not set", path)
 		}
 		if err := st.applyZooConfig(cfg, log); err != nil {
