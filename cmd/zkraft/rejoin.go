@@ -56,6 +56,14 @@ func runRejoin(c *cli.Context) error {
 	if st.DataDir == "" {
 		return fmt.Errorf("rejoin: give the member's --config or --data-dir")
 	}
+	// A running member's log must not be moved from under it.
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return fmt.Errorf("rejoin: %w", err)
+		}
+		defer unlock()
+	}
 	res, err := storage.PrepareRejoin(st.DataDir, st.DataLogDir, time.Now())
 	if err != nil {
 		return fmt.Errorf("rejoin: %w", err)
