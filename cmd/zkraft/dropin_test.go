@@ -222,6 +222,7 @@ func TestZooConfigRefusals(t *testing.T) {
 	_, otherPort, _ := net.SplitHostPort(other)
 	startServer(t, other, "--config", write("flagdatadir.cfg", strings.Replace(base, port, otherPort, 1)),
 		"--data-dir", filepath.Join(dir, "flagdata"))
+	runRefused(t, "server.4=127.0.0.1:2888 does not have the form", "members", "add", "--server", freeAddr(t), "server.4=127.0.0.1:2888")
 	runRefused(t, "superDigest is not", "server", "--data-dir", data, "--client-addr", client, "--super-digest", "super:secret")
 	runRefused(t, `unknown four-letter word "stats"`, "server", "--data-dir", data, "--client-addr", client, "--4lw-whitelist", "stats")
 	if _, err := os.Stat(data); err == nil {

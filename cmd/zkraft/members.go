@@ -90,6 +90,17 @@ func membersChange(c *cli.Context, joining, leaving []string) error {
 	if len(joining) == 0 && len(leaving) == 0 {
 		return fmt.Errorf("nothing to change")
 	}
+	for _, line := range joining {
+		// The server parses them too, but ZooKeeper's format (an
+		// election port) is checked here, before any connection.
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("%q: want server.N=host:quorumPort:electionPort[:role][;clientAddr]", line)
+		}
+		if _, err := parseMemberLine(k, v); err != nil {
+			return err
+		}
+	}
 	conn, err := dialMembers(c)
 	if err != nil {
 		return err
