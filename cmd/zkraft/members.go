@@ -14,7 +14,7 @@ import (
 // against zkraft and Apache ZooKeeper alike.
 func membersCommand() *cli.Command {
 	connFlags := []cli.Flag{
-		&cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]"},
+		serverFlag(),
 		&cli.StringFlag{Name: "auth", Usage: "digest credentials user:password (reconfig needs the super user)"},
 	}
 	return &cli.Command{
@@ -39,6 +39,11 @@ func membersCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// serverFlag is the --server list the ensemble commands take.
+func serverFlag() cli.Flag {
+	return &cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]"}
 }
 
 type silentLogger struct{}

@@ -4,6 +4,7 @@
 package fourletter
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -13,17 +14,29 @@ import (
 // Ask sends word (e.g. "srvr") to addr and returns the whole answer, or ""
 // if the server does not answer within a few seconds.
 func Ask(addr, word string) string {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	out, _ := AskWithin(addr, word, 3*time.Second)
+	return out
+}
+
+// AskWithin sends word to addr and returns the whole answer, or an error
+// if the connection fails or the answer does not come within timeout
+// (connecting included).
+func AskWithin(addr, word string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("%s %s: %w", word, addr, err)
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	_ = c.SetDeadline(deadline)
 	if _, err := c.Write([]byte(word)); err != nil {
-		return ""
+		return "", fmt.Errorf("%s %s: %w", word, addr, err)
 	}
-	b, _ := io.ReadAll(c)
-	return string(b)
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return string(b), fmt.Errorf("%s %s: %w", word, addr, err)
+	}
+	return string(b), nil
 }
 
 // Field returns the rest of the first line of out that starts with prefix

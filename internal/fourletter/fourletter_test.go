@@ -3,6 +3,7 @@ package fourletter
 import (
 	"net"
 	"testing"
+	"time"
 )
 
 func TestAskAndField(t *testing.T) {
@@ -29,5 +30,27 @@ func TestAskAndField(t *testing.T) {
 	}
 	if Ask("127.0.0.1:1", "srvr") != "" {
 		t.Fatal("answer from a closed port")
+	}
+}
+
+func TestAskWithinTimesOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			time.Sleep(2 * time.Second) // never answers in time
+		}
+	}()
+	start := time.Now()
+	if _, err := AskWithin(ln.Addr().String(), "ruok", 200*time.Millisecond); err == nil {
+		t.Fatal("no error from a server that does not answer")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("AskWithin took %v with a 200ms timeout", d)
 	}
 }
