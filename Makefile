@@ -87,11 +87,12 @@ bench: build
 	$(GO) run ./scripts/benchcompare -zkraft $(BIN) -duration $(BENCH_DURATION) -nodes $(BENCH_NODES) -out docs/bench-latest.md
 
 # Memory per watch: 1,000,000 exists watches (100 sessions x 10,000
-# znodes) on a standalone zkraft and a standalone ZooKeeper.
+# znodes) on a standalone zkraft, then on a standalone ZooKeeper.
 WATCH_SESSIONS ?= 100
 WATCH_NODES ?= 10000
 watchmem: build
-	$(GO) run ./scripts/watchmem -zkraft $(BIN) -sessions $(WATCH_SESSIONS) -nodes $(WATCH_NODES)
+	$(GO) run ./scripts/memprobe -workload watches -n $(WATCH_SESSIONS) -nodes $(WATCH_NODES) -bin $(BIN) -pprof 127.0.0.1:6061
+	$(GO) run ./scripts/memprobe -workload watches -n $(WATCH_SESSIONS) -nodes $(WATCH_NODES) -kind zookeeper
 
 # Go micro-benchmarks.
 gobench:

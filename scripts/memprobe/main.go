@@ -1,12 +1,14 @@
 // Command memprobe measures a standalone server's memory under two loads
 // (issue 29): "flood", N clients pipelining getData of a 1 MB znode and
 // never reading their replies (peak and final RSS, and how long another
-// client waits meanwhile), and "idle", N idle sessions (RSS per session).
+// client waits meanwhile), "idle", N idle sessions (RSS per session), and
+// "watches", N sessions each watching -nodes znodes (memory per watch).
 //
 //	go build -o /tmp/zkraft ./cmd/zkraft
 //	go run ./scripts/memprobe -workload flood -n 8 -bin /tmp/zkraft
 //	go run ./scripts/memprobe -workload idle -n 10000 -bin /tmp/zkraft
 //	go run ./scripts/memprobe -workload idle -n 10000 -kind zookeeper
+//	go run ./scripts/memprobe -workload watches -n 100 -nodes 10000 -bin /tmp/zkraft -pprof 127.0.0.1:6060
 package main
 
 import (
@@ -23,9 +25,10 @@ import (
 func main() {
 	kind := flag.String("kind", "zkraft", `"zkraft" or "zookeeper" (the Debian package's jar)`)
 	bin := flag.String("bin", "zkraft", "the zkraft binary")
-	workload := flag.String("workload", "flood", `"flood" or "idle"`)
+	workload := flag.String("workload", "flood", `"flood", "idle" or "watches"`)
 	n := flag.Int("n", 8, "clients")
 	requests := flag.Int("requests", 2000, "getData requests per flooding client")
+	nodes := flag.Int("nodes", 10000, "watches: znodes each session watches")
 	hold := flag.Duration("hold", 15*time.Second, "how long the load is held")
 	settle := flag.Duration("settle", 10*time.Second, "wait after the flooders close before the final RSS")
 	pprofAddr := flag.String("pprof", "", "zkraft only: this --pprof-addr is given to the server, and idle also reports the heap in use and stacks after a collection")
@@ -51,6 +54,8 @@ func main() {
 		err = flood(s, *n, *requests, *hold, *settle)
 	case "idle":
 		err = idle(s, *n, *hold, *pprofAddr)
+	case "watches":
+		err = watches(s, *kind, *n, *nodes, *pprofAddr)
 	default:
 		err = fmt.Errorf("memprobe: unknown workload %q", *workload)
 	}
