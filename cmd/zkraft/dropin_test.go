@@ -34,8 +34,11 @@ func listeningHost(t *testing.T, port string) string {
 	}
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
+		if err != nil && file == "/proc/net/tcp6" {
+			continue // IPv6 turned off
+		}
 		if err != nil {
-			t.Skipf("no %s: %v", file, err)
+			t.Fatalf("listening sockets unknown: %v", err)
 		}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
