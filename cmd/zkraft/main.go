@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkraft/zkraft/bench"
 	"github.com/zkraft/zkraft/internal/buildinfo"
+	"github.com/zkraft/zkraft/internal/cliargs"
 	"github.com/zkraft/zkraft/shell"
 )
 
@@ -23,7 +24,9 @@ func main() {
 	// --version (urfave's -v is kept for nothing else) prints the line
 	// `zkraft version` prints, and nothing more.
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, c.App.Version) }
-	if err := app.Run(os.Args); err != nil {
+	// Flags after a subcommand's arguments are honored (or refused), not
+	// taken for arguments; the shell's own command options stay its own.
+	if err := app.Run(cliargs.Reorder(app.Commands, os.Args, "shell")); err != nil {
 		fmt.Fprintln(os.Stderr, "zkraft:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runBinary runs the built zkraft with args and returns stdout, stderr and
+// the exit status.
+func runBinary(t *testing.T, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(zkraftBinary(t), args...)
+	var out, errw bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errw, strings.NewReader(stdin)
+	if env != nil {
+		cmd.Env = append(cmd.Environ(), env...)
+	}
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("zkraft %v: %v", args, err)
+	}
+	return out.String(), errw.String(), code
+}
+
+// TestFlagsAfterArguments: flags written after a subcommand's arguments
+// are honored (status, members, shell), an unknown one is refused
+// (digest), and the shell's command keeps its own options (ls -s).
+func TestFlagsAfterArguments(t *testing.T) {
+	// status: --json after an argument gives JSON (the member is down).
+	out, _, code := runBinary(t, "", nil, "status", "extra", "--server", "127.0.0.1:1", "--json")
+	var statuses []memberStatus
+	if err := json.Unmarshal([]byte(out), &statuses); err != nil || code != 1 || len(statuses) != 1 || statuses[0].Address != "127.0.0.1:1" {
+		t.Errorf("status extra --server --json: exit %d, %v:\n%s", code, err, out)
+	}
+
+	// digest: an unknown flag after the arguments is refused.
+	_, errs, code := runBinary(t, "", nil, "digest", "a:b", "--bogus")
+	if code == 0 || !strings.Contains(errs, "flag provided but not defined: -bogus") {
+		t.Errorf("digest a:b --bogus: exit %d:\n%s", code, errs)
+	}
+
+	if testing.Short() {
+		return
+	}
+	addr := freeAddr(t)
+	startServer(t, addr, "--client-addr", addr, "--data-dir", filepath.Join(t.TempDir(), "data"))
+	// shell: --server after the command is the shell's, -s is ls's.
+	out, errs, code = runBinary(t, "", nil, "shell", "ls", "-s", "/", "--server", addr)
+	if code != 0 || !strings.Contains(out, "[zookeeper]") || !strings.Contains(out, "cZxid = ") {
+		t.Errorf("shell ls -s / --server: exit %d:\n%s\n%s", code, out, errs)
+	}
+}
