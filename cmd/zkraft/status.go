@@ -83,7 +83,7 @@ type memberStatus struct {
 	Zxid        string  `json:"zxid,omitempty"`
 	Lag         *int64  `json:"lag,omitempty"`
 	Connections int64   `json:"connections"`
-	Sessions    int64   `json:"sessions"`
+	Sessions    *int64  `json:"sessions"` // nil: mntr is not whitelisted
 	Znodes      int64   `json:"znode_count"`
 	LatencyMin  int64   `json:"latency_min_ms"`
 	LatencyAvg  float64 `json:"latency_avg_ms"`
@@ -140,7 +140,9 @@ func probeMember(addr string, timeout time.Duration) *memberStatus {
 		s.Error = err.Error()
 		return s
 	}
-	if ruok != "imok" {
+	// ZooKeeper's default whitelist is srvr alone: a member that refuses
+	// ruok for that reason is judged by srvr, as ZooKeeper's own probes do.
+	if ruok != "imok" && !notWhitelisted(ruok) {
 		s.Error = fmt.Sprintf("ruok: %q", strings.TrimSpace(ruok))
 		return s
 	}
@@ -168,11 +170,18 @@ func probeMember(addr string, timeout time.Duration) *memberStatus {
 		s.LatencyMin, s.LatencyMax = atoi(lmin), atoi(lmax)
 		s.LatencyAvg, _ = strconv.ParseFloat(avg, 64)
 	}
-	// mntr adds the sessions; without it (not whitelisted) they read 0.
-	if mntr, err := fourletter.AskWithin(addr, "mntr", timeout); err == nil {
-		s.Sessions = atoi(fourletter.Field(mntr, "zk_global_sessions\t"))
+	// mntr adds the sessions; without it (not whitelisted) they are unknown.
+	if mntr, err := fourletter.AskWithin(addr, "mntr", timeout); err == nil && !notWhitelisted(mntr) {
+		n := atoi(fourletter.Field(mntr, "zk_global_sessions\t"))
+		s.Sessions = &n
 	}
 	return s
+}
+
+// notWhitelisted reports whether a four-letter word's answer is the
+// refusal of a word missing from 4lw.commands.whitelist.
+func notWhitelisted(answer string) bool {
+	return strings.Contains(answer, "is not executed because it is not in the whitelist")
 }
 
 func atoi(s string) int64 {

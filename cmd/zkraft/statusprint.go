@@ -25,10 +25,10 @@ func writeStatusTable(w io.Writer, statuses []*memberStatus) error {
 		if s.AdminError != "" {
 			health += " (" + s.AdminError + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%s/%d\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d/%s/%d\t%s\n",
 			s.Address, s.Mode, dashIf(s.LeaderID < 0, strconv.FormatInt(s.LeaderID, 10)),
 			dashIf(s.Term == 0, strconv.FormatUint(s.Term, 10)), s.Zxid,
-			dashIf(s.Lag == nil, lagText(s.Lag)), s.Connections, s.Sessions, s.Znodes,
+			dashIf(s.Lag == nil, lagText(s.Lag)), s.Connections, sessionsText(s.Sessions), s.Znodes,
 			s.LatencyMin, strconv.FormatFloat(s.LatencyAvg, 'f', -1, 64), s.LatencyMax, health)
 	}
 	if err := tw.Flush(); err != nil {
@@ -59,4 +59,12 @@ func lagText(lag *int64) string {
 		return ""
 	}
 	return strconv.FormatInt(*lag, 10)
+}
+
+// sessionsText is the SESSIONS column: "-" when mntr did not answer.
+func sessionsText(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
 }
