@@ -1,0 +1,157 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// cookieName is the console's session cookie: an opaque token.
+const cookieName = "zkraft_console"
+
+// csrfHeader carries the login's CSRF token on every write.
+const csrfHeader = "X-CSRF-Token"
+
+// loginKey is the request context key of the login serving a request.
+type loginKey struct{}
+
+// current returns the login of an authenticated request.
+func current(r *http.Request) *login { return r.Context().Value(loginKey{}).(*login) }
+
+// authenticate finds the request's login or answers 401.
+func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*login, bool) {
+	ck, err := r.Cookie(cookieName)
+	if err != nil {
+		fail(w, http.StatusUnauthorized, "not logged in")
+		return nil, false
+	}
+	l, ok := c.logins.get(ck.Value)
+	if !ok {
+		fail(w, http.StatusUnauthorized, "not logged in")
+		return nil, false
+	}
+	if l.expired.Load() {
+		c.logins.remove(ck.Value)
+		fail(w, http.StatusUnauthorized, "your ZooKeeper session expired; log in again")
+		return nil, false
+	}
+	return l, true
+}
+
+// read wraps a handler that needs a login.
+func (c *Console) read(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		l, ok := c.authenticate(w, r)
+		if !ok {
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), loginKey{}, l)))
+	}
+}
+
+// write wraps a handler that changes something: it needs a login, the
+// login's CSRF token, a same-origin request and, if change is set (a
+// change to the tree), a writable console.
+func (c *Console) write(h http.HandlerFunc, change bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !sameOrigin(r) {
+			fail(w, http.StatusForbidden, "cross-origin request refused")
+			return
+		}
+		l, ok := c.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if !tokensEqual(r.Header.Get(csrfHeader), l.csrf) {
+			fail(w, http.StatusForbidden, "missing or wrong CSRF token")
+			return
+		}
+		if change && !c.cfg.Writable {
+			fail(w, http.StatusForbidden, "the console is read-only (enable writes with --console-writable or console.readOnly=false)")
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), loginKey{}, l)))
+	}
+}
+
+// loginRequest is the body of POST api/login.
+type loginRequest struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+// whoAmI is what the page learns about its login: never a password.
+type whoAmI struct {
+	User      string `json:"user"`
+	Session   string `json:"session"` // the ZooKeeper session id, hex
+	Writable  bool   `json:"writable"`
+	CSRF      string `json:"csrf"`
+	ServerURL string `json:"server"` // the client port the console speaks to
+}
+
+func (c *Console) whoAmI(l *login) whoAmI {
+	return whoAmI{
+		User:      l.user,
+		Session:   fmt.Sprintf("0x%x", l.conn.SessionID()),
+		Writable:  c.cfg.Writable,
+		CSRF:      l.csrf,
+		ServerURL: c.cfg.ClientAddr,
+	}
+}
+
+// handleLogin opens a ZooKeeper session with the user's credentials and
+// sets the session cookie.
+func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		fail(w, http.StatusForbidden, "cross-origin request refused")
+		return
+	}
+	var req loginRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	req.User = strings.TrimSpace(req.User)
+	if err := checkCredentials(req.User, req.Password); err != nil {
+		fail(w, http.StatusUnauthorized, "login failed: "+err.Error())
+		return
+	}
+	l, err := dialLogin(c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout, min(c.cfg.SessionTimeout, 5*time.Second))
+	if err != nil {
+		c.cfg.Logger.Sugar().Infow("console login failed", "user", req.User, "error", err)
+		fail(w, http.StatusUnauthorized, "login failed: the server opened no session")
+		return
+	}
+	token, err := c.logins.add(l)
+	if err != nil {
+		l.close()
+		fail(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName,
+		Value:    token,
+		Path:     strings.TrimSuffix(c.cfg.Prefix, "/") + "/",
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "session", fmt.Sprintf("0x%x", l.conn.SessionID()))
+	writeJSON(w, http.StatusOK, c.whoAmI(l))
+}
+
+// handleLogout ends the login and its ZooKeeper session.
+func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.logins.remove(ck.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: strings.TrimSuffix(c.cfg.Prefix, "/") + "/",
+		MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleWhoAmI tells the page who is logged in (and its CSRF token).
+func (c *Console) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, c.whoAmI(current(r)))
+}

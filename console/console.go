@@ -1,0 +1,87 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Console serves the web console. Create it with New, mount Handler, and
+// Close it to end every login's ZooKeeper session.
+type Console struct {
+	cfg    Config
+	logins *loginStore
+	lead   *leaderLog
+	mux    *http.ServeMux
+
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// New returns a console for cfg and starts its housekeeping (idle logins
+// are ended, leadership changes noted).
+func New(cfg Config) *Console {
+	cfg = cfg.withDefaults()
+	c := &Console{
+		cfg:    cfg,
+		logins: newLoginStore(cfg.MaxLogins),
+		lead:   &leaderLog{},
+		stop:   make(chan struct{}),
+	}
+	c.mux = c.routes()
+	go c.housekeep()
+	return c
+}
+
+// Handler serves the console under Config.Prefix.
+func (c *Console) Handler() http.Handler { return c.mux }
+
+// Close ends every login and its ZooKeeper sessions.
+func (c *Console) Close() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	c.logins.closeAll()
+}
+
+// routes maps the console's URLs: the page and its assets, and the JSON API
+// under <prefix>/api/.
+func (c *Console) routes() *http.ServeMux {
+	p := strings.TrimSuffix(c.cfg.Prefix, "/")
+	mux := http.NewServeMux()
+	mux.Handle("GET "+p+"/", c.assets(p))
+	mux.HandleFunc("GET "+p, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("POST "+p+"/api/login", c.handleLogin)
+	mux.HandleFunc("POST "+p+"/api/logout", c.write(c.handleLogout, false))
+	mux.HandleFunc("GET "+p+"/api/whoami", c.read(c.handleWhoAmI))
+	mux.HandleFunc("GET "+p+"/api/children", c.read(c.handleChildren))
+	mux.HandleFunc("GET "+p+"/api/node", c.read(c.handleNode))
+	mux.HandleFunc("GET "+p+"/api/search", c.read(c.handleSearch))
+	mux.HandleFunc("GET "+p+"/api/subtree", c.read(c.handleSubtree))
+	mux.HandleFunc("GET "+p+"/api/events", c.read(c.handleEvents))
+	mux.HandleFunc("GET "+p+"/api/ensemble", c.read(c.handleEnsemble))
+	mux.HandleFunc("POST "+p+"/api/create", c.write(c.handleCreate, true))
+	mux.HandleFunc("POST "+p+"/api/set", c.write(c.handleSet, true))
+	mux.HandleFunc("POST "+p+"/api/delete", c.write(c.handleDelete, true))
+	mux.HandleFunc("POST "+p+"/api/setacl", c.write(c.handleSetACL, true))
+	return mux
+}
+
+// housekeep ends idle logins and notes leadership changes until Close.
+func (c *Console) housekeep() {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case now := <-tick.C:
+			c.logins.expireIdle(now.Add(-c.cfg.IdleTimeout))
+			if c.cfg.Ensemble != nil {
+				id, term := c.cfg.Ensemble.Leadership()
+				c.lead.note(id, term, now)
+			}
+		}
+	}
+}

@@ -1,0 +1,38 @@
+// Package console is zkraft's web console: a page served by the server
+// itself for browsing, editing and watching the tree and for looking at the
+// ensemble, so an operator need not install ZooNavigator or zkui beside it.
+//
+// # Security model
+//
+// The console has no access to the tree of its own. Each person who logs in
+// gets a ZooKeeper session of their own, opened with go-zookeeper against the
+// member's client port, with their digest credentials added as a client's
+// addauth would: every read and write goes through the same session path, the
+// same ACL checks and the same audit log as any client's. A node whose ACL
+// refuses that identity is refused to the page.
+//
+//   - The browser holds only an opaque random token in an HttpOnly,
+//     SameSite=Strict cookie (Secure over TLS); the token maps to the
+//     ZooKeeper session on the server. Passwords never reach a page, a URL or
+//     a log line; the console keeps them in memory only, as go-zookeeper must
+//     to re-authenticate after a reconnect and as the live view needs to open
+//     its watch session.
+//   - Every request that changes something (login and logout included) must
+//     be a JSON POST; every one but login must also carry the session's CSRF
+//     token in the X-CSRF-Token header, and one whose Origin names another
+//     host is refused.
+//   - The console is off unless enabled and read-only unless writes are
+//     enabled (Config.Writable).
+//
+// ZooKeeper's digest scheme takes any password: a wrong one is a different
+// identity, not a failed login. Login fails when the credentials are
+// malformed or the member cannot open a session.
+//
+// # Live updates
+//
+// The page opens a server-sent event stream for the subtree it shows. The
+// console opens a second ZooKeeper session for it with the same credentials
+// (watchsession.go: go-zookeeper v1.0.4 has no addWatch) and sets one
+// persistent recursive watch, whose notifications the server filters by
+// READ permission as for any client.
+package console

@@ -1,0 +1,213 @@
+package console
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// createModes are the page's names for create's modes. "ephemeral" nodes
+// belong to the login's ZooKeeper session: they go when it logs out or
+// its login idles out.
+var createModes = map[string]int32{
+	"persistent":                zk.FlagPersistent,
+	"ephemeral":                 zk.FlagEphemeral,
+	"sequential":                zk.FlagSequence,
+	"ephemeral-sequential":      zk.FlagEphemeral | zk.FlagSequence,
+	"container":                 zk.FlagContainer,
+	"ttl":                       zk.FlagTTL,
+	"persistent-sequential-ttl": zk.FlagPersistentSequentialWithTTL,
+}
+
+// createRequest is the body of POST api/create.
+type createRequest struct {
+	Path  string    `json:"path"`
+	Data  string    `json:"data"`
+	Mode  string    `json:"mode"`
+	TTLMs int64     `json:"ttl"`
+	ACL   []aclJSON `json:"acl"` // empty: world:anyone:cdrwa
+}
+
+// handleCreate creates a node in the chosen mode.
+func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	flags, ok := createModes[req.Mode]
+	if !ok {
+		fail(w, http.StatusBadRequest, "unknown mode "+req.Mode)
+		return
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	if len(req.ACL) > 0 {
+		var err error
+		if acl, err = fromACL(req.ACL, nil); err != nil {
+			fail(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	conn := current(r).conn
+	var created string
+	var err error
+	switch flags {
+	case zk.FlagContainer:
+		created, err = conn.CreateContainer(req.Path, []byte(req.Data), flags, acl)
+	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
+		created, err = conn.CreateTTL(req.Path, []byte(req.Data), flags, acl, time.Duration(req.TTLMs)*time.Millisecond)
+	default:
+		created, err = conn.Create(req.Path, []byte(req.Data), flags, acl)
+	}
+	if err != nil {
+		failZK(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Path string `json:"path"`
+	}{created})
+}
+
+// setRequest is the body of POST api/set: the data and the version the
+// page showed, so a change made meanwhile is not overwritten.
+type setRequest struct {
+	Path    string `json:"path"`
+	Data    string `json:"data"`
+	Version *int32 `json:"version"`
+}
+
+// conflictJSON answers a write that lost to another: the node as it is now.
+type conflictJSON struct {
+	apiError
+	Current *nodeJSON `json:"current,omitempty"`
+}
+
+// handleSet sets a node's data at the version the page showed. A version
+// that no longer matches answers 409 with the node as it is now.
+func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
+	var req setRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Version == nil {
+		fail(w, http.StatusBadRequest, "version is required (-1 would overwrite any change)")
+		return
+	}
+	conn := current(r).conn
+	st, err := conn.Set(req.Path, []byte(req.Data), *req.Version)
+	if err == zk.ErrBadVersion {
+		out := conflictJSON{apiError: apiError{Error: "the node changed since it was loaded", Code: "BadVersion"}}
+		if data, st, err := conn.Get(req.Path); err == nil {
+			out.Current = &nodeJSON{Path: req.Path, Data: data, Stat: toStat(st)}
+		}
+		writeJSON(w, http.StatusConflict, out)
+		return
+	}
+	if err != nil {
+		failZK(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Stat *statJSON `json:"stat"`
+	}{toStat(st)})
+}
+
+// deleteRequest is the body of POST api/delete. A recursive delete names
+// the paths the confirmation listed; if the subtree is not those paths any
+// more, nothing is deleted.
+type deleteRequest struct {
+	Path      string   `json:"path"`
+	Version   *int32   `json:"version"`
+	Recursive bool     `json:"recursive"`
+	Expect    []string `json:"expect"`
+}
+
+// handleDelete deletes a node, or a subtree children first once the
+// caller has confirmed exactly what goes.
+func (c *Console) handleDelete(w http.ResponseWriter, r *http.Request) {
+	var req deleteRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	conn := current(r).conn
+	if !req.Recursive {
+		v := int32(-1)
+		if req.Version != nil {
+			v = *req.Version
+		}
+		if err := conn.Delete(req.Path, v); err != nil {
+			failZK(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Deleted []string `json:"deleted"`
+		}{[]string{req.Path}})
+		return
+	}
+	paths, truncated, err := subtree(conn, req.Path)
+	if err != nil {
+		failZK(w, err)
+		return
+	}
+	if truncated || !slices.Equal(paths, req.Expect) {
+		writeJSON(w, http.StatusConflict, struct {
+			apiError
+			Paths     []string `json:"paths"`
+			Truncated bool     `json:"truncated"`
+		}{apiError{Error: "the subtree changed since it was listed; confirm again", Code: "Changed"}, paths, truncated})
+		return
+	}
+	deleted := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if err := conn.Delete(p, -1); err != nil && err != zk.ErrNoNode {
+			writeJSON(w, statusOf(err), struct {
+				apiError
+				Deleted []string `json:"deleted"`
+			}{apiError{Error: p + ": " + err.Error(), Code: codeOf(err)}, deleted})
+			return
+		}
+		deleted = append(deleted, p)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Deleted []string `json:"deleted"`
+	}{deleted})
+}
+
+// setACLRequest is the body of POST api/setacl.
+type setACLRequest struct {
+	Path    string    `json:"path"`
+	ACL     []aclJSON `json:"acl"`
+	Version *int32    `json:"version"` // the node's aversion the page showed
+}
+
+// handleSetACL replaces a node's ACL at the ACL version the page showed.
+func (c *Console) handleSetACL(w http.ResponseWriter, r *http.Request) {
+	var req setACLRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Version == nil {
+		fail(w, http.StatusBadRequest, "version (the ACL version) is required")
+		return
+	}
+	conn := current(r).conn
+	now, _, err := conn.GetACL(req.Path)
+	if err != nil {
+		failZK(w, err)
+		return
+	}
+	acl, err := fromACL(req.ACL, now)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	st, err := conn.SetACL(req.Path, acl, *req.Version)
+	if err != nil {
+		failZK(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Stat *statJSON `json:"stat"`
+	}{toStat(st)})
+}

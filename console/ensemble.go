@@ -1,0 +1,92 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// EnsembleSource tells the ensemble page about the members. The server
+// implements it from its own Raft state and the members' four-letter
+// words, as zkraft status does.
+type EnsembleSource interface {
+	// Leadership is the leader this member knows (-1: none) and its term.
+	// It is asked once a second, so it must be cheap.
+	Leadership() (leaderID int, term uint64)
+	// Members reports every member's state now.
+	Members(ctx context.Context) []MemberStatus
+}
+
+// MemberStatus is one member's row on the ensemble page.
+type MemberStatus struct {
+	ID          int     `json:"id"`
+	Address     string  `json:"address"` // its client address
+	Self        bool    `json:"self"`    // the member serving this console
+	Role        string  `json:"role"`    // leader, follower, observer, standalone, read-only; "" if it did not answer
+	Zxid        string  `json:"zxid,omitempty"`
+	Lag         *int64  `json:"lag,omitempty"` // zxids behind the leader
+	Connections int64   `json:"connections"`
+	Sessions    int64   `json:"sessions"`
+	Znodes      int64   `json:"znodes"`
+	LatencyMin  int64   `json:"latencyMin"`
+	LatencyAvg  float64 `json:"latencyAvg"`
+	LatencyMax  int64   `json:"latencyMax"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// leaderChange is one change of leader or term the console saw.
+type leaderChange struct {
+	At     time.Time `json:"at"`
+	Leader int       `json:"leader"`
+	Term   uint64    `json:"term"`
+}
+
+// leaderLog keeps the last leadership changes.
+type leaderLog struct {
+	mu      sync.Mutex
+	changes []leaderChange
+}
+
+// maxLeaderChanges is how many changes the page lists.
+const maxLeaderChanges = 20
+
+// note records (id, term) if it differs from the last change.
+func (g *leaderLog) note(id int, term uint64, at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.changes); n > 0 && g.changes[n-1].Leader == id && g.changes[n-1].Term == term {
+		return
+	}
+	g.changes = append(g.changes, leaderChange{At: at, Leader: id, Term: term})
+	if len(g.changes) > maxLeaderChanges {
+		g.changes = g.changes[len(g.changes)-maxLeaderChanges:]
+	}
+}
+
+func (g *leaderLog) list() []leaderChange {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]leaderChange(nil), g.changes...)
+}
+
+// ensembleJSON is the ensemble page's data.
+type ensembleJSON struct {
+	Leader  int            `json:"leader"`
+	Term    uint64         `json:"term"`
+	Members []MemberStatus `json:"members"`
+	Changes []leaderChange `json:"changes"`
+}
+
+// handleEnsemble answers the members' states and the leadership changes
+// seen since the console started.
+func (c *Console) handleEnsemble(w http.ResponseWriter, r *http.Request) {
+	out := ensembleJSON{Leader: -1, Members: []MemberStatus{}, Changes: c.lead.list()}
+	if src := c.cfg.Ensemble; src != nil {
+		out.Leader, out.Term = src.Leadership()
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		out.Members = src.Members(ctx)
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,65 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// maxStreams bounds the live streams one login may hold open (each is a
+// ZooKeeper session).
+const maxStreams = 4
+
+// sseHeartbeat is how often an idle stream sends a comment, so proxies
+// and the browser keep it open.
+const sseHeartbeat = 15 * time.Second
+
+// handleEvents streams changes under ?path= as server-sent events: one
+// "change" event per notification of a persistent recursive watch set by
+// a session with the login's credentials, after a "ready" event once the
+// watch is set. The stream ends when the page goes away or the session
+// does; the browser's EventSource then reconnects.
+func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
+	l, root := current(r), queryPath(r)
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		fail(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	if l.streams.Add(1) > maxStreams {
+		l.streams.Add(-1)
+		fail(w, http.StatusTooManyRequests, "too many live views open for this login")
+		return
+	}
+	defer l.streams.Add(-1)
+	ws, err := openWatch(c.cfg.ClientAddr, l.user, l.password, root, c.cfg.SessionTimeout)
+	if err != nil {
+		fail(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	defer ws.close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "event: ready\ndata: {\"path\":%q}\n\n", root)
+	flusher.Flush()
+	beat := time.NewTicker(sseHeartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-beat.C:
+			fmt.Fprint(w, ": heartbeat\n\n")
+		case ev, ok := <-ws.events:
+			if !ok {
+				return
+			}
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)
+		}
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,127 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/acl"
+)
+
+// sseEvent is one server-sent event.
+type sseEvent struct{ name, data string }
+
+// openStream opens the live stream of root for b's login and returns its
+// events as they arrive.
+func openStream(t *testing.T, b *browser, root string) <-chan sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.base+"/api/events?path="+root, nil)
+	hc := *b.hc
+	hc.Timeout = 0
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	out := make(chan sseEvent, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.data = strings.TrimPrefix(line, "data: ")
+			case line == "" && ev.name != "":
+				out <- ev
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return out
+}
+
+// nextChange waits for the next change event.
+func nextChange(t *testing.T, events <-chan sseEvent, within time.Duration) (watchEvent, bool) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			if ev.name != "change" {
+				continue
+			}
+			var we watchEvent
+			if err := json.Unmarshal([]byte(ev.data), &we); err != nil {
+				t.Fatalf("change %q: %v", ev.data, err)
+			}
+			return we, true
+		case <-timeout:
+			return watchEvent{}, false
+		}
+	}
+}
+
+// TestEventsStreamChanges: another client's create, set and delete under
+// the watched path arrive on the stream in order; changes elsewhere do
+// not; a change to a node the login may not read is not told (the
+// server's READ filter, as for any client).
+func TestEventsStreamChanges(t *testing.T) {
+	addr := startZK(t)
+	other := dialZK(t, addr, "alice:pw")
+	open := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/live", "/elsewhere"} {
+		if _, err := other.Create(p, nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBrowser(t, startConsole(t, addr, false))
+	b.login("bob", "pw")
+	events := openStream(t, b, "/live")
+	if ev := <-events; ev.name != "ready" {
+		t.Fatalf("first event %v, want ready", ev)
+	}
+	only := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: acl.DigestID("alice", "pw")}}
+	if _, err := other.Create("/live/hidden", nil, 0, only); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create("/elsewhere/x", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create("/live/a", []byte("1"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Set("/live/a", []byte("2"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Delete("/live/a", 1); err != nil {
+		t.Fatal(err)
+	}
+	want := []watchEvent{{Type: "NodeCreated", Path: "/live/a"}, {Type: "NodeDataChanged", Path: "/live/a"}, {Type: "NodeDeleted", Path: "/live/a"}}
+	for _, w := range want {
+		got, ok := nextChange(t, events, 5*time.Second)
+		if !ok || got.Type != w.Type || got.Path != w.Path || got.Zxid == "" {
+			t.Fatalf("got %+v (arrived %v), want %+v", got, ok, w)
+		}
+	}
+	if got, ok := nextChange(t, events, 300*time.Millisecond); ok {
+		t.Fatalf("unexpected %+v", got)
+	}
+}

@@ -1,0 +1,168 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// startZK runs an in-process one-member zkraft and returns its client
+// address.
+func startZK(t testing.TB) string {
+	t.Helper()
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
+		Tree: znode.Options{ExtendedTypes: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := session.New(session.Config{TickTime: 200 * time.Millisecond}, node)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		node.Close()
+	})
+	return ln.Addr().String()
+}
+
+// startConsole serves a console for the zkraft at addr over httptest.
+func startConsole(t testing.TB, addr string, writable bool) *httptest.Server {
+	t.Helper()
+	c := New(Config{ClientAddr: addr, Writable: writable, SessionTimeout: 4 * time.Second})
+	hs := httptest.NewServer(c.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		c.Close()
+	})
+	return hs
+}
+
+// dialZK is another client, as the console's users would meet one.
+func dialZK(t testing.TB, addr string, auth ...string) *zk.Conn {
+	t.Helper()
+	conn, ev, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	for e := range ev {
+		if e.State == zk.StateHasSession {
+			break
+		}
+	}
+	for _, a := range auth {
+		if err := conn.AddAuth("digest", []byte(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+// browser is an HTTP client with a cookie jar, as a browser keeps one; it
+// records every response it saw.
+type browser struct {
+	t    testing.TB
+	base string
+	hc   *http.Client
+	csrf string
+	seen []seenResponse
+}
+
+// seenResponse is what a browser could show or store of one response.
+type seenResponse struct {
+	url     string
+	headers http.Header
+	body    string
+}
+
+func newBrowser(t testing.TB, hs *httptest.Server) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: hs.URL + "/console", hc: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
+}
+
+// do sends a request and returns the status and the decoded JSON body.
+func (b *browser) do(method, path string, body any, hdr map[string]string) (int, map[string]any) {
+	b.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, b.base+path, rd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	b.seen = append(b.seen, seenResponse{url: req.URL.String(), headers: resp.Header, body: string(raw)})
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+func (b *browser) get(path string) (int, map[string]any) { return b.do("GET", path, nil, nil) }
+
+// post sends a write with the login's CSRF token.
+func (b *browser) post(path string, body any) (int, map[string]any) {
+	return b.do("POST", path, body, map[string]string{csrfHeader: b.csrf})
+}
+
+// login logs in and keeps the CSRF token; it fails the test on refusal.
+func (b *browser) login(user, password string) {
+	b.t.Helper()
+	st, out := b.do("POST", "/api/login", loginRequest{User: user, Password: password}, nil)
+	if st != http.StatusOK {
+		b.t.Fatalf("login %s: %d %v", user, st, out)
+	}
+	b.csrf, _ = out["csrf"].(string)
+	if b.csrf == "" {
+		b.t.Fatalf("login: no CSRF token in %v", out)
+	}
+}
+
+// mustContain fails unless s contains every one of want.
+func mustContain(t testing.TB, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Fatalf("%q does not contain %q", s, w)
+		}
+	}
+}
+
+// listenClosed returns an address nothing listens on.
+func listenClosed(t testing.TB) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr, nil
+}

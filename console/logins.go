@@ -1,0 +1,127 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// login is one person logged in: their ZooKeeper session and what the
+// console needs to serve them. The password is kept (in memory only) for
+// the live view's watch session.
+type login struct {
+	user     string // "" for an anonymous login (world:anyone only)
+	password string
+	csrf     string // sent back in X-CSRF-Token on writes
+	conn     *zk.Conn
+	lastUsed atomic.Int64 // unix nanoseconds of the last request
+	expired  atomic.Bool  // the ZooKeeper session expired: log in again
+	streams  atomic.Int32 // live event streams open
+}
+
+// close ends the login's ZooKeeper session (its ephemerals go with it).
+func (l *login) close() { l.conn.Close() }
+
+// loginStore maps cookie tokens to logins. Tokens are kept only as their
+// SHA-256, so the map holds nothing a browser could present.
+type loginStore struct {
+	max int
+
+	mu     sync.Mutex
+	byHash map[[32]byte]*login
+}
+
+func newLoginStore(max int) *loginStore {
+	return &loginStore{max: max, byHash: make(map[[32]byte]*login)}
+}
+
+// errTooManyLogins is returned by add when MaxLogins are open.
+var errTooManyLogins = errors.New("too many console logins open; try again later")
+
+// add registers l and returns the cookie token that names it.
+func (s *loginStore) add(l *login) (string, error) {
+	token := randomToken()
+	l.csrf = randomToken()
+	l.lastUsed.Store(time.Now().UnixNano())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.byHash) >= s.max {
+		return "", errTooManyLogins
+	}
+	s.byHash[sha256.Sum256([]byte(token))] = l
+	return token, nil
+}
+
+// get returns the login token names and marks it used.
+func (s *loginStore) get(token string) (*login, bool) {
+	if token == "" {
+		return nil, false
+	}
+	s.mu.Lock()
+	l, ok := s.byHash[sha256.Sum256([]byte(token))]
+	s.mu.Unlock()
+	if ok {
+		l.lastUsed.Store(time.Now().UnixNano())
+	}
+	return l, ok
+}
+
+// remove ends the login token names, if any.
+func (s *loginStore) remove(token string) {
+	h := sha256.Sum256([]byte(token))
+	s.mu.Lock()
+	l, ok := s.byHash[h]
+	delete(s.byHash, h)
+	s.mu.Unlock()
+	if ok {
+		l.close()
+	}
+}
+
+// expireIdle ends the logins unused since before and those whose
+// ZooKeeper session expired.
+func (s *loginStore) expireIdle(before time.Time) {
+	var gone []*login
+	s.mu.Lock()
+	for h, l := range s.byHash {
+		if l.lastUsed.Load() < before.UnixNano() && l.streams.Load() == 0 || l.expired.Load() {
+			gone = append(gone, l)
+			delete(s.byHash, h)
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range gone {
+		l.close()
+	}
+}
+
+// closeAll ends every login.
+func (s *loginStore) closeAll() {
+	s.mu.Lock()
+	all := s.byHash
+	s.byHash = make(map[[32]byte]*login)
+	s.mu.Unlock()
+	for _, l := range all {
+		l.close()
+	}
+}
+
+// randomToken is 32 bytes from crypto/rand, base64url.
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// tokensEqual compares a presented token with the expected one in
+// constant time.
+func tokensEqual(got, want string) bool {
+	return len(got) == len(want) && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}

@@ -1,0 +1,126 @@
+package console
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/acl"
+)
+
+// statJSON is a znode's Stat for the page. Times are milliseconds since
+// the epoch; the page shows them in the browser's local time.
+type statJSON struct {
+	Czxid          string `json:"czxid"`
+	Mzxid          string `json:"mzxid"`
+	Pzxid          string `json:"pzxid"`
+	Ctime          int64  `json:"ctime"`
+	Mtime          int64  `json:"mtime"`
+	Version        int32  `json:"version"`
+	Cversion       int32  `json:"cversion"`
+	Aversion       int32  `json:"aversion"`
+	EphemeralOwner string `json:"ephemeralOwner"`
+	DataLength     int32  `json:"dataLength"`
+	NumChildren    int32  `json:"numChildren"`
+}
+
+func hex(v int64) string { return fmt.Sprintf("0x%x", v) }
+
+func toStat(s *zk.Stat) *statJSON {
+	if s == nil {
+		return nil
+	}
+	return &statJSON{
+		Czxid: hex(s.Czxid), Mzxid: hex(s.Mzxid), Pzxid: hex(s.Pzxid),
+		Ctime: s.Ctime, Mtime: s.Mtime,
+		Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion,
+		EphemeralOwner: hex(s.EphemeralOwner), DataLength: s.DataLength, NumChildren: s.NumChildren,
+	}
+}
+
+// aclJSON is one ACL entry with its permissions as zkCli writes them
+// ("cdrwa").
+type aclJSON struct {
+	Scheme string `json:"scheme"`
+	ID     string `json:"id"`
+	Perms  string `json:"perms"`
+}
+
+// permLetters are the permission bits in zkCli's order.
+var permLetters = []struct {
+	bit    int32
+	letter byte
+}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}}
+
+// hiddenHash stands for a digest ACL entry's password hash on the page: a
+// hash is a password verifier, open to offline guessing, so the console
+// never sends one. setACL takes an entry whose id ends with it to mean the
+// node's current entry for that user.
+const hiddenHash = "(hash hidden)"
+
+// toACL renders an ACL for the page, digest hashes hidden.
+func toACL(list []zk.ACL) []aclJSON {
+	out := make([]aclJSON, 0, len(list))
+	for _, a := range list {
+		id := a.ID
+		if a.Scheme == "digest" {
+			user, _, _ := strings.Cut(id, ":")
+			id = user + ":" + hiddenHash
+		}
+		var b strings.Builder
+		for _, p := range permLetters {
+			if a.Perms&p.bit != 0 {
+				b.WriteByte(p.letter)
+			}
+		}
+		out = append(out, aclJSON{Scheme: a.Scheme, ID: id, Perms: b.String()})
+	}
+	return out
+}
+
+// fromACL reads the page's ACL entries; an unknown permission letter is
+// an error. A digest entry is "user:password" (hashed here, as zkCli's
+// addauth would) or "user:(hash hidden)", which keeps the entry of that
+// user in current (the node's ACL now).
+func fromACL(list []aclJSON, current []zk.ACL) ([]zk.ACL, error) {
+	out := make([]zk.ACL, 0, len(list))
+	for _, a := range list {
+		if a.Scheme == "digest" {
+			user, secret, ok := strings.Cut(a.ID, ":")
+			if !ok || user == "" {
+				return nil, fmt.Errorf("a digest entry is user:password, not %q", a.ID)
+			}
+			if secret != hiddenHash {
+				a.ID = acl.DigestID(user, secret)
+			} else if a.ID = existingDigest(current, user); a.ID == "" {
+				return nil, fmt.Errorf("digest user %q has no entry to keep; give user:password", user)
+			}
+		}
+		var perms int32
+		for i := 0; i < len(a.Perms); i++ {
+			found := false
+			for _, p := range permLetters {
+				if a.Perms[i] == p.letter {
+					perms |= p.bit
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("permission %q is not one of cdrwa", a.Perms[i])
+			}
+		}
+		out = append(out, zk.ACL{Perms: perms, Scheme: a.Scheme, ID: a.ID})
+	}
+	return out, nil
+}
+
+// existingDigest is the id of user's digest entry in list, "" if none.
+func existingDigest(list []zk.ACL, user string) string {
+	for _, a := range list {
+		if u, _, _ := strings.Cut(a.ID, ":"); a.Scheme == "digest" && u == user {
+			return a.ID
+		}
+	}
+	return ""
+}
