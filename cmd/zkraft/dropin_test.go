@@ -274,8 +274,8 @@ func TestDigestCommand(t *testing.T) {
 
 // TestStartErrors: the errors of a server that cannot start say what is
 // wrong, once: a data directory another zkraft runs on names its pid (not
-// bolt's "open raft.db: timeout"), and rejoin does not move its log
-// aside; a client port in use is found before
+// bolt's "open raft.db: timeout"), rejoin does not move its log
+// aside and import-zookeeper does not write beside it; a client port in use is found before
 // any directory is made; a missing config file is named once.
 func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -286,6 +286,12 @@ func TestStartErrors(t *testing.T) {
 		"server", "--data-dir", data, "--client-addr", freeAddr(t))
 	runRefused(t, fmt.Sprintf("rejoin: data directory %s is in use by another zkraft, pid %d", data, first.Process.Pid),
 		"rejoin", "--data-dir", data)
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runRefused(t, fmt.Sprintf("import-zookeeper: data directory %s is in use by another zkraft, pid %d", data, first.Process.Pid),
+		"import-zookeeper", "--from", golden, "--data-dir", data)
 
 	other := filepath.Join(dir, "other")
 	runRefused(t, "address already in use", "server", "--data-dir", other, "--client-addr", client)

@@ -81,6 +81,15 @@ func runImport(c *cli.Context) error {
 	if from == "" {
 		return fmt.Errorf("--from (ZooKeeper's dataDir) or --config is required")
 	}
+	// A zkraft serving (or another import writing) these directories must
+	// not have them written under it.
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return fmt.Errorf("import-zookeeper: %w", err)
+		}
+		defer unlock()
+	}
 	res, err := zkimport.Load(from, logDir, znode.Options{ExtendedTypes: st.ExtendedTypes})
 	if err != nil {
 		return err
