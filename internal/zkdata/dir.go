@@ -160,3 +160,9 @@ func readSnapshotFile(path string, zxid int64) (*Snapshot, error) {
 	}
 	return s, nil
 }
+
+// ReadSnapshotFile reads one snapshot file, plain or compressed (.gz,
+// .snappy), whose last zxid is zxid; its Adler-32 seal is checked.
+func ReadSnapshotFile(path string, zxid int64) (*Snapshot, error) {
+	return readSnapshotFile(path, zxid)
+}

@@ -45,7 +45,7 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 	var unowned map[int64][]string
 	if d.Snapshot == nil {
 		res.Tree = znode.NewTree(opts)
-	} else if res.Tree, dangling, unowned, err = fromSnapshot(d.Snapshot, opts); err != nil {
+	} else if res.Tree, dangling, unowned, err = fromSnapshot(d.Snapshot, opts, Passwd); err != nil {
 		return nil, err
 	}
 	if err := res.replay(d.Txns, dangling, unowned); err != nil {
@@ -125,8 +125,8 @@ func apply(tree *znode.Tree, txn *znode.Txn, zxid int64) *znode.Result {
 // can also hold ephemerals of sessions it lacks: unowned lists, by owner,
 // the nodes whose owner field names no session of the snapshot, for
 // Tree.SettleEphemerals when their session opens in the replay, or once
-// the replay is done.
-func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangling danglingACLs, unowned map[int64][]string, _ error) {
+// the replay is done. passwd gives each session its password.
+func fromSnapshot(s *zkdata.Snapshot, opts znode.Options, passwd func(int64) []byte) (_ *znode.Tree, dangling danglingACLs, unowned map[int64][]string, _ error) {
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 	known := make(map[int64]bool, len(s.Sessions))
 	for _, ss := range s.Sessions {
@@ -156,7 +156,7 @@ func fromSnapshot(s *zkdata.Snapshot, opts znode.Options) (_ *znode.Tree, dangli
 	}
 	sessions := make([]znode.SessionInfo, len(s.Sessions))
 	for i, ss := range s.Sessions {
-		sessions[i] = znode.SessionInfo{ID: ss.ID, Timeout: ss.Timeout, Passwd: Passwd(ss.ID)}
+		sessions[i] = znode.SessionInfo{ID: ss.ID, Timeout: ss.Timeout, Passwd: passwd(ss.ID)}
 	}
 	t, err := znode.Import(nodes, sessions, s.Zxid, opts)
 	if err != nil {

@@ -196,7 +196,7 @@ func TestSettleEphemeralsOfSessionsTheSnapshotLacked(t *testing.T) {
 		{Path: "/q", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 1, Mzxid: 1, Cversion: 1, Pzxid: 3}},
 		{Path: "/q/dead", ACL: zkdata.OpenACL, Stat: jute.Stat{Czxid: 3, Mzxid: 3, Pzxid: 3, EphemeralOwner: 0x77}},
 	}}
-	tree, dangling, unowned, err := fromSnapshot(snap, znode.Options{})
+	tree, dangling, unowned, err := fromSnapshot(snap, znode.Options{}, Passwd)
 	if err != nil || len(unowned) != 2 || len(unowned[0x88]) != 1 || len(unowned[0x77]) != 1 {
 		t.Fatalf("unowned %v, %v; want /p/late and /q/dead by owner (not the container)", unowned, err)
 	}
@@ -243,7 +243,7 @@ func TestDanglingACLSetByTheReplay(t *testing.T) {
 		{Path: "/made", ACL: 3, Stat: jute.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5}},
 		{Path: "/lost", ACL: 4, Stat: jute.Stat{Czxid: 3, Mzxid: 3, Pzxid: 3}},
 	}}
-	tree, dangling, _, err := fromSnapshot(snap, znode.Options{})
+	tree, dangling, _, err := fromSnapshot(snap, znode.Options{}, Passwd)
 	if err != nil || len(dangling) != 3 {
 		t.Fatalf("dangling %v, %v; want /cfg, /made and /lost", dangling, err)
 	}
