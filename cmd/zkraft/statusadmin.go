@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -22,10 +21,7 @@ type adminFacts struct {
 // http://host:8080/commands) within timeout.
 func askAdmin(addr string, timeout time.Duration) (adminFacts, error) {
 	facts := adminFacts{leaderID: -1}
-	base := strings.TrimSuffix(addr, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base + "/commands"
-	}
+	base := adminURL(addr)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var leader struct {

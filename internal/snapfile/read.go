@@ -28,6 +28,10 @@ type File struct {
 	Kind     Kind
 	Meta     Meta
 	Snapshot *zkdata.Snapshot
+	// Digest is the SHA-256 a zkraft file ends with (zero for a
+	// ZooKeeper file): what it is, alone. A restore derives the session
+	// passwords from it, so every member restoring the file agrees.
+	Digest [sha256.Size]byte
 }
 
 // zkMagic opens an Apache ZooKeeper snapshot ("ZKSN").
@@ -90,6 +94,7 @@ func parse(b []byte) (*File, error) {
 			len(s.Nodes), len(s.Sessions), f.Meta.Znodes, f.Meta.Sessions)
 	}
 	f.Snapshot = s
+	copy(f.Digest[:], b[end:])
 	return f, nil
 }
 

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/snapfile"
+)
+
+// superDigest is super:secret's superDigest.
+const superDigest = "super:lK75jTNcA+U9vtVEw5vB51mj/w4="
+
+// runZkraft runs the built binary with args and returns its stdout, its
+// stderr and whether it exited 0.
+func runZkraft(t *testing.T, env []string, args ...string) (stdout, stderr string, ok bool) {
+	t.Helper()
+	cmd := exec.Command(zkraftBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		t.Fatalf("zkraft %v: %v", args, err)
+	}
+	return out.String(), errOut.String(), err == nil
+}
+
+// dumpTree lists every znode under root as the super user sees it: path,
+// data, ACL and Stat, one line each, skipping the paths in skip.
+func dumpTree(t *testing.T, addr string, skip ...string) string {
+	t.Helper()
+	c, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.AddAuth("digest", []byte("super:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Sync("/"); err != nil {
+		t.Fatalf("%s: sync: %v", addr, err)
+	}
+	var b strings.Builder
+	var walk func(p string)
+	walk = func(p string) {
+		if slices.Contains(skip, p) {
+			return
+		}
+		data, st, err := c.Get(p)
+		if err != nil {
+			t.Fatalf("%s: get %s: %v", addr, p, err)
+		}
+		acl, _, err := c.GetACL(p)
+		if err != nil {
+			t.Fatalf("%s: getACL %s: %v", addr, p, err)
+		}
+		fmt.Fprintf(&b, "%s %q %v %+v\n", p, data, acl, *st)
+		kids, _, err := c.Children(p)
+		if err != nil {
+			t.Fatalf("%s: children %s: %v", addr, p, err)
+		}
+		slices.Sort(kids)
+		for _, k := range kids {
+			walk(path.Join(p, k))
+		}
+	}
+	walk("/")
+	return b.String()
+}
+
+// TestSnapshotSaveInspectRestore is the backup and restore of a
+// three-member ensemble: save refused without credentials and done with
+// the super user's from a follower; inspect's table and JSON; a damaged
+// copy refused by inspect and restore; restore refused over a member's
+// data; then a new three-member ensemble restored from the file serves
+// the same tree with the same Stats, keeps the snapshot's session until
+// it times out, and goes on from the snapshot's zxid.
+func TestSnapshotSaveInspectRestore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts six server processes")
+	}
+	old := startEnsemble(t, 3, "superDigest="+superDigest, "admin.rateLimiterIntervalInMS=0")
+	leader := leaderOf(t, old, nil)
+	c, _, err := zk.Connect([]string{leader.clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	open := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/app", "/app/cfg", "/app/jobs", "/svc"} {
+		if _, err := c.Create(p, []byte("v-"+p), 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Set("/app/cfg", []byte(fmt.Sprint("version ", i)), -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Create("/app/jobs/job-", bytes.Repeat([]byte("x"), 100), zk.FlagSequence, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Create("/secret", []byte("s"), 0, zk.DigestACL(zk.PermAll, "user", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer("/locks", nil, zk.FlagContainer, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/locks/held", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	// A session holding an ephemeral, open while the snapshot is taken.
+	holder, _, err := zk.Connect([]string{leader.clientAddr}, 6*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.Create("/svc/worker-1", []byte("up"), zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	want := dumpTree(t, leader.clientAddr, "/zookeeper/config")
+
+	var follower *member
+	for _, m := range old {
+		if m != leader {
+			follower = m
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "backup.snap")
+	_, errOut, ok := runZkraft(t, []string{"ZKRAFT_AUTH="}, "snapshot", "save", "--admin-addr", follower.adminAddr, file)
+	if ok || !strings.Contains(errOut, "--auth") {
+		t.Fatalf("save without credentials: ok=%v, stderr %q (want a refusal naming --auth)", ok, errOut)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a refused save left %d files", len(entries))
+	}
+	out, errOut, ok := runZkraft(t, nil, "snapshot", "save", "--admin-addr", follower.adminAddr, "--auth", "super:secret", file)
+	if !ok {
+		t.Fatalf("save: %s", errOut)
+	}
+	f, err := snapfile.Read(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"saved           " + file, "zxid            " + f.Meta.Zxid.String(), fmt.Sprintf("znodes          %d", f.Meta.Znodes), "sessions        "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("save's report lacks %q:\n%s", w, out)
+		}
+	}
+	if n := strings.Count(want, "\n") + 1; f.Meta.Znodes != n { // + /zookeeper/config
+		t.Errorf("snapshot of %d znodes, the tree has %d", f.Meta.Znodes, n)
+	}
+	// The same file, with credentials from the environment.
+	if _, errOut, ok := runZkraft(t, []string{"ZKRAFT_AUTH=super:secret"}, "snapshot", "save", "--admin-addr", follower.adminAddr, file); !ok {
+		t.Fatalf("save with ZKRAFT_AUTH: %s", errOut)
+	}
+
+	// inspect, as a table and as JSON.
+	out, errOut, ok = runZkraft(t, nil, "snapshot", "inspect", file)
+	if !ok {
+		t.Fatalf("inspect: %s", errOut)
+	}
+	for _, w := range []string{"znodes         ", "1 ephemeral, 1 container, 0 TTL", "LARGEST SUBTREES BY BYTES", "/app/jobs  ", "EPHEMERALS BY SESSION", "/svc/worker-1"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect's table lacks %q:\n%s", w, out)
+		}
+	}
+	out, errOut, ok = runZkraft(t, nil, "snapshot", "inspect", "--json", file)
+	var r snapfile.Report
+	if err := json.Unmarshal([]byte(out), &r); !ok || err != nil {
+		t.Fatalf("inspect --json: %v %s\n%s", err, errOut, out)
+	}
+	if r.Znodes != f.Meta.Znodes || r.Ephemerals != 1 || r.Containers != 1 || r.Zxid != f.Meta.Zxid ||
+		len(r.ByBytes) == 0 || r.ByBytes[0].Path != "/app" || r.ByZnodes[0].Path != "/app" ||
+		len(r.EphemeralsBySession) != 1 || r.EphemeralsBySession[0].Paths[0] != "/svc/worker-1" ||
+		r.EphemeralsBySession[0].Session != snapfile.Zxid(holder.SessionID()) {
+		t.Errorf("inspect --json: %+v", r)
+	}
+
+	// A damaged copy is refused by inspect and by restore.
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	damaged := filepath.Join(dir, "damaged.snap")
+	if err := os.WriteFile(damaged, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "inspect", damaged); ok || !strings.Contains(errOut, "damaged snapshot file") {
+		t.Errorf("inspect of a damaged file: ok=%v %q", ok, errOut)
+	}
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", damaged, "--data-dir", filepath.Join(dir, "d")); ok || !strings.Contains(errOut, "damaged snapshot file") {
+		t.Errorf("restore of a damaged file: ok=%v %q", ok, errOut)
+	}
+	// Over a member's data directory.
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--config", old[0].cfgPath); ok || !strings.Contains(errOut, "is not empty") {
+		t.Errorf("restore over a member's data: ok=%v %q", ok, errOut)
+	}
+
+	// A new ensemble from the file, each member restored with its zoo.cfg.
+	restored := startPreparedEnsemble(t, 3, func(m *member) {
+		if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--config", m.cfgPath); !ok {
+			t.Fatalf("member %d: restore: %s", m.id, errOut)
+		}
+	}, "superDigest="+superDigest)
+	for _, m := range restored {
+		if got := dumpTree(t, m.clientAddr, "/zookeeper/config"); got != want {
+			t.Fatalf("restored member %d serves another tree:\n%s\nthe saved ensemble's:\n%s", m.id, got, want)
+		}
+	}
+	// The membership is the new ensemble's.
+	rc, _, err := zk.Connect([]string{restored[0].clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cfg, _, err := rc.Get("/zookeeper/config")
+		if err == nil && strings.Contains(string(cfg), restored[0].clientAddr) && !strings.Contains(string(cfg), old[0].clientAddr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restored /zookeeper/config: %q %v", cfg, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	st, err := rc.Set("/app/cfg", []byte("after"), -1)
+	if err != nil || st.Mzxid <= int64(f.Meta.Zxid) || st.Version != 4 {
+		t.Fatalf("write after the restore: %+v %v, want version 4 at a zxid after %s", st, err, f.Meta.Zxid)
+	}
+	// The snapshot's session times out in the new ensemble (its clients
+	// are the old ensemble's), and its ephemeral goes with it.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		ok, _, err := rc.Exists("/svc/worker-1")
+		if err == nil && !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the restored session's ephemeral is still there: %v %v", ok, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ok, _, err := holder.Exists("/svc/worker-1"); err != nil || !ok {
+		t.Errorf("the saved ensemble lost its ephemeral: %v %v", ok, err)
+	}
+}
