@@ -1,9 +1,12 @@
 package ensemble
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -65,10 +68,17 @@ func (e *expiry) reset(sessions []znode.SessionInfo) {
 	e.mu.Unlock()
 }
 
+// expiredSession is a session past its deadline, due a close proposal.
+type expiredSession struct {
+	id      int64
+	timeout time.Duration
+	retry   bool // an earlier close proposal was not applied in time
+}
+
 // expired returns the sessions past their deadline that have no close
 // proposal in flight (or whose proposal is older than retry), marking them.
-func (e *expiry) expired(now time.Time, retry time.Duration) []int64 {
-	var out []int64
+func (e *expiry) expired(now time.Time, retry time.Duration) []expiredSession {
+	var out []expiredSession
 	nowNs := now.UnixNano()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -76,11 +86,12 @@ func (e *expiry) expired(now time.Time, retry time.Duration) []int64 {
 		if l.deadline.Load() > nowNs {
 			continue
 		}
-		if c := l.closing.Load(); c != 0 && nowNs-c < int64(retry) {
+		c := l.closing.Load()
+		if c != 0 && nowNs-c < int64(retry) {
 			continue
 		}
 		l.closing.Store(nowNs)
-		out = append(out, id)
+		out = append(out, expiredSession{id: id, timeout: l.timeout, retry: c != 0})
 	}
 	return out
 }
@@ -103,9 +114,17 @@ func (n *Node) expireSessions() {
 			if !n.IsLeader() {
 				continue
 			}
-			for _, id := range n.tracker.expired(now, 4*n.cfg.TickTime) {
-				n.log.Debug("session expired")
-				n.Propose(&znode.Txn{Type: jute.OpCloseSession, Session: id, Time: now.UnixMilli()}, nil)
+			for _, s := range n.tracker.expired(now, 4*n.cfg.TickTime) {
+				// One line per session, on the leader that expires it
+				// (ZooKeeper's "Expiring session 0x..., timeout of
+				// ...ms exceeded"); a retried close only at debug level.
+				level := zap.InfoLevel
+				if s.retry {
+					level = zap.DebugLevel
+				}
+				n.log.Log(level, "session expired", zap.String("session", "0x"+strconv.FormatUint(uint64(s.id), 16)),
+					zap.Int64("timeoutMs", s.timeout.Milliseconds()), zap.Bool("retry", s.retry))
+				n.Propose(&znode.Txn{Type: jute.OpCloseSession, Session: s.id, Time: now.UnixMilli()}, nil)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkraft/zkraft/internal/audit"
 
@@ -79,6 +80,12 @@ type fsm struct {
 	dec znode.TxnDecoder
 
 	restores atomic.Int64 // snapshots installed over the state (tests)
+	// running is set once Raft has started: a snapshot restored before
+	// is the member's own (at start), one after it a leader's.
+	running atomic.Bool
+	// newestSnapshot, if set, returns the newest snapshot's metadata
+	// (for the "snapshot installed" line).
+	newestSnapshot func() (raft.SnapshotMeta, bool)
 
 	// size counts the log applied since the last snapshot (logsize.go).
 	size *logSize
@@ -231,9 +238,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		// Another view is still being written (not with Raft's one
 		// snapshot at a time): fall back to a copy.
-		return &treeSnapshot{tree: f.tree.Clone(), large: large}, nil
+		return &treeSnapshot{tree: f.tree.Clone(), large: large, log: f.log}, nil
 	}
-	return &treeSnapshot{view: v, fsm: f, large: large}, nil
+	return &treeSnapshot{view: v, fsm: f, large: large, log: f.log}, nil
 }
 
 // releaseToOSAbove is the estimated tree size above which the memory a
@@ -254,10 +261,12 @@ func snapshotFootprint(st znode.Stats) int64 {
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	f.restores.Add(1)
+	start := time.Now()
 	t, err := znode.ReadSnapshot(bufio.NewReaderSize(rc, 1<<16), f.opts)
 	if err != nil {
 		return fmt.Errorf("ensemble: restore snapshot: %w", err)
 	}
+	f.logRestore(t, time.Since(start))
 	f.mu.Lock()
 	f.tree = t
 	f.lastZxid.Store(t.LastZxid())
@@ -278,17 +287,28 @@ type treeSnapshot struct {
 	view  *znode.SnapshotView
 	fsm   *fsm
 	tree  *znode.Tree
-	large bool // free memory goes back to the OS on Release
+	large bool        // free memory goes back to the OS on Release
+	log   *zap.Logger // for "snapshot taken"
 }
 
 // Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
 // the sink.
 func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.write(sink); err != nil {
+	start := time.Now()
+	w := &countingWriter{w: sink}
+	if err := s.write(w); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("ensemble: persist snapshot: %w", err)
 	}
-	return sink.Close()
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("ensemble: persist snapshot: %w", err)
+	}
+	if s.log != nil {
+		term, index := snapshotIDPosition(sink.ID())
+		s.log.Info("snapshot taken", zap.Uint64("index", index), zap.Uint64("term", term),
+			zap.Int64("bytes", w.n), zap.Int64("durationMs", time.Since(start).Milliseconds()))
+	}
+	return nil
 }
 
 // write writes the snapshot to w through a 64 KiB buffer: the view's walk

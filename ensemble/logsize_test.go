@@ -71,7 +71,8 @@ func TestLogSizeTrailingFitsHalfTheLimit(t *testing.T) {
 // one down meanwhile catches up by the leader's snapshot.
 func TestLogBoundedBySize(t *testing.T) {
 	const limit, value, writes = 1 << 20, 16 << 10, 300
-	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotBytes = limit })
+	var logs memberLogs
+	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotBytes = limit; logs.tweak(cfg) })
 	l := c.leader()
 	mustPropose(t, l, newSession(1, 30000))
 	mustPropose(t, l, createTxn(1, "/big", 0, 1))
@@ -128,5 +129,10 @@ func TestLogBoundedBySize(t *testing.T) {
 	}
 	if c.nodes[id].fsm.restores.Load() == 0 {
 		t.Fatalf("member %d caught up without the leader's snapshot, past a trailing log of %d entries", id, minTrailingEntries)
+	}
+	// It logged the install once, with the snapshot's position and size.
+	installed := logs.waitLines(t, id, "snapshot installed", 1)
+	if f := installed[0].ContextMap(); f["index"].(uint64) == 0 || f["term"].(uint64) == 0 || f["bytes"].(int64) < writes {
+		t.Fatalf("snapshot installed: %v", f)
 	}
 }

@@ -62,6 +62,10 @@ type Node struct {
 	noticedAt    atomic.Uint64 // the highest index beforeApply sent notices for
 	nudging      atomic.Bool   // nudges is ready and n.raft set
 	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
+	// leaderChanges counts the leaders this member has seen elected
+	// (events.go); started is when Open began.
+	leaderChanges atomic.Int64
+	started       time.Time
 
 	reconfigMu sync.Mutex // one reconfig at a time (leader)
 	// stepping is set on a leader from the moment it proposes a
@@ -134,6 +138,7 @@ func Open(cfg Config) (*Node, error) {
 		fwdConns:  make(map[net.Conn]struct{}),
 
 		lostLeader: make(chan string, 1),
+		started:    time.Now(),
 	}
 	n.runID = randomRunID()
 	n.optionBits = cfg.Tree.Bits()
@@ -162,7 +167,8 @@ func Open(cfg Config) (*Node, error) {
 	if n.mux != nil {
 		n.startNudger()
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
+	go n.watchEvents()
 	go n.watchFailures()
 	go n.expireSessions()
 	go n.reap()
@@ -267,6 +273,13 @@ func (n *Node) startRaft() error {
 	}
 	snaps := storage.NewOrderedSnapshots(files, filepath.Join(n.cfg.DataDir, storage.SnapshotsDir), n.log)
 	n.snaps = snaps
+	n.fsm.newestSnapshot = func() (raft.SnapshotMeta, bool) {
+		list, err := snaps.List()
+		if err != nil || len(list) == 0 {
+			return raft.SnapshotMeta{}, false
+		}
+		return *list[0], true // newest first
+	}
 	if err := snaps.Verify(); err != nil {
 		return err
 	}
@@ -295,6 +308,7 @@ func (n *Node) startRaft() error {
 	}
 	n.raft = r
 	n.raftSet.Store(true)
+	n.fsm.running.Store(true) // a snapshot restored from now on is a leader's (events.go)
 	return nil
 }
 

@@ -124,6 +124,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 		return
 	}
 	n.setPeers(next)
+	n.logMembershipChange(current, next)
 	departing := leaving(next, n.cfg.ID)
 	if departing {
 		n.stepping.Store(true)

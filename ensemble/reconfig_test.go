@@ -36,7 +36,8 @@ func reconfig(t *testing.T, n *Node, req *jute.ReconfigRequest, ids []jute.Id) *
 }
 
 func TestReconfigAddAndRemoveMembers(t *testing.T) {
-	c := newCluster(t, 3, nil)
+	var logs memberLogs
+	c := newCluster(t, 3, logs.tweak)
 	l := c.leader()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(configText(l), "version=") {
@@ -106,16 +107,35 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 	c.nodes[4] = n4
 	c.converged(res.Zxid)
+	// The leader that ran it logs the change once; the others do not.
+	changed := logs.waitLines(t, l.ID(), "membership changed", 1)
+	if f := changed[0].ContextMap(); fmt.Sprint(f["added"]) != "[4]" || fmt.Sprint(f["removed"]) != "[]" || f["voters"] != int64(4) {
+		t.Fatalf("membership changed: %v", f)
+	}
+	for id := range logs.logs {
+		if id != l.ID() && len(logs.lines(id, "membership changed")) != 0 {
+			t.Fatalf("member %d logged a change it did not make", id)
+		}
+	}
 
 	// Remove member 3 (by version, as zkCli reconfig -v does).
 	_, version, _ := parseMembers(cfg)
-	res = reconfig(t, c.leader(), &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: version}, superIDs)
+	rl := c.leader()
+	res = reconfig(t, rl, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: version}, superIDs)
 	if res.Err != jute.OK {
 		t.Fatalf("remove: %v", res.Err)
 	}
 	cfg = string(res.Resp.(*jute.GetDataResponse).Data)
 	if strings.Contains(cfg, "server.3=") || strings.Count(cfg, "server.") != 3 {
 		t.Fatalf("config after remove:\n%s", cfg)
+	}
+	want := 1 // the leader's lines: this change, and the addition if it made it
+	if rl == l {
+		want = 2
+	}
+	got := logs.waitLines(t, rl.ID(), "membership changed", want)
+	if f := got[want-1].ContextMap(); fmt.Sprint(f["added"]) != "[]" || fmt.Sprint(f["removed"]) != "[3]" || f["voters"] != int64(3) {
+		t.Fatalf("membership changed: %v", f)
 	}
 	c.stop(3)
 	mustPropose(t, c.leader(), newSession(99, 30000)) // the new majority (1, 2, 4) commits
