@@ -193,6 +193,18 @@ func runReconfig(s *Shell, p *parsedArgs) error {
 	if err := s.sess.tap.call(jute.OpReconfig, req, &resp, s.opTimeout()); err != nil {
 		return wrapKeeper(err, "")
 	}
+	if s.jsonSession() {
+		out := struct {
+			Config *string   `json:"config"`
+			Stat   *statJSON `json:"stat,omitempty"`
+		}{}
+		out.Config, _ = dataJSON(resp.Data)
+		if p.has("s") {
+			st := resp.Stat
+			out.Stat = toStatJSON(fromJuteStat(&st))
+		}
+		return s.printJSON(out)
+	}
 	s.printf("Committed new configuration:\n%s\n", resp.Data)
 	if p.has("s") {
 		st := resp.Stat
@@ -224,6 +236,11 @@ func runVersion(s *Shell, p *parsedArgs) error {
 	v := "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
+	}
+	if s.jsonSession() {
+		return s.printJSON(struct {
+			Version string `json:"version"`
+		}{v})
 	}
 	s.printf("ZooKeeper CLI version: zkraft shell %s (ZooKeeper 3.9 CLI compatible)\n", v)
 	return nil

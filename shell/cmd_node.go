@@ -117,6 +117,11 @@ func runCreate(s *Shell, p *parsedArgs) error {
 		return wrapKeeper(err, path)
 	}
 	s.eprintf("Created %s\n", created)
+	if s.jsonSession() {
+		return s.printJSON(struct {
+			Path string `json:"path"`
+		}{created})
+	}
 	return nil
 }
 
@@ -232,6 +237,12 @@ func runSet(s *Shell, p *parsedArgs) error {
 	if err != nil {
 		return wrapKeeper(err, path)
 	}
+	if p.has("s") && s.jsonSession() {
+		return s.printJSON(struct {
+			Path string    `json:"path"`
+			Stat *statJSON `json:"stat"`
+		}{path, toStatJSON(st)})
+	}
 	if p.has("s") {
 		s.printf("%s", statText(st))
 	}
@@ -255,5 +266,11 @@ func runSync(s *Shell, p *parsedArgs) error {
 		return nil
 	}
 	s.printf("Sync is OK\n")
+	if s.jsonSession() {
+		return s.printJSON(struct {
+			Path string `json:"path"`
+			OK   bool   `json:"synced"`
+		}{path, true})
+	}
 	return nil
 }

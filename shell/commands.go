@@ -69,12 +69,14 @@ func (s *Shell) jsonOutput(p *parsedArgs) (bool, error) {
 	return false, failf("unknown output format %q (want text or json)", f)
 }
 
-// printJSON writes v as one line of JSON.
+// printJSON writes v as one line of JSON on stdout.
 func (s *Shell) printJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
-	s.printf("%s\n", b)
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	fmt.Fprintf(s.out, "%s\n", b)
 	return nil
 }

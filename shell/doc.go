@@ -1,12 +1,13 @@
 // Package shell is "zkraft shell", a drop-in replacement for ZooKeeper's
 // zkCli.sh, mounted by the zkraft binary through Command.
 //
-//	zkraft shell -server host:port[,host:port...] [-timeout ms] [command args...]
+//	zkraft shell -server host:port[,host:port...] [-timeout 30s] [command args...]
 //
 // Both -server and --server spellings work (urfave/cli parses Go-style
-// flags). With a command, the shell runs it and exits with zkCli's status:
-// 0 success, 1 failure, 127 unknown command. Without one it reads commands
-// from stdin. When stdin is not a terminal that is one command per line and
+// flags); -timeout takes a duration or, as zkCli's, milliseconds. With a
+// command, the shell runs it and exits with zkCli's status: 0 success, 1
+// failure, 127 unknown command. Without one it reads commands from --file
+// or stdin. When stdin is not a terminal that is one command per line and
 // no prompt, exactly as zkCli does when it runs without JLine. On a terminal
 // it offers:
 //   - line editing (github.com/peterh/liner) with history persisted in
@@ -60,6 +61,17 @@
 // A chroot in the connect string ("host:port/app") is applied by the shell
 // (chroot.go) as the Java client does, including its quirk that
 // getEphemerals ignores the chroot.
+//
+// # Scripts
+//
+// script.go adds what scripts need and zkCli lacks. -o json makes stdout
+// carry JSON alone, one document a line: the banner, WATCHER:: events,
+// "Not connected" and the text of commands without a JSON form go to
+// stderr, and create, set -s, sync, version and reconfig print JSON too.
+// --quiet drops the banner and the connection-state events. --auth
+// scheme:credential (and $ZKRAFT_AUTH) adds credentials to every session
+// before the first command. --stop-on-error ends a script at the first
+// failing command, "Not connected" included, with that command's status.
 //
 // Beyond zkCli: --output json (or -o json for the whole session) on get, ls,
 // stat, getAcl, config, getEphemerals, getAllChildrenNumber, whoami and

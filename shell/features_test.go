@@ -8,7 +8,7 @@ import (
 )
 
 // runScript runs commands in-process against addr and returns stdout and
-// stderr, with the banner lines and the connect event removed.
+// stderr, with the banner lines and the connect event removed from stdout.
 func runScript(t *testing.T, addr, script string, opts Options) (string, string) {
 	t.Helper()
 	opts.Server = addr
@@ -18,7 +18,10 @@ func runScript(t *testing.T, addr, script string, opts Options) (string, string)
 	var out, errw syncBuffer
 	Run(opts, nil, "", strings.NewReader(script), &out, &errw)
 	o := out.String()
-	o = o[strings.Index(o, "JLine support is disabled\n")+len("JLine support is disabled\n"):]
+	// The banner is on stderr in a JSON session.
+	if i := strings.Index(o, "JLine support is disabled\n"); i >= 0 {
+		o = o[i+len("JLine support is disabled\n"):]
+	}
 	o = strings.Replace(o, "\nWATCHER::\n\nWatchedEvent state:SyncConnected type:None path:null zxid: -1\n", "", 1)
 	return o, errw.String()
 }

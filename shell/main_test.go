@@ -1,10 +1,13 @@
 package shell
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/internal/cliargs"
 )
 
 // execEnv makes the test binary act as the zkraft binary: tests re-execute
@@ -15,7 +18,9 @@ const execEnv = "ZKRAFT_SHELL_TEST_EXEC"
 func TestMain(m *testing.M) {
 	if os.Getenv(execEnv) == "1" {
 		app := &cli.App{Name: "zkraft", Commands: []*cli.Command{Command()}}
-		if err := app.Run(append([]string{"zkraft"}, os.Args[1:]...)); err != nil {
+		args := cliargs.Reorder(app.Commands, append([]string{"zkraft"}, os.Args[1:]...), "shell")
+		if err := app.Run(args); err != nil {
+			fmt.Fprintln(os.Stderr, "zkraft:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -80,6 +80,10 @@ func (s *Shell) connect(host string) error {
 	ss.mu.Lock()
 	ss.conn = conn
 	ss.mu.Unlock()
+	if err := s.addCredentials(conn); err != nil {
+		s.closeSession(false)
+		return err
+	}
 	if s.opts.WaitForConnection {
 		select {
 		case <-ss.hadSess:
@@ -234,7 +238,7 @@ func (s *Shell) onNotify(ss *session, zxid int64, ev jute.WatcherEvent) {
 // printEvent prints a WatchedEvent as zkCli 3.9's MyWatcher does. An empty
 // path prints as null (Java's null path of session events).
 func (s *Shell) printEvent(state, typ, path string, zxid int64) {
-	if !s.watchesOn() {
+	if !s.watchesOn() || s.quietEvent(typ, path) {
 		return
 	}
 	if path == "" {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/cliflags"
 )
 
 // Options configure a Shell; they mirror zkCli's command-line switches.
@@ -31,6 +33,16 @@ type Options struct {
 	// TLS, when set, connects over TLS (zkCli's -client-configuration with
 	// zookeeper.client.secure=true; see LoadClientConfiguration).
 	TLS *tls.Config
+	// Quiet leaves out the banner and the connection-state events
+	// (SyncConnected, Disconnected, Closed...); watch notifications stay.
+	Quiet bool
+	// StopOnError ends a run at the first failing command, which also
+	// counts "Not connected" as a failure; the exit status is that
+	// command's.
+	StopOnError bool
+	// Auth are added to every session the shell opens, before any command
+	// runs, as addauth would.
+	Auth []cliflags.Credential
 }
 
 // Shell is one zkCli-compatible session: the connection, the command
@@ -86,11 +98,12 @@ func New(opts Options, out, errw io.Writer) *Shell {
 	return s
 }
 
-// printf writes to stdout under the output lock.
+// printf writes text output under the output lock: to stdout, or to
+// stderr in a JSON session, whose stdout carries JSON alone.
 func (s *Shell) printf(format string, args ...any) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	fmt.Fprintf(s.out, format, args...)
+	fmt.Fprintf(s.textOut(), format, args...)
 }
 
 // eprintf writes to stderr under the output lock.
@@ -253,6 +266,9 @@ func (s *Shell) processZKCmd(args []string) error {
 		}
 	}
 	if s.sess == nil || !s.sess.alive() {
+		if s.opts.StopOnError {
+			return failf("Not connected")
+		}
 		s.printf("Not connected\n")
 		return nil
 	}
