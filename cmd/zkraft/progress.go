@@ -70,3 +70,11 @@ func stage(w io.Writer, large bool, format string, args ...any) {
 		fmt.Fprintf(w, format+"\n", args...)
 	}
 }
+
+// bytesAndMiB is "995 bytes", or "12345 bytes (12.1 KiB)" from 1 KiB on.
+func bytesAndMiB(n int64) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d bytes (%s)", n, mib(n))
+}

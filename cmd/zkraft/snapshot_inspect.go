@@ -68,7 +68,7 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 	fmt.Fprintf(w, "sessions\t%d\n", r.Sessions)
 	fmt.Fprintf(w, "bytes\t%d of paths and data (%d of data; largest znode %s, %d bytes)\n", r.Bytes, r.DataBytes, r.Largest.Path, r.Largest.Bytes)
 	fmt.Fprintf(w, "acl lists\t%d\n", r.ACLs)
-	fmt.Fprintf(w, "snapshot size\t%d bytes (%s)\n", r.FileBytes, mib(r.FileBytes))
+	fmt.Fprintf(w, "snapshot size\t%s\n", bytesAndMiB(r.FileBytes))
 	fmt.Fprintf(w, "watches\tnone: a snapshot holds none (they live with a member's connections)\n")
 	for _, t := range []struct {
 		title string
@@ -78,6 +78,10 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 		for _, s := range t.rows {
 			fmt.Fprintf(w, "%s\t%d\t%d\n", s.Path, s.Znodes, s.Bytes)
 		}
+	}
+	if len(r.EphemeralsBySession) == 0 {
+		fmt.Fprintf(w, "\nEPHEMERALS BY SESSION\nnone\n")
+		return w.Flush()
 	}
 	fmt.Fprintf(w, "\nEPHEMERALS BY SESSION\nSESSION\tTIMEOUT\tEPHEMERALS\tPATHS\n")
 	for i, s := range r.EphemeralsBySession {

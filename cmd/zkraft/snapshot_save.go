@@ -87,7 +87,7 @@ func snapshotSave(c *cli.Context) error {
 	fmt.Fprintf(out, "zxid            %s\n", meta.Zxid)
 	fmt.Fprintf(out, "znodes          %d\n", meta.Znodes)
 	fmt.Fprintf(out, "sessions        %d\n", meta.Sessions)
-	fmt.Fprintf(out, "size            %d bytes (%s)\n", size, mib(size))
+	fmt.Fprintf(out, "size            %s\n", bytesAndMiB(size))
 	return nil
 }
 
