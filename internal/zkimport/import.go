@@ -1,7 +1,6 @@
 package zkimport
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -60,34 +59,13 @@ func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 // snapshot's ephemerals of sessions it lacked go to their sessions if
 // those opened in the replay, else they are deleted (Tree.SettleEphemerals).
 func (res *Result) replay(txns []zkdata.Txn, dangling danglingACLs, unowned map[int64][]string) error {
+	f := &Follower{tree: res.Tree, dangling: dangling, unowned: unowned}
 	for _, t := range txns {
-		steps, err := convert(t)
-		if errors.Is(err, errSkip) {
-			res.Skipped++
-			continue
-		}
-		if err != nil {
+		if err := f.Apply(t); err != nil {
 			return err
 		}
-		res.Replayed++
-		for _, s := range steps {
-			code := replayStep(res.Tree, s, t.Zxid)
-			if err := dangling.settle(res.Tree, s, code); err != nil {
-				return fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
-			}
-			if s.txn.Type == jute.OpCreateSession && code == jute.OK && len(unowned[t.ClientID]) > 0 {
-				// Its ephemerals the snapshot held are its own now.
-				res.Tree.SettleEphemerals(t.Zxid, unowned[t.ClientID])
-				delete(unowned, t.ClientID)
-			}
-			if code != jute.OK {
-				res.Settled++
-				if len(res.Conflicts) < 20 {
-					res.Conflicts = append(res.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, code))
-				}
-			}
-		}
 	}
+	res.Replayed, res.Skipped, res.Settled, res.Conflicts = f.Replayed, f.Skipped, f.Settled, f.Conflicts
 	if err := dangling.check(res.Tree); err != nil {
 		return err
 	}

@@ -1,0 +1,81 @@
+package zkimport
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Follower applies a ZooKeeper ensemble's transactions to a zkraft tree
+// one by one, each at its ZooKeeper zxid and time, by the rules
+// ZooKeeper's own replay follows over a fuzzy snapshot (replayStep,
+// danglingACLs.settle): a learner's snapshot from the leader is as fuzzy
+// as a snapshot file, and the transactions queued after it may be in it
+// already. It is what Load uses for the logs, and what a learner
+// following a live ensemble uses for its stream. It is not safe for
+// concurrent use.
+type Follower struct {
+	tree     *znode.Tree
+	dangling danglingACLs
+	unowned  map[int64][]string
+	// Replayed, Skipped, Settled and Conflicts count as Result's do.
+	Replayed, Skipped, Settled int
+	Conflicts                  []string
+}
+
+// NewFollower starts from ZooKeeper's empty tree (zxid 0), as a server
+// that has seen no transaction.
+func NewFollower(opts znode.Options) *Follower {
+	return &Follower{tree: znode.NewTree(opts)}
+}
+
+// FollowSnapshot starts from a ZooKeeper snapshot.
+func FollowSnapshot(s *zkdata.Snapshot, opts znode.Options) (*Follower, error) {
+	t, dangling, unowned, err := fromSnapshot(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Follower{tree: t, dangling: dangling, unowned: unowned}, nil
+}
+
+// Tree is the tree being followed; the Follower changes it in Apply.
+func (f *Follower) Tree() *znode.Tree { return f.tree }
+
+// Apply applies one ZooKeeper transaction; the tree's last zxid becomes
+// t.Zxid even if the transaction changes nothing here (an error
+// transaction, a reconfig). An error means the transaction could not be
+// read, and the tree may hold part of it.
+func (f *Follower) Apply(t zkdata.Txn) error {
+	steps, err := convert(t)
+	if errors.Is(err, errSkip) {
+		f.Skipped++
+		f.tree.AdvanceZxid(t.Zxid)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f.Replayed++
+	for _, s := range steps {
+		code := replayStep(f.tree, s, t.Zxid)
+		if err := f.dangling.settle(f.tree, s, code); err != nil {
+			return fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
+		}
+		if s.txn.Type == jute.OpCreateSession && code == jute.OK && len(f.unowned[t.ClientID]) > 0 {
+			// Its ephemerals the snapshot held are its own now.
+			f.tree.SettleEphemerals(t.Zxid, f.unowned[t.ClientID])
+			delete(f.unowned, t.ClientID)
+		}
+		if code != jute.OK {
+			f.Settled++
+			if len(f.Conflicts) < 20 {
+				f.Conflicts = append(f.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, code))
+			}
+		}
+	}
+	f.tree.AdvanceZxid(t.Zxid)
+	return nil
+}
