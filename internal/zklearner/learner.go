@@ -1,0 +1,203 @@
+package zklearner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Config says which ensemble to follow and as whom.
+type Config struct {
+	// ID is this observer's server id (its server.M line in the
+	// ensemble's configuration).
+	ID int64
+	// Servers are the quorum addresses (host:port, the first port of each
+	// server.N line) of the ensemble's voting servers. Only the leader
+	// listens there; they are tried in turn until one takes the
+	// handshake.
+	Servers []string
+	// Options are the tree's options; they must match the ensemble's
+	// (extended types).
+	Options znode.Options
+	// DialTimeout bounds one connection attempt (default 2s).
+	DialTimeout time.Duration
+	// InitTimeout bounds the wait for each packet while syncing
+	// (ZooKeeper's initLimit*tickTime; default 20s), SyncTimeout the wait
+	// for each packet after it (syncLimit*tickTime; default 10s): the
+	// leader pings every tickTime/2, so a silent connection is dead.
+	InitTimeout, SyncTimeout time.Duration
+	// Retry is the pause after a failed round over Servers (default 200ms).
+	Retry time.Duration
+	// Logger logs connections and syncs (default: none).
+	Logger *zap.Logger
+	// Touches, if set, returns the sessions to report as active in each
+	// reply to the leader's PING (session id and timeout in ms).
+	Touches func() []Touch
+	// OnApply, if set, is called after each transaction is applied (the
+	// Learner's lock held: it must not call back into the Learner).
+	OnApply func(t zkdata.Txn, tree *znode.Tree)
+}
+
+// Touch is a session a learner has seen active since its last PING reply.
+type Touch struct {
+	Session int64
+	Timeout int32
+}
+
+// SyncKind is how the leader brought the learner up to date.
+type SyncKind string
+
+// The leader's three ways to sync a learner.
+const (
+	SyncDiff  SyncKind = "DIFF"
+	SyncSnap  SyncKind = "SNAP"
+	SyncTrunc SyncKind = "TRUNC"
+)
+
+// Status is a Learner's state.
+type Status struct {
+	Leader   string // the quorum address followed, "" when not connected
+	Synced   bool   // UPTODATE received on the current connection
+	LastZxid int64
+	Epoch    int64    // the leader's epoch (currentEpoch)
+	LastSync SyncKind // the last sync's kind
+	Syncs    int      // syncs completed
+	Applied  int      // transactions applied
+}
+
+// Learner follows one ZooKeeper ensemble as an Observer.
+type Learner struct {
+	cfg Config
+	log *zap.Logger
+
+	mu sync.RWMutex
+	// f holds the followed tree; replaced by a SNAP or TRUNC.
+	f *zkimport.Follower
+	// acceptedEpoch is the last epoch a LEADERINFO gave, currentEpoch
+	// the last one synced with (NEWLEADER).
+	acceptedEpoch, currentEpoch int64
+	status                      Status
+	// changed is closed and replaced whenever status changes.
+	changed chan struct{}
+}
+
+// New returns a Learner starting from an empty tree (zxid 0): its first
+// sync replays the ensemble's history by DIFF or loads it by SNAP.
+func New(cfg Config) *Learner {
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 2 * time.Second
+	}
+	if cfg.InitTimeout == 0 {
+		cfg.InitTimeout = 20 * time.Second
+	}
+	if cfg.SyncTimeout == 0 {
+		cfg.SyncTimeout = 10 * time.Second
+	}
+	if cfg.Retry == 0 {
+		cfg.Retry = 200 * time.Millisecond
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Learner{cfg: cfg, log: log, f: zkimport.NewFollower(cfg.Options), changed: make(chan struct{})}
+}
+
+// Run follows the ensemble until ctx ends: it finds the leader, syncs and
+// applies the stream, and on any failure (the leader gone, a new leader
+// elected) starts over from the state it holds, so the next sync is a
+// DIFF when the leader still has the transactions since. It returns
+// ctx's error.
+func (l *Learner) Run(ctx context.Context) error {
+	for {
+		for _, addr := range l.cfg.Servers {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			err := l.follow(ctx, addr)
+			l.setDisconnected()
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(err, errNotLeader):
+				l.log.Debug("zklearner: not the leader", zap.String("server", addr), zap.Error(err))
+			default:
+				l.log.Info("zklearner: connection to the leader ended", zap.String("leader", addr), zap.Error(err))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.cfg.Retry):
+		}
+	}
+}
+
+// Read calls fn with the followed tree, which no transaction changes
+// until fn returns. fn must not keep the tree.
+func (l *Learner) Read(fn func(*znode.Tree)) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	fn(l.f.Tree())
+}
+
+// Status returns the Learner's state.
+func (l *Learner) Status() Status {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.status
+}
+
+// WaitFor waits until cond holds for the Learner's status, or ctx ends.
+func (l *Learner) WaitFor(ctx context.Context, cond func(Status) bool) (Status, error) {
+	for {
+		l.mu.RLock()
+		st, ch := l.status, l.changed
+		l.mu.RUnlock()
+		if cond(st) {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("zklearner: waiting: %w", ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// notify wakes WaitFor; l.mu must be held for writing.
+func (l *Learner) notify() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *Learner) setDisconnected() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.status.Leader, l.status.Synced = "", false
+	l.notify()
+}
+
+// apply applies one transaction of the leader's.
+func (l *Learner) apply(t zkdata.Txn) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.f.Apply(t); err != nil {
+		return err
+	}
+	l.status.LastZxid = l.f.Tree().LastZxid()
+	l.status.Applied++
+	if l.cfg.OnApply != nil {
+		l.cfg.OnApply(t, l.f.Tree())
+	}
+	l.notify()
+	return nil
+}
