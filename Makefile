@@ -3,12 +3,30 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
+.PHONY: all build release run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/zkraft
+
+# Release binaries: static (no cgo), -trimpath, one per platform, with
+# the version (git describe) stamped into internal/buildinfo, and their
+# SHA256SUMS, in $(DIST). Check them with: cd dist && sha256sum -c SHA256SUMS
+ifeq ($(origin VERSION),undefined)
+VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+endif
+DIST      ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64
+LDFLAGS   := -s -w -X github.com/zkraft/zkraft/internal/buildinfo.Version=$(VERSION)
+release:
+	@mkdir -p $(DIST)
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; out=$(DIST)/zkraft-$(VERSION)-$$os-$$arch; \
+		echo "go build $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/zkraft; \
+	done
+	cd $(DIST) && sha256sum $(foreach p,$(PLATFORMS),zkraft-$(VERSION)-$(subst /,-,$(p))) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 
 # A working server on 127.0.0.1:2181 with data under ./zkraft-data.
 run: build
@@ -99,4 +117,4 @@ gobench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 clean:
-	rm -rf bin zkraft-data
+	rm -rf bin zkraft-data dist

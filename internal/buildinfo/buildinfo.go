@@ -17,6 +17,13 @@ import (
 // version: X.Y.Z-...".
 const ZooKeeperRelease = "3.9.3"
 
+// Version, when set at link time (make release: -ldflags "-X
+// github.com/zkraft/zkraft/internal/buildinfo.Version=$(git describe
+// --tags --always --dirty)"), is the version Read reports in place of the
+// module version the toolchain stamped, which is "(devel)" wherever the go
+// command finds no VCS (a git worktree, a source tarball, -buildvcs=false).
+var Version string
+
 // Info is one binary's build stamp.
 type Info struct {
 	Module   string    // the module's version: a tag (v1.2.0), a pseudo-version, or "(devel)"
@@ -29,24 +36,30 @@ type Info struct {
 // Read returns this binary's build stamp.
 func Read() Info {
 	info := Info{Module: "(devel)", Go: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		info.stamp(bi)
 	}
+	if Version != "" {
+		info.Module = Version
+	}
+	return info
+}
+
+// stamp copies what the toolchain recorded in bi.
+func (i *Info) stamp(bi *debug.BuildInfo) {
 	if v := bi.Main.Version; v != "" {
-		info.Module = v
+		i.Module = v
 	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			info.Revision = s.Value
+			i.Revision = s.Value
 		case "vcs.time":
-			info.Time, _ = time.Parse(time.RFC3339, s.Value)
+			i.Time, _ = time.Parse(time.RFC3339, s.Value)
 		case "vcs.modified":
-			info.Modified = s.Value == "true"
+			i.Modified = s.Value == "true"
 		}
 	}
-	return info
 }
 
 // String is the `zkraft version` line: module version, revision (with

@@ -27,3 +27,17 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkTimeVersion: a Version set at link time (make release's -X) is
+// the module version Read reports, whatever the toolchain stamped.
+func TestLinkTimeVersion(t *testing.T) {
+	defer func(v string) { Version = v }(Version)
+	Version = "v1.4.0-2-gabcdef0-dirty"
+	if got := Read().Module; got != Version {
+		t.Errorf("Read().Module = %q with Version %q", got, Version)
+	}
+	Version = ""
+	if got := Read().Module; got == "" {
+		t.Error("Read().Module is empty without Version")
+	}
+}
