@@ -34,7 +34,7 @@ func NewFollower(opts znode.Options) *Follower {
 
 // FollowSnapshot starts from a ZooKeeper snapshot.
 func FollowSnapshot(s *zkdata.Snapshot, opts znode.Options) (*Follower, error) {
-	t, dangling, unowned, err := fromSnapshot(s, opts)
+	t, dangling, unowned, err := fromSnapshot(s, opts, Passwd)
 	if err != nil {
 		return nil, err
 	}
