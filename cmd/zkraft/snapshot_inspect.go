@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/zkraft/zkraft/internal/cliflags"
 	"github.com/zkraft/zkraft/internal/snapfile"
 )
 
@@ -22,11 +23,10 @@ func snapshotInspectCommand() *cli.Command {
 			".snappy), checking it whole first. Bytes are those of paths and data together, as mntr's\n" +
 			"zk_approximate_data_size. A subtree is a znode at depth 1 to --depth (/a is 1, /a/b is 2) with\n" +
 			"everything under it. Snapshots hold no watches: they live with a member's connections.",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print JSON (one object) instead of tables"},
+		Flags: append(cliflags.Output("text, or json: one object instead of tables"),
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many of the largest subtrees (and sessions, in the table) to list"},
 			&cli.IntFlag{Name: "depth", Value: 2, Usage: "how deep subtrees are looked for"},
-		},
+		),
 		Action: snapshotInspect,
 	}
 }
@@ -38,6 +38,10 @@ func snapshotInspect(c *cli.Context) error {
 	if c.Int("top") < 1 || c.Int("depth") < 1 {
 		return fmt.Errorf("snapshot inspect: --top and --depth must be at least 1")
 	}
+	asJSON, err := cliflags.JSON(c)
+	if err != nil {
+		return err
+	}
 	path := c.Args().First()
 	if fi, err := os.Stat(path); err == nil {
 		stage(c.App.ErrWriter, fi.Size() > 32<<20, "reading and checking %s (%s)", path, mib(fi.Size()))
@@ -47,7 +51,7 @@ func snapshotInspect(c *cli.Context) error {
 		return err
 	}
 	r := snapfile.Inspect(f, c.Int("depth"), c.Int("top"))
-	if c.Bool("json") {
+	if asJSON {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
@@ -86,7 +90,7 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 	fmt.Fprintf(w, "\nEPHEMERALS BY SESSION\nSESSION\tTIMEOUT\tEPHEMERALS\tPATHS\n")
 	for i, s := range r.EphemeralsBySession {
 		if i == top {
-			fmt.Fprintf(w, "(%d more sessions; --json lists them all)\n", len(r.EphemeralsBySession)-top)
+			fmt.Fprintf(w, "(%d more sessions; -o json lists them all)\n", len(r.EphemeralsBySession)-top)
 			break
 		}
 		timeout := "(no session)"

@@ -12,12 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/zkraft/zkraft/internal/cliflags"
 	"github.com/zkraft/zkraft/internal/snapfile"
 )
-
-// authEnv is the environment variable the snapshot commands read
-// credentials from when --auth is not given, so they stay out of ps.
-const authEnv = "ZKRAFT_AUTH"
 
 func snapshotSaveCommand() *cli.Command {
 	return &cli.Command{
@@ -29,11 +26,10 @@ func snapshotSaveCommand() *cli.Command {
 			"super user has them). The file is written beside FILE, read back and checked, synced and then\n" +
 			"renamed to FILE. A member answers one snapshot per admin.rateLimiterIntervalInMS (5 minutes\n" +
 			"unless set).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "admin-addr", Value: "127.0.0.1:8080", Usage: "the member's AdminServer: host:port, or a URL up to the command prefix (http://host:8080/commands)"},
-			&cli.StringFlag{Name: "auth", EnvVars: []string{authEnv}, Usage: "digest credentials user:password (or digest:user:password)"},
-			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "limit on the member's answer (it writes the snapshot before it sends it)"},
-		},
+			cliflags.Auth("credentials holding every permission on /: digest:user:password (user:password alone is digest) or ip:"),
+		}, cliflags.Timeout(5*time.Minute, "limit on the member's answer (it writes the snapshot before it sends it)")...),
 		Action: snapshotSave,
 	}
 }
@@ -44,7 +40,11 @@ func snapshotSave(c *cli.Context) error {
 	}
 	path := c.Args().First()
 	url := adminURL(c.String("admin-addr")) + "/snapshot"
-	resp, err := requestSnapshot(url, c.String("auth"), c.Duration("timeout"))
+	auth, err := adminAuth(c)
+	if err != nil {
+		return err
+	}
+	resp, err := requestSnapshot(url, auth, cliflags.TimeoutValue(c))
 	if err != nil {
 		return err
 	}
@@ -101,6 +101,28 @@ func adminURL(addr string) string {
 	return base
 }
 
+// adminAuth is the Authorization header for the credentials given
+// ($ZKRAFT_AUTH, then --auth): the AdminServer takes one, digest or ip;
+// "" for none.
+func adminAuth(c *cli.Context) (string, error) {
+	creds, err := cliflags.Credentials(c)
+	if err != nil || len(creds) == 0 {
+		return "", err
+	}
+	cr := creds[len(creds)-1] // --auth overrides the environment
+	switch cr.Scheme {
+	case "digest":
+		return "digest " + cr.Cred, nil
+	case "ip":
+		return "ip", nil
+	case "super":
+		// cliflags reads super:password as a scheme of that name; the
+		// AdminServer has none, and it is the super user's digest.
+		return "digest super:" + cr.Cred, nil
+	}
+	return "", fmt.Errorf("--auth: the AdminServer takes digest (or ip) credentials, not %s", cr)
+}
+
 // errSnapshotRefused wraps the AdminServer's refusals.
 var errSnapshotRefused = errors.New("the AdminServer refused the snapshot")
 
@@ -111,7 +133,7 @@ func requestSnapshot(url, auth string, timeout time.Duration) (*http.Response, e
 		return nil, fmt.Errorf("snapshot save: %w", err)
 	}
 	if auth != "" {
-		req.Header.Set("Authorization", "digest "+strings.TrimPrefix(auth, "digest:"))
+		req.Header.Set("Authorization", auth)
 	}
 	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: timeout, Proxy: http.ProxyFromEnvironment}}
 	resp, err := client.Do(req)
@@ -127,7 +149,7 @@ func requestSnapshot(url, auth string, timeout time.Duration) (*http.Response, e
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		if auth == "" {
-			return nil, fmt.Errorf("%w (%s): no credentials; give the super user's with --auth user:password or %s", errSnapshotRefused, resp.Status, authEnv)
+			return nil, fmt.Errorf("%w (%s): no credentials; give the super user's with --auth digest:user:password or $%s", errSnapshotRefused, resp.Status, cliflags.AuthEnv)
 		}
 		return nil, fmt.Errorf("%w (%s): the credentials were not accepted", errSnapshotRefused, resp.Status)
 	case http.StatusForbidden:

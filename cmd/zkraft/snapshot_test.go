@@ -146,7 +146,7 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("a refused save left %d files", len(entries))
 	}
-	out, errOut, ok := runZkraft(t, nil, "snapshot", "save", "--admin-addr", follower.adminAddr, "--auth", "super:secret", file)
+	out, errOut, ok := runZkraft(t, nil, "snapshot", "save", "--admin-addr", follower.adminAddr, "--auth", "digest:super:secret", file)
 	if !ok {
 		t.Fatalf("save: %s", errOut)
 	}
@@ -177,16 +177,16 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 			t.Errorf("inspect's table lacks %q:\n%s", w, out)
 		}
 	}
-	out, errOut, ok = runZkraft(t, nil, "snapshot", "inspect", "--json", file)
+	out, errOut, ok = runZkraft(t, nil, "snapshot", "inspect", file, "-o", "json")
 	var r snapfile.Report
 	if err := json.Unmarshal([]byte(out), &r); !ok || err != nil {
-		t.Fatalf("inspect --json: %v %s\n%s", err, errOut, out)
+		t.Fatalf("inspect -o json: %v %s\n%s", err, errOut, out)
 	}
 	if r.Znodes != f.Meta.Znodes || r.Ephemerals != 1 || r.Containers != 1 || r.Zxid != f.Meta.Zxid ||
 		len(r.ByBytes) == 0 || r.ByBytes[0].Path != "/app" || r.ByZnodes[0].Path != "/app" ||
 		len(r.EphemeralsBySession) != 1 || r.EphemeralsBySession[0].Paths[0] != "/svc/worker-1" ||
 		r.EphemeralsBySession[0].Session != snapfile.Zxid(holder.SessionID()) {
-		t.Errorf("inspect --json: %+v", r)
+		t.Errorf("inspect -o json: %+v", r)
 	}
 
 	// A damaged copy is refused by inspect and by restore.
