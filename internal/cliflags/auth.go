@@ -23,8 +23,9 @@ type Credential struct {
 func (c Credential) String() string { return c.Scheme + ":..." }
 
 // schemes are the auth schemes a scheme:credential may name; anything
-// else before the first colon is a digest user name.
-var schemes = map[string]bool{"digest": true, "ip": true, "x509": true, "sasl": true, "world": true, "super": true, "key": true}
+// else before the first colon is a digest user name (super:secret is the
+// super user's digest credential).
+var schemes = map[string]bool{"digest": true, "ip": true, "x509": true, "sasl": true}
 
 // ParseCredential reads "scheme:credential" (digest:user:password,
 // ip:10.0.0.1...). "user:password", whose first part names no scheme, is

@@ -13,7 +13,7 @@ func TestParseCredential(t *testing.T) {
 	for in, want := range map[string]Credential{
 		"digest:u:p":    {"digest", "u:p"},
 		"u:p":           {"digest", "u:p"},
-		"super:secret":  {"super", "secret"},
+		"super:secret":  {"digest", "super:secret"},
 		"digest:secret": {"digest", "digest:secret"}, // a user called digest
 		"ip:10.0.0.1":   {"ip", "10.0.0.1"},
 		"u:p,w:x":       {"digest", "u:p,w:x"},
