@@ -196,7 +196,7 @@ func TestWorkloadsAgainstZkraft(t *testing.T) {
 		app := &cli.App{Name: "zkraft", Writer: &out, Commands: []*cli.Command{Command()}}
 		err := app.Run([]string{"zkraft", "bench", "--server", addr + "," + addr, "--workload", "mixed",
 			"--sessions", "3", "--inflight", "4", "--keys", "50", "--duration", "1s", "--warmup", "0s",
-			"--root", "/zkraft-bench-test", "--json", "--no-progress"})
+			"--root", "/zkraft-bench-test", "-o", "json", "--timeout", "5s", "--no-progress"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/internal/cliflags"
 )
 
 // Command returns the `bench` subcommand.
@@ -22,8 +24,8 @@ func Command() *cli.Command {
 			"sessions watch one znode; time until all are notified), populate (create --nodes znodes),\n" +
 			"idle-sessions (hold --sessions sessions that only ping, to measure a server's cost per client).\n" +
 			"Setup is not measured; the " + "--root subtree is deleted afterwards unless --keep.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]; sessions are spread round robin"},
+		Flags: append([]cli.Flag{
+			cliflags.Server("127.0.0.1:2181", "host:port[,host:port...]; sessions are spread round robin"),
 			&cli.StringFlag{Name: "workload", Value: "read", Usage: strings.Join(workloadNames, "|")},
 			&cli.IntFlag{Name: "sessions", Value: 16, Usage: "concurrent sessions, one TCP connection each (ephemeral-churn: concurrent workers; watch-fanout uses --watchers)"},
 			&cli.IntFlag{Name: "inflight", Value: 32, Usage: "requests outstanding per session"},
@@ -36,14 +38,13 @@ func Command() *cli.Command {
 			&cli.IntFlag{Name: "nodes", Value: 100000, Usage: "populate: znodes to create"},
 			&cli.IntFlag{Name: "ephemerals", Value: 4, Usage: "ephemeral-churn: ephemerals per session"},
 			&cli.DurationFlag{Name: "session-timeout", Value: 10 * time.Second, Usage: "requested session timeout"},
-			&cli.DurationFlag{Name: "connect-timeout", Value: 5 * time.Second, Usage: "TCP connect + handshake limit"},
 			&cli.StringFlag{Name: "root", Value: "/zkraft-bench", Usage: "znode subtree the benchmark owns"},
 			&cli.BoolFlag{Name: "keep", Usage: "do not delete --root afterwards"},
 			&cli.Int64Flag{Name: "seed", Usage: "random seed for key choice (0: from the clock)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no live progress line"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write the client's CPU profile to this file (is the client the bottleneck?)"},
-		},
+		}, append(cliflags.Timeout(5*time.Second, "TCP connect + handshake limit", "connect-timeout"),
+			cliflags.Output("a table, or json: the result as one JSON object")...)...),
 		Action: action,
 	}
 }
@@ -63,7 +64,7 @@ func action(cc *cli.Context) error {
 		Nodes:          cc.Int("nodes"),
 		Ephemerals:     cc.Int("ephemerals"),
 		SessionTimeout: cc.Duration("session-timeout"),
-		ConnectTimeout: cc.Duration("connect-timeout"),
+		ConnectTimeout: cliflags.TimeoutValue(cc, "connect-timeout"),
 		Root:           cc.String("root"),
 		Keep:           cc.Bool("keep"),
 		Seed:           cc.Int64("seed"),
@@ -87,6 +88,10 @@ func action(cc *cli.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	asJSON, err := cliflags.JSON(cc)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt)
 	defer stop()
 	go func() { // the first interrupt ends the measurement (cleanup still runs); a second one kills
@@ -100,7 +105,7 @@ func action(cc *cli.Context) error {
 	res, err := Run(ctx, cfg, progress, os.Stderr)
 	if res != nil {
 		var werr error
-		if cc.Bool("json") {
+		if asJSON {
 			werr = res.WriteJSON(cc.App.Writer)
 		} else {
 			werr = res.WriteTable(cc.App.Writer)

@@ -1,38 +1,50 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/internal/cliflags"
 )
 
 // membersCommand is the operators' view of ensemble membership, spoken over
 // the client protocol (getData /zookeeper/config and reconfig), so it works
 // against zkraft and Apache ZooKeeper alike.
 func membersCommand() *cli.Command {
-	connFlags := []cli.Flag{
-		serverFlag(),
-		&cli.StringFlag{Name: "auth", Usage: "digest credentials user:password (reconfig needs the super user)"},
+	// connFlags are each subcommand's own flags (values are not shared).
+	connFlags := func(more ...cli.Flag) []cli.Flag {
+		flags := []cli.Flag{
+			serverFlag(),
+			cliflags.Auth("credentials, scheme:credential (digest:super:password; user:password alone is digest): reconfig needs the super user's"),
+		}
+		flags = append(flags, cliflags.Timeout(10*time.Second, "limit on connecting and on the session")...)
+		return append(flags, more...)
 	}
 	return &cli.Command{
 		Name:  "members",
 		Usage: "list, add or remove ensemble members",
 		Subcommands: []*cli.Command{
-			{Name: "list", Usage: "print /zookeeper/config", Flags: connFlags, Action: membersList},
+			{
+				Name: "list", Usage: "print /zookeeper/config", Action: membersList,
+				Flags: connFlags(cliflags.Output("the config as text, or json: {version, members: [{id, server}]}")...),
+			},
 			{
 				Name: "add", Usage: "add members: server.N=host:peerPort:electionPort[:observer][;clientPort] ...",
 				ArgsUsage: "SERVER_LINE...",
-				Flags:     append(connFlags, &cli.Int64Flag{Name: "version", Value: -1, Usage: "expected config version (-1 = any)"}),
+				Flags:     connFlags(&cli.Int64Flag{Name: "version", Value: -1, Usage: "expected config version (-1 = any)"}),
 				Action: func(c *cli.Context) error {
 					return membersChange(c, c.Args().Slice(), nil)
 				},
 			},
 			{
 				Name: "remove", Usage: "remove members by server id", ArgsUsage: "ID...",
-				Flags: append(connFlags, &cli.Int64Flag{Name: "version", Value: -1, Usage: "expected config version (-1 = any)"}),
+				Flags: connFlags(&cli.Int64Flag{Name: "version", Value: -1, Usage: "expected config version (-1 = any)"}),
 				Action: func(c *cli.Context) error {
 					return membersChange(c, nil, c.Args().Slice())
 				},
@@ -42,20 +54,25 @@ func membersCommand() *cli.Command {
 }
 
 // serverFlag is the --server list the ensemble commands take.
-func serverFlag() cli.Flag {
-	return &cli.StringFlag{Name: "server", Value: "127.0.0.1:2181", Usage: "host:port[,host:port...]"}
-}
+func serverFlag() cli.Flag { return cliflags.Server("127.0.0.1:2181", "") }
 
 type silentLogger struct{}
 
 func (silentLogger) Printf(string, ...interface{}) {}
 
+// dialMembers opens a session on --server within --timeout and adds the
+// credentials of $ZKRAFT_AUTH and --auth.
 func dialMembers(c *cli.Context) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(strings.Split(c.String("server"), ","), 10*time.Second, zk.WithLogger(silentLogger{}))
+	creds, err := cliflags.Credentials(c)
+	if err != nil {
+		return nil, err
+	}
+	timeout := cliflags.TimeoutValue(c)
+	conn, events, err := zk.Connect(splitAddrs(c.String("server")), timeout, zk.WithLogger(silentLogger{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(timeout)
 	for conn.State() != zk.StateHasSession {
 		select {
 		case <-events:
@@ -64,16 +81,20 @@ func dialMembers(c *cli.Context) (*zk.Conn, error) {
 			return nil, fmt.Errorf("connect to %s: no session", c.String("server"))
 		}
 	}
-	if a := c.String("auth"); a != "" {
-		if err := conn.AddAuth("digest", []byte(a)); err != nil {
+	for _, cr := range creds {
+		if err := conn.AddAuth(cr.Scheme, []byte(cr.Cred)); err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("auth: %w", err)
+			return nil, fmt.Errorf("auth %s: %w", cr.Scheme, err)
 		}
 	}
 	return conn, nil
 }
 
 func membersList(c *cli.Context) error {
+	asJSON, err := cliflags.JSON(c)
+	if err != nil {
+		return err
+	}
 	conn, err := dialMembers(c)
 	if err != nil {
 		return err
@@ -83,12 +104,46 @@ func membersList(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("get /zookeeper/config: %w", err)
 	}
+	if asJSON {
+		return writeMembersJSON(c.App.Writer, data)
+	}
 	if len(data) == 0 {
 		fmt.Fprintln(c.App.Writer, "standalone (no ensemble configuration)")
 		return nil
 	}
 	fmt.Fprintln(c.App.Writer, strings.TrimSpace(string(data)))
 	return nil
+}
+
+// memberJSON is one server line of members list -o json.
+type memberJSON struct {
+	ID     string `json:"id"`
+	Server string `json:"server"` // host:quorumPort:electionPort[:role][;clientAddr]
+}
+
+// writeMembersJSON prints /zookeeper/config as one JSON object: its
+// version and its server lines (none when standalone).
+func writeMembersJSON(w io.Writer, data []byte) error {
+	out := struct {
+		Version string       `json:"version,omitempty"`
+		Members []memberJSON `json:"members"`
+	}{Members: []memberJSON{}}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		switch {
+		case !ok:
+		case k == "version":
+			out.Version = v
+		case strings.HasPrefix(k, "server."):
+			out.Members = append(out.Members, memberJSON{ID: strings.TrimPrefix(k, "server."), Server: v})
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 func membersChange(c *cli.Context, joining, leaving []string) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/zkraft/zkraft/internal/cliflags"
 	"github.com/zkraft/zkraft/internal/fourletter"
 )
 
@@ -22,15 +23,14 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show each member's role, term, zxid, lag and health",
 		Description: "Asks every member in --server for ruok, srvr and mntr. A member that does not\n" +
-			"answer within --connect-timeout, or is not serving, is unhealthy and the exit status is 1.\n" +
+			"answer within --timeout, or is not serving, is unhealthy and the exit status is 1.\n" +
 			"--admin-addr lists the members' AdminServers in --server's order, for the leader each\n" +
 			"knows and its Raft term (ZooKeeper's four-letter words have neither).",
-		Flags: []cli.Flag{
+		Flags: append(append([]cli.Flag{
 			serverFlag(),
 			&cli.StringFlag{Name: "admin-addr", Usage: "the members' AdminServers, host:port[,host:port...] in --server's order (for leader and term)"},
-			&cli.DurationFlag{Name: "connect-timeout", Value: 3 * time.Second, Usage: "limit on each member's answer"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON (an array, one object per member)"},
-		},
+		}, cliflags.Timeout(3*time.Second, "limit on each member's answer", "connect-timeout")...),
+			cliflags.Output("a table, or json: an array, one object per member")...),
 		Action: statusAction,
 	}
 }
@@ -47,9 +47,12 @@ func statusAction(c *cli.Context) error {
 	if len(admins) > 0 && len(admins) != len(addrs) {
 		return fmt.Errorf("--admin-addr: %d addresses for %d in --server", len(admins), len(addrs))
 	}
-	statuses := probeMembers(addrs, admins, c.Duration("connect-timeout"))
-	var err error
-	if c.Bool("json") {
+	asJSON, err := cliflags.JSON(c)
+	if err != nil {
+		return err
+	}
+	statuses := probeMembers(addrs, admins, cliflags.TimeoutValue(c, "connect-timeout"))
+	if asJSON {
 		err = writeStatusJSON(c.App.Writer, statuses)
 	} else {
 		err = writeStatusTable(c.App.Writer, statuses)
