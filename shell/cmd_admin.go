@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkraft/zkraft/internal/cliflags"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -191,7 +192,12 @@ func runReconfig(s *Shell, p *parsedArgs) error {
 	}
 	var resp jute.GetDataResponse
 	if err := s.sess.tap.call(jute.OpReconfig, req, &resp, s.opTimeout()); err != nil {
-		return wrapKeeper(err, "")
+		ce := wrapKeeper(err, "")
+		if isCode(err, -102) {
+			// zkCli's line, then where the credentials come from.
+			ce.msg += "\n" + reconfigAuthHint
+		}
+		return ce
 	}
 	if s.jsonSession() {
 		out := struct {
@@ -212,6 +218,11 @@ func runReconfig(s *Shell, p *parsedArgs) error {
 	}
 	return nil
 }
+
+// reconfigAuthHint follows a reconfig refused with NoAuth: it says how
+// to give the super user's credentials.
+const reconfigAuthHint = "reconfig needs the super user's credentials: addauth digest super:PASSWORD, " +
+	"or start the shell with --auth digest:super:PASSWORD or $" + cliflags.AuthEnv
 
 // membersFromFile reads the server.N lines of a dynamic config file.
 func membersFromFile(path string) (string, error) {

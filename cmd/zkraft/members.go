@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -90,6 +91,10 @@ func dialMembers(c *cli.Context) (*zk.Conn, error) {
 	return conn, nil
 }
 
+// reconfigAuthHint says where a reconfig refused for want of credentials
+// finds them.
+const reconfigAuthHint = "reconfig needs the super user's credentials: give them with --auth digest:super:PASSWORD or $" + cliflags.AuthEnv
+
 func membersList(c *cli.Context) error {
 	asJSON, err := cliflags.JSON(c)
 	if err != nil {
@@ -172,6 +177,9 @@ func membersChange(c *cli.Context, joining, leaving []string) error {
 		}
 	}
 	if _, err := conn.IncrementalReconfig(joining, leaving, c.Int64("version")); err != nil {
+		if errors.Is(err, zk.ErrNoAuth) {
+			return fmt.Errorf("reconfig: %w: %s", err, reconfigAuthHint)
+		}
 		return fmt.Errorf("reconfig: %w", err)
 	}
 	data, _, err := conn.Get("/zookeeper/config")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -413,12 +414,29 @@ func TestMembersCommand(t *testing.T) {
 	if out := run("list", "--server", server); strings.Count(out, "server.") != 3 {
 		t.Fatalf("list:\n%s", out)
 	}
+	var listed struct {
+		Version string
+		Members []struct{ ID, Server string }
+	}
+	if out := run("list", "-o", "json", "--server", server); json.Unmarshal([]byte(out), &listed) != nil ||
+		len(listed.Members) != 3 || listed.Members[0].ID != "1" || listed.Version == "" {
+		t.Fatalf("list -o json:\n%s", out)
+	}
+	// Without credentials the refusal says where they come from, in
+	// members and in the shell's reconfig.
 	out, err := exec.Command(zkraftBinary(t), "members", "remove", "--server", server, "3").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not authenticated") {
-		t.Fatalf("reconfig without the super user must fail with NoAuth: %v\n%s", err, out)
+	if err == nil || !strings.Contains(string(out), "not authenticated") || !strings.Contains(string(out), "--auth digest:super:PASSWORD or $ZKRAFT_AUTH") {
+		t.Fatalf("reconfig without the super user must fail with NoAuth, naming --auth: %v\n%s", err, out)
+	}
+	out, err = exec.Command(zkraftBinary(t), "shell", "-q", "--server", server, "reconfig", "-remove", "3").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Insufficient permission") || !strings.Contains(string(out), "start the shell with --auth digest:super:PASSWORD") {
+		t.Fatalf("shell reconfig without the super user must fail, naming --auth: %v\n%s", err, out)
 	}
 	before := run("list", "--server", server)
-	out, err = exec.Command(zkraftBinary(t), "members", "remove", "--server", server, "--auth", "super:secret", "7").CombinedOutput()
+	// Flags after the ids, and the credentials from the environment.
+	cmd := exec.Command(zkraftBinary(t), "members", "remove", "7", "--server", server, "--timeout", "5s")
+	cmd.Env = append(cmd.Environ(), "ZKRAFT_AUTH=digest:super:secret")
+	out, err = cmd.CombinedOutput()
 	if err == nil || strings.TrimSpace(string(out)) != "zkraft: server 7 is not a member (members: 1, 2, 3)" {
 		t.Fatalf("removing a non-member must fail, naming it: %v\n%s", err, out)
 	}
