@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build release run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
+.PHONY: all build release deb run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
 
 all: build
 
@@ -27,6 +27,13 @@ release:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/zkraft; \
 	done
 	cd $(DIST) && sha256sum $(foreach p,$(PLATFORMS),zkraft-$(VERSION)-$(subst /,-,$(p))) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+
+# The Debian package (packaging/: binary, systemd unit, /etc/zkraft/zoo.cfg,
+# the zkraft system user), built with nfpm as a Go library, in $(DIST).
+DEB_ARCH ?= amd64
+deb:
+	$(MAKE) release PLATFORMS=linux/$(DEB_ARCH)
+	$(GO) run ./packaging/mkdeb -bin $(DIST)/zkraft-$(VERSION)-linux-$(DEB_ARCH) -arch $(DEB_ARCH) -version $(VERSION) -out $(DIST)
 
 # A working server on 127.0.0.1:2181 with data under ./zkraft-data.
 run: build

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkraft/zkraft/internal/testenv"
 )
 
@@ -59,4 +60,68 @@ func requireTools(t *testing.T, tools map[string]string) {
 		}
 	}
 	testenv.Require(t, errors.Join(errs...))
+}
+
+// requireRoot skips t on a developer's machine, and fails it in CI, unless
+// the test runs as root (dpkg -i, users, chown).
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Require(t, errors.New("not running as root (installing a package needs it)"))
+	}
+}
+
+// quietLogger drops go-zookeeper's connection chatter.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// writeRead creates path with data through the server at writeAddr, then
+// reads it back through readAddr (after a sync, so a follower has it).
+func writeRead(writeAddr, readAddr, path string, data []byte) error {
+	w, err := connect(writeAddr)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if _, err := w.Create(path, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return fmt.Errorf("create %s through %s: %w", path, writeAddr, err)
+	}
+	r, err := connect(readAddr)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := r.Sync(path); err != nil {
+		return fmt.Errorf("sync %s through %s: %w", path, readAddr, err)
+	}
+	got, _, err := r.Get(path)
+	if err != nil {
+		return fmt.Errorf("get %s through %s: %w", path, readAddr, err)
+	}
+	if !bytes.Equal(got, data) {
+		return fmt.Errorf("get %s through %s: %q, wrote %q through %s", path, readAddr, got, data, writeAddr)
+	}
+	return nil
+}
+
+// connect opens a session with the server at addr, waiting up to 30s
+// for it (a member still starting, an ensemble still electing).
+func connect(addr string) (*zk.Conn, error) {
+	c, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(quietLogger{}))
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", addr, err)
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return c, nil
+			}
+		case <-deadline:
+			c.Close()
+			return nil, fmt.Errorf("connect %s: no session after 30s", addr)
+		}
+	}
 }
