@@ -7,12 +7,16 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/zkimport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -142,6 +146,38 @@ func sameTree(t *testing.T, c *zk.Conn, l *Learner) {
 	t.Logf("%d nodes equal ZooKeeper's", count)
 }
 
+// sameSessions compares the sessions the ZooKeeper leader tracks (its
+// dump) with the learner's: the same ids, each with ZooKeeper's password.
+func sameSessions(t *testing.T, lead *zkServer, l *Learner) {
+	t.Helper()
+	dump := fourletter.Ask(lead.clientAddr, "dump")
+	tracker, _, _ := strings.Cut(dump, "ephemeral nodes dump")
+	var want []int64
+	for _, line := range strings.Split(tracker, "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(line), "0x"); ok {
+			id, err := strconv.ParseUint(h, 16, 64)
+			if err != nil {
+				t.Fatalf("dump line %q: %v", line, err)
+			}
+			want = append(want, int64(id))
+		}
+	}
+	var got []int64
+	l.Read(func(tree *znode.Tree) {
+		for _, s := range tree.Sessions() {
+			got = append(got, s.ID)
+			if !bytes.Equal(s.Passwd, zkimport.Passwd(s.ID)) {
+				t.Errorf("session %#x: password differs from ZooKeeper's", s.ID)
+			}
+		}
+	})
+	slices.Sort(want)
+	slices.Sort(got)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("sessions %x, ZooKeeper's leader tracks %x", got, want)
+	}
+}
+
 // caughtUp waits until l holds the leader's last zxid.
 func caughtUp(t *testing.T, e *zkEnsemble, lead *zkServer, l *Learner) Status {
 	t.Helper()
@@ -187,11 +223,13 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		t.Errorf("first sync %s, want SNAP", st.LastSync)
 	}
 	sameTree(t, c, l)
+	sameSessions(t, lead, l)
 
 	t.Run("live", func(t *testing.T) {
 		workload(t, c, 2)
 		caughtUp(t, e, lead, l)
 		sameTree(t, c, l)
+		sameSessions(t, lead, l)
 	})
 
 	t.Run("diff", func(t *testing.T) {
@@ -204,6 +242,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 			t.Errorf("sync after reconnecting %s (%d syncs), want DIFF", st.LastSync, st.Syncs)
 		}
 		sameTree(t, c, l)
+		sameSessions(t, lead, l)
 	})
 
 	t.Run("leader change", func(t *testing.T) {
@@ -219,6 +258,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		}
 		t.Logf("resynced with the new leader by %s", st.LastSync)
 		sameTree(t, c, l)
+		sameSessions(t, lead, l)
 	})
 
 	// A second observer, whose id no server's configuration lists (the
@@ -271,7 +311,9 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		st := caughtUp(t, e, lead, l2)
 		t.Logf("synced by %s while the writer wrote", st.LastSync)
 		sameTree(t, c, l2)
+		sameSessions(t, lead, l2)
 		caughtUp(t, e, lead, l)
 		sameTree(t, c, l)
+		sameSessions(t, lead, l)
 	})
 }
