@@ -41,6 +41,11 @@ type Config struct {
 	// Touches, if set, returns the sessions to report as active in each
 	// reply to the leader's PING (session id and timeout in ms).
 	Touches func() []Touch
+	// CheckDigests compares the tree's digest (TreeDigest) with each
+	// streamed transaction's TxnDigest (ZooKeeper 3.6+ stamps it with the
+	// leader's digest after the transaction). It walks the whole tree per
+	// transaction: a check for tests and diagnosis, not for production.
+	CheckDigests bool
 	// OnApply, if set, is called after each transaction is applied (the
 	// Learner's lock held: it must not call back into the Learner).
 	OnApply func(t zkdata.Txn, tree *znode.Tree)
@@ -71,6 +76,10 @@ type Status struct {
 	LastSync SyncKind // the last sync's kind
 	Syncs    int      // syncs completed
 	Applied  int      // transactions applied
+	// DigestsChecked and DigestMismatches count the streamed
+	// transactions whose digest was compared, and those that differed
+	// (Config.CheckDigests).
+	DigestsChecked, DigestMismatches int
 }
 
 // Learner follows one ZooKeeper ensemble as an Observer.
@@ -195,9 +204,27 @@ func (l *Learner) apply(t zkdata.Txn) error {
 	}
 	l.status.LastZxid = l.f.Tree().LastZxid()
 	l.status.Applied++
+	if l.cfg.CheckDigests && l.status.Synced {
+		l.checkDigest(t)
+	}
 	if l.cfg.OnApply != nil {
 		l.cfg.OnApply(t, l.f.Tree())
 	}
 	l.notify()
 	return nil
+}
+
+// checkDigest compares the tree's digest with the one t carries, if any;
+// l.mu must be held.
+func (l *Learner) checkDigest(t zkdata.Txn) {
+	want, ok := txnDigest(t)
+	if !ok {
+		return
+	}
+	l.status.DigestsChecked++
+	if got := TreeDigest(l.f.Tree()); got != want {
+		l.status.DigestMismatches++
+		l.log.Warn("zklearner: the tree's digest differs from the leader's", zap.String("zxid", fmt.Sprintf("%#x", t.Zxid)),
+			zap.Int32("type", int32(t.Type)), zap.Int64("digest", got), zap.Int64("leaderDigest", want))
+	}
 }

@@ -188,6 +188,9 @@ func caughtUp(t *testing.T, e *zkEnsemble, lead *zkServer, l *Learner) Status {
 	if err != nil {
 		t.Fatalf("learner at %+v, leader at %#x: %v", st, want, err)
 	}
+	if st.DigestMismatches > 0 {
+		t.Errorf("%d of %d transactions' digests differ from the leader's", st.DigestMismatches, st.DigestsChecked)
+	}
 	return st
 }
 
@@ -215,7 +218,8 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 	c := connect(t, lead.clientAddr)
 	workload(t, c, 1)
 
-	l := New(Config{ID: int64(e.observerID), Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t)})
+	l := New(Config{ID: int64(e.observerID), Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
+		CheckDigests: true})
 	stop := runLearner(t, l)
 	parent := t
 	st := caughtUp(t, e, lead, l)
@@ -227,7 +231,11 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 
 	t.Run("live", func(t *testing.T) {
 		workload(t, c, 2)
-		caughtUp(t, e, lead, l)
+		st := caughtUp(t, e, lead, l)
+		if st.DigestsChecked == 0 {
+			t.Error("no streamed transaction carried a digest to check")
+		}
+		t.Logf("the tree's digest equalled the leader's after each of %d transactions", st.DigestsChecked)
 		sameTree(t, c, l)
 		sameSessions(t, lead, l)
 	})
@@ -296,7 +304,8 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 			}
 		}()
 		time.Sleep(200 * time.Millisecond)
-		l2 := New(Config{ID: 9, Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second})
+		l2 := New(Config{ID: 9, Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second, CheckDigests: true,
+			Logger: zaptest.NewLogger(t)})
 		runLearner(parent, l2)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
