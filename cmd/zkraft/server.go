@@ -29,7 +29,7 @@ func serverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "server",
 		Usage: "serve the ZooKeeper client protocol (defaults: 127.0.0.1:2181, ./zkraft-data)",
-		Flags: []cli.Flag{
+		Flags: categorized([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "a ZooKeeper zoo.cfg to read"},
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "where the Raft log and snapshots live"},
 			&cli.StringFlag{Name: "data-log-dir", Usage: "keep the Raft log (raft.db, raft.journal) here instead, e.g. on a device of its own (zoo.cfg dataLogDir)"},
@@ -67,7 +67,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
-		},
+		}),
 		Action: runServer,
 	}
 }
