@@ -117,7 +117,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "login failed: "+err.Error())
 		return
 	}
-	l, err := dialLogin(c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout, min(c.cfg.SessionTimeout, 5*time.Second))
+	l, err := dialLogin(c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout, min(c.cfg.SessionTimeout, 5*time.Second), c.ops)
 	if err != nil {
 		c.cfg.Logger.Sugar().Infow("console login failed", "user", req.User, "error", err)
 		fail(w, http.StatusUnauthorized, "login failed: the server opened no session")

@@ -13,6 +13,7 @@ type Console struct {
 	cfg    Config
 	logins *loginStore
 	lead   *leaderLog
+	ops    *opStats // the latencies of the console's own requests
 	mux    *http.ServeMux
 
 	stop     chan struct{}
@@ -27,6 +28,7 @@ func New(cfg Config) *Console {
 		cfg:    cfg,
 		logins: newLoginStore(cfg.MaxLogins),
 		lead:   &leaderLog{},
+		ops:    &opStats{},
 		stop:   make(chan struct{}),
 	}
 	c.mux = c.routes()

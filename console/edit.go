@@ -49,7 +49,7 @@ func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	conn := current(r).conn
+	conn := current(r).zk
 	var created string
 	var err error
 	switch flags {
@@ -94,7 +94,7 @@ func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "version is required (-1 would overwrite any change)")
 		return
 	}
-	conn := current(r).conn
+	conn := current(r).zk
 	st, err := conn.Set(req.Path, []byte(req.Data), *req.Version)
 	if err == zk.ErrBadVersion {
 		out := conflictJSON{apiError: apiError{Error: "the node changed since it was loaded", Code: "BadVersion"}}
@@ -130,7 +130,7 @@ func (c *Console) handleDelete(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	conn := current(r).conn
+	conn := current(r).zk
 	if !req.Recursive {
 		v := int32(-1)
 		if req.Version != nil {
@@ -191,7 +191,7 @@ func (c *Console) handleSetACL(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "version (the ACL version) is required")
 		return
 	}
-	conn := current(r).conn
+	conn := current(r).zk
 	now, _, err := conn.GetACL(req.Path)
 	if err != nil {
 		failZK(w, err)

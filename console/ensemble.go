@@ -76,12 +76,13 @@ type ensembleJSON struct {
 	Term    uint64         `json:"term"`
 	Members []MemberStatus `json:"members"`
 	Changes []leaderChange `json:"changes"`
+	Ops     []opJSON       `json:"ops"`
 }
 
 // handleEnsemble answers the members' states and the leadership changes
 // seen since the console started.
 func (c *Console) handleEnsemble(w http.ResponseWriter, r *http.Request) {
-	out := ensembleJSON{Leader: -1, Members: []MemberStatus{}, Changes: c.lead.list()}
+	out := ensembleJSON{Leader: -1, Members: []MemberStatus{}, Changes: c.lead.list(), Ops: c.ops.list()}
 	if src := c.cfg.Ensemble; src != nil {
 		out.Leader, out.Term = src.Leadership()
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)

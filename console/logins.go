@@ -21,6 +21,7 @@ type login struct {
 	password string
 	csrf     string // sent back in X-CSRF-Token on writes
 	conn     *zk.Conn
+	zk       *zkc         // conn, timed
 	lastUsed atomic.Int64 // unix nanoseconds of the last request
 	expired  atomic.Bool  // the ZooKeeper session expired: log in again
 	streams  atomic.Int32 // live event streams open

@@ -66,7 +66,7 @@ func childPath(dir, name string) string {
 // them) with each child's child count.
 func (c *Console) handleChildren(w http.ResponseWriter, r *http.Request) {
 	l, dir := current(r), queryPath(r)
-	names, _, err := l.conn.Children(dir)
+	names, _, err := l.zk.Children(dir)
 	if err != nil {
 		failZK(w, err)
 		return
@@ -78,7 +78,7 @@ func (c *Console) handleChildren(w http.ResponseWriter, r *http.Request) {
 	out := childrenJSON{Path: dir, Total: len(names), Offset: offset, Children: make([]childJSON, len(page))}
 	forEach(len(page), func(i int) {
 		out.Children[i] = childJSON{Name: page[i], NumChildren: -1}
-		if ok, st, err := l.conn.Exists(childPath(dir, page[i])); err == nil && ok {
+		if ok, st, err := l.zk.Exists(childPath(dir, page[i])); err == nil && ok {
 			out.Children[i].NumChildren = st.NumChildren
 			out.Children[i].Ephemeral = st.EphemeralOwner != 0
 		}
@@ -125,7 +125,7 @@ type nodeJSON struct {
 func (c *Console) handleNode(w http.ResponseWriter, r *http.Request) {
 	l, p := current(r), queryPath(r)
 	out := nodeJSON{Path: p}
-	acl, st, aclErr := l.conn.GetACL(p)
+	acl, st, aclErr := l.zk.GetACL(p)
 	if aclErr != nil {
 		if !errorsIsAuth(aclErr) {
 			failZK(w, aclErr)
@@ -135,7 +135,7 @@ func (c *Console) handleNode(w http.ResponseWriter, r *http.Request) {
 	} else {
 		out.ACL, out.Stat = toACL(acl), toStat(st)
 	}
-	data, st, err := l.conn.Get(p)
+	data, st, err := l.zk.Get(p)
 	switch {
 	case err == nil:
 		out.Data, out.Stat = data, toStat(st)
@@ -174,7 +174,7 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 		dir = strings.TrimSuffix(dir, "/")
 	}
 	out := searchJSON{Prefix: prefix, Paths: []string{}}
-	names, _, err := l.conn.Children(dir)
+	names, _, err := l.zk.Children(dir)
 	if err != nil {
 		failZK(w, err)
 		return
@@ -194,7 +194,7 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		out.Paths = append(out.Paths, p)
-		kids, _, err := l.conn.Children(p)
+		kids, _, err := l.zk.Children(p)
 		if err != nil {
 			continue
 		}
@@ -217,7 +217,7 @@ type subtreeJSON struct {
 // handleSubtree lists a node and everything below it, children before
 // parents, for the delete confirmation.
 func (c *Console) handleSubtree(w http.ResponseWriter, r *http.Request) {
-	paths, truncated, err := subtree(current(r).conn, queryPath(r))
+	paths, truncated, err := subtree(current(r).zk, queryPath(r))
 	if err != nil {
 		failZK(w, err)
 		return
@@ -227,7 +227,7 @@ func (c *Console) handleSubtree(w http.ResponseWriter, r *http.Request) {
 
 // subtree walks root depth first and returns its paths in post order
 // (children first), at most maxSubtree of them.
-func subtree(conn *zk.Conn, root string) (paths []string, truncated bool, err error) {
+func subtree(conn *zkc, root string) (paths []string, truncated bool, err error) {
 	var walk func(p string) error
 	walk = func(p string) error {
 		kids, _, err := conn.Children(p)

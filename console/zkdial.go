@@ -34,7 +34,7 @@ func checkCredentials(user, password string) error {
 // dialLogin opens the ZooKeeper session of a login: go-zookeeper against
 // addr, with the digest credentials added before anything is read. It
 // waits up to wait for the session.
-func dialLogin(addr, user, password string, timeout, wait time.Duration) (*login, error) {
+func dialLogin(addr, user, password string, timeout, wait time.Duration, ops *opStats) (*login, error) {
 	l := &login{user: user, password: password}
 	has := make(chan struct{}, 1)
 	conn, _, err := zk.Connect([]string{addr}, timeout,
@@ -55,6 +55,7 @@ func dialLogin(addr, user, password string, timeout, wait time.Duration) (*login
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	l.conn = conn
+	l.zk = &zkc{conn: conn, ops: ops}
 	select {
 	case <-has:
 	case <-time.After(wait):
