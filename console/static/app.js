@@ -1,0 +1,452 @@
+// zkraft console: a dependency-free page over the console's JSON API.
+// Every request goes to api/..., relative to the page, with the session
+// cookie; writes carry the CSRF token the login returned.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, props = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") e.className = v; else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e[k] = v;
+  }
+  for (const kid of kids) e.append(kid);
+  return e;
+};
+
+const state = { me: null, selected: null, node: null, dirty: false, live: null, liveRoot: "/", aclDraft: [] };
+
+// api calls the console's API; it returns {status, body}. A 401 on
+// anything but login shows the login form.
+async function api(method, path, body) {
+  const opts = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  if (method !== "GET" && state.me) opts.headers["X-CSRF-Token"] = state.me.csrf;
+  const resp = await fetch("api/" + path, opts);
+  let out = {};
+  try { out = await resp.json(); } catch (e) { /* empty body */ }
+  if (resp.status === 401 && path !== "login") showLogin(out.error);
+  return { status: resp.status, body: out };
+}
+const q = (p) => encodeURIComponent(p);
+
+// ---- login ----
+function showLogin(msg) {
+  state.me = null;
+  stopLive();
+  for (const id of ["#tree-view", "#ensemble-view", "#tabs", "#who"]) $(id).hidden = true;
+  $("#login-view").hidden = false;
+  $("#login-error").textContent = msg && msg !== "not logged in" ? msg : "";
+  $("#login-user").focus();
+}
+
+async function loggedIn(me) {
+  state.me = me;
+  $("#login-view").hidden = true;
+  $("#tabs").hidden = false;
+  $("#who").hidden = false;
+  $("#who-user").textContent = (me.user || "anonymous") + " · session " + me.session;
+  const mode = $("#who-mode");
+  mode.textContent = me.writable ? "writable" : "read-only";
+  mode.className = "badge " + (me.writable ? "rw" : "ro");
+  document.querySelectorAll(".writes").forEach((e) => { e.hidden = !me.writable; });
+  showView("tree-view");
+  await loadRoot();
+  startLive("/");
+}
+
+$("#login-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("#login-error").textContent = "";
+  const r = await api("POST", "login", { user: $("#login-user").value, password: $("#login-password").value });
+  $("#login-password").value = "";
+  if (r.status !== 200) { $("#login-error").textContent = r.body.error || "login failed"; return; }
+  loggedIn(r.body);
+});
+
+$("#logout").addEventListener("click", async () => { await api("POST", "logout", {}); showLogin(); });
+
+// ---- views ----
+function showView(id) {
+  document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== id; });
+  document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.dataset.view === id));
+  if (id === "ensemble-view") refreshEnsemble();
+}
+document.querySelectorAll(".tab").forEach((t) => t.addEventListener("click", () => showView(t.dataset.view)));
+
+// ---- tree ----
+const PAGE = 100;
+const childPath = (dir, name) => (dir === "/" ? "/" + name : dir + "/" + name);
+const parentOf = (p) => (p.lastIndexOf("/") <= 0 ? "/" : p.slice(0, p.lastIndexOf("/")));
+const nameOf = (p) => (p === "/" ? "/" : p.slice(p.lastIndexOf("/") + 1));
+const nodeLi = (p) => document.querySelector(`#tree li.node[data-path="${CSS.escape(p)}"]`);
+
+function makeNode(path, info) {
+  const li = el("li", { class: "node", dataset: { path } });
+  const twisty = el("span", { class: "twisty", onclick: () => toggle(li) });
+  const name = el("a", { class: "name", onclick: () => select(path) }, nameOf(path));
+  const row = el("div", { class: "row" }, twisty, name);
+  li.append(row, el("ul", { hidden: true }));
+  setInfo(li, info);
+  return li;
+}
+
+function setInfo(li, info) {
+  const row = li.querySelector(".row");
+  row.querySelectorAll(".count, .eph").forEach((e) => e.remove());
+  li.dataset.kids = info.numChildren;
+  if (info.numChildren > 0) row.append(el("span", { class: "count" }, String(info.numChildren)));
+  if (info.ephemeral) row.append(el("span", { class: "eph" }, "ephemeral"));
+  const open = !li.querySelector("ul").hidden;
+  li.querySelector(".twisty").textContent = info.numChildren === 0 ? "·" : open ? "▾" : "▸";
+}
+
+async function loadRoot() {
+  const tree = $("#tree");
+  tree.replaceChildren();
+  const r = await api("GET", "node?path=/");
+  const root = makeNode("/", { numChildren: r.body.stat ? r.body.stat.numChildren : -1 });
+  tree.append(root);
+  await expand(root);
+}
+
+// expand loads a directory's first page (or reloads the pages shown).
+async function expand(li, keep) {
+  const ul = li.querySelector("ul");
+  const shown = keep ? Math.max(ul.querySelectorAll(":scope > li.node").length, PAGE) : PAGE;
+  const r = await api("GET", `children?path=${q(li.dataset.path)}&offset=0&limit=${Math.min(shown, 1000)}`);
+  if (r.status !== 200) { ul.replaceChildren(el("li", { class: "error" }, r.body.error)); ul.hidden = false; return; }
+  const open = new Set([...ul.querySelectorAll(":scope > li.node")].filter((c) => !c.querySelector("ul").hidden).map((c) => c.dataset.path));
+  ul.replaceChildren();
+  appendPage(li, r.body);
+  ul.hidden = false;
+  setInfo(li, { numChildren: r.body.total });
+  for (const p of open) { const c = nodeLi(p); if (c) await expand(c, true); }
+  markSelected();
+}
+
+function appendPage(li, page) {
+  const ul = li.querySelector("ul");
+  ul.querySelector(":scope > li.more-row")?.remove();
+  for (const c of page.children) ul.append(makeNode(childPath(page.path, c.name), c));
+  const loaded = page.offset + page.children.length;
+  if (loaded < page.total) {
+    const more = el("li", { class: "more-row" }, el("a", { class: "more", onclick: async () => {
+      const r = await api("GET", `children?path=${q(page.path)}&offset=${loaded}&limit=${PAGE}`);
+      if (r.status === 200) appendPage(li, r.body);
+    } }, `${page.total - loaded} more…`));
+    ul.append(more);
+  }
+}
+
+async function toggle(li) {
+  const ul = li.querySelector("ul");
+  if (li.dataset.kids === "0") return;
+  if (ul.hidden) await expand(li); else { ul.hidden = true; setInfo(li, { numChildren: Number(li.dataset.kids) }); }
+}
+
+function markSelected() {
+  document.querySelectorAll("#tree .name.selected").forEach((e) => e.classList.remove("selected"));
+  const li = state.selected && nodeLi(state.selected);
+  if (li) li.querySelector(".name").classList.add("selected");
+}
+
+// ---- node detail ----
+async function select(path) {
+  state.selected = path;
+  markSelected();
+  await loadNode(true);
+}
+
+async function loadNode(resetEditor) {
+  const path = state.selected;
+  const r = await api("GET", `node?path=${q(path)}`);
+  $("#no-selection").hidden = true;
+  $("#node").hidden = false;
+  $("#node-path").textContent = path;
+  $("#conflict").hidden = true;
+  if (r.status !== 200) {
+    state.node = null;
+    $("#node-data").textContent = "";
+    $("#stat").replaceChildren();
+    $("#acl tbody").replaceChildren();
+    setMessage(`${r.body.code || r.status}: ${r.body.error}`, true);
+    return;
+  }
+  if (resetEditor) setMessage("");
+  state.node = r.body;
+  state.node.bytes = r.body.data ? Uint8Array.from(atob(r.body.data), (ch) => ch.charCodeAt(0)) : new Uint8Array();
+  renderData();
+  $("#data-error").textContent = r.body.dataError || "";
+  // The editor saves at the version it was loaded from: a change that
+  // arrives (live) while it is being edited must show as a conflict, not
+  // be overwritten.
+  if (resetEditor || !state.dirty) {
+    $("#data-editor").value = decodeText(state.node.bytes) ?? "";
+    state.dirty = false;
+    state.editVersion = r.body.stat ? r.body.stat.version : null;
+  } else if (r.body.stat && r.body.stat.version !== state.editVersion) {
+    setMessage(`Changed on the server (now version ${r.body.stat.version}) while you edit: saving will conflict.`, true);
+  }
+  $("#save-version").textContent = state.editVersion ?? "?";
+  renderStat(r.body.stat);
+  state.aclDraft = (r.body.acl || []).map((a) => ({ ...a }));
+  renderACL();
+  $("#acl-error").textContent = r.body.aclError || "";
+  $("#acl-version").textContent = r.body.stat ? r.body.stat.aversion : "?";
+}
+
+function setMessage(text, bad) {
+  const m = $("#message");
+  m.textContent = text;
+  m.className = text ? (bad ? "bad" : "ok") : "";
+}
+
+function decodeText(bytes) {
+  try { return new TextDecoder("utf-8", { fatal: true }).decode(bytes); } catch (e) { return null; }
+}
+
+function hexdump(bytes) {
+  const lines = [];
+  for (let i = 0; i < bytes.length; i += 16) {
+    const row = bytes.slice(i, i + 16);
+    const hex = [...row].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const ascii = [...row].map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : ".")).join("");
+    lines.push(i.toString(16).padStart(8, "0") + "  " + hex.padEnd(48) + "  " + ascii);
+  }
+  return lines.join("\n");
+}
+
+function renderData() {
+  const view = document.querySelector('input[name="view"]:checked').value;
+  const bytes = state.node ? state.node.bytes : new Uint8Array();
+  const text = decodeText(bytes);
+  let out;
+  if (view === "hex" || (view === "text" && text === null)) out = hexdump(bytes);
+  else if (view === "json") {
+    try { out = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { out = "(not JSON: " + e.message + ")\n" + (text ?? hexdump(bytes)); }
+  } else out = text;
+  $("#node-data").textContent = bytes.length ? out : "(no data)";
+}
+document.querySelectorAll('input[name="view"]').forEach((r) => r.addEventListener("change", renderData));
+
+function localTime(ms) {
+  if (!ms) return "0";
+  const d = new Date(ms);
+  return d.toLocaleString() + " " + (Intl.DateTimeFormat().resolvedOptions().timeZone || "");
+}
+
+function renderStat(st) {
+  const t = $("#stat");
+  t.replaceChildren();
+  if (!st) return;
+  const rows = [["czxid", st.czxid], ["ctime", localTime(st.ctime)], ["mzxid", st.mzxid], ["mtime", localTime(st.mtime)],
+    ["pzxid", st.pzxid], ["version", st.version], ["cversion", st.cversion], ["aversion", st.aversion],
+    ["ephemeralOwner", st.ephemeralOwner], ["dataLength", st.dataLength], ["numChildren", st.numChildren]];
+  for (const [k, v] of rows) t.append(el("tr", { dataset: { field: k } }, el("td", {}, k), el("td", {}, String(v))));
+}
+
+function renderACL() {
+  const body = $("#acl tbody");
+  body.replaceChildren();
+  state.aclDraft.forEach((a, i) => {
+    const rm = el("td", { class: "writes", hidden: !(state.me && state.me.writable) },
+      el("button", { onclick: () => { state.aclDraft.splice(i, 1); renderACL(); } }, "remove"));
+    body.append(el("tr", {}, el("td", {}, a.scheme), el("td", {}, a.id), el("td", {}, a.perms), rm));
+  });
+}
+
+$("#data-editor").addEventListener("input", () => { state.dirty = true; });
+
+$("#save").addEventListener("click", async () => {
+  if (state.editVersion === null || state.editVersion === undefined) return;
+  const r = await api("POST", "set", { path: state.selected, data: $("#data-editor").value, version: state.editVersion });
+  if (r.status === 409 && r.body.code === "BadVersion") {
+    const cur = r.body.current;
+    $("#conflict").hidden = false;
+    $("#conflict-version").textContent = cur && cur.stat ? cur.stat.version : "?";
+    const bytes = cur && cur.data ? Uint8Array.from(atob(cur.data), (ch) => ch.charCodeAt(0)) : new Uint8Array();
+    $("#conflict-data").textContent = decodeText(bytes) ?? hexdump(bytes);
+    setMessage("Conflict: your change was not saved.", true);
+    return;
+  }
+  if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  state.dirty = false;
+  await loadNode(true);
+  setMessage(`Saved: version ${r.body.stat.version}.`);
+});
+
+$("#conflict-load").addEventListener("click", () => { state.dirty = false; loadNode(true); });
+
+$("#copy-path").addEventListener("click", async () => {
+  const path = state.selected;
+  try { await navigator.clipboard.writeText(path); } catch (e) {
+    const ta = el("textarea", { value: path }); document.body.append(ta); ta.select(); document.execCommand("copy"); ta.remove();
+  }
+  $("#copied").textContent = "copied";
+  setTimeout(() => { $("#copied").textContent = ""; }, 1500);
+});
+
+$("#watch-here").addEventListener("click", () => startLive(state.selected));
+
+// ---- ACL editing ----
+$("#acl-add").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  state.aclDraft.push({ scheme: $("#acl-scheme").value, id: $("#acl-id").value, perms: $("#acl-perms").value });
+  $("#acl-id").value = "";
+  renderACL();
+});
+
+$("#acl-save").addEventListener("click", async () => {
+  if (!state.node || !state.node.stat) return;
+  const r = await api("POST", "setacl", { path: state.selected, acl: state.aclDraft, version: state.node.stat.aversion });
+  if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  await loadNode(false);
+  setMessage("ACL set.");
+});
+
+// ---- create ----
+$("#create-mode").addEventListener("change", () => { $("#create-ttl").hidden = !$("#create-mode").value.includes("ttl"); });
+
+$("#create-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const parent = state.selected || "/";
+  const body = { path: childPath(parent, $("#create-name").value), data: $("#create-data").value, mode: $("#create-mode").value };
+  if (body.mode.includes("ttl")) body.ttl = Number($("#create-ttl").value);
+  const r = await api("POST", "create", body);
+  if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  $("#create-name").value = "";
+  $("#create-data").value = "";
+  setMessage(`Created ${r.body.path}.`);
+  const li = nodeLi(parent);
+  if (li) await expand(li, true);
+});
+
+// ---- delete ----
+$("#delete").addEventListener("click", async () => {
+  const r = await api("GET", `subtree?path=${q(state.selected)}`);
+  if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  showDeleteDialog(state.selected, r.body.paths, r.body.truncated);
+});
+
+function showDeleteDialog(root, paths, truncated) {
+  state.deletePlan = { root, paths };
+  $("#delete-root").textContent = root;
+  $("#delete-count").textContent = String(paths.length) + (truncated ? "+" : "");
+  $("#delete-list").replaceChildren(...paths.map((p) => el("li", {}, p)));
+  $("#delete-error").textContent = truncated ? "More than the console deletes at once: delete a part first." : "";
+  $("#delete-yes").disabled = truncated;
+  const d = $("#delete-dialog");
+  if (!d.open) d.showModal();
+}
+
+$("#delete-yes").addEventListener("click", async (ev) => {
+  ev.preventDefault();
+  const { root, paths } = state.deletePlan;
+  const r = await api("POST", "delete", { path: root, recursive: true, expect: paths });
+  if (r.status === 409 && r.body.code === "Changed") {
+    showDeleteDialog(root, r.body.paths, r.body.truncated);
+    $("#delete-error").textContent = "The subtree changed: this is what would go now.";
+    return;
+  }
+  $("#delete-dialog").close();
+  if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  const parent = nodeLi(parentOf(root));
+  state.selected = parentOf(root);
+  if (parent) await expand(parent, true);
+  await loadNode(true);
+  setMessage(`Deleted ${r.body.deleted.length} nodes.`);
+});
+
+// ---- search ----
+$("#search-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const prefix = $("#search").value.trim();
+  const list = $("#search-results");
+  if (!prefix) { list.hidden = true; return; }
+  const r = await api("GET", `search?prefix=${q(prefix.startsWith("/") ? prefix : "/" + prefix)}`);
+  list.replaceChildren();
+  if (r.status !== 200) list.append(el("li", { class: "error" }, r.body.error));
+  else {
+    if (!r.body.paths.length) list.append(el("li", { class: "hint" }, "no match"));
+    for (const p of r.body.paths) list.append(el("li", {}, el("a", { onclick: () => select(p) }, p)));
+    if (r.body.truncated) list.append(el("li", { class: "hint" }, "more not shown"));
+  }
+  list.hidden = false;
+});
+
+// ---- live updates ----
+function startLive(root) {
+  stopLive();
+  state.liveRoot = root;
+  $("#live-root").textContent = "under " + root;
+  const es = new EventSource("api/events?path=" + q(root));
+  state.live = es;
+  const badge = $("#live-state");
+  es.addEventListener("ready", () => { badge.textContent = "live"; badge.className = "badge on"; });
+  es.addEventListener("error", () => { badge.textContent = "live: reconnecting"; badge.className = "badge"; });
+  es.addEventListener("change", (m) => onChange(JSON.parse(m.data)));
+}
+
+function stopLive() {
+  if (state.live) state.live.close();
+  state.live = null;
+  const badge = $("#live-state");
+  badge.textContent = "live: off";
+  badge.className = "badge";
+}
+
+async function onChange(ev) {
+  const feed = $("#feed");
+  feed.prepend(el("li", { class: ev.type }, `${new Date().toLocaleTimeString()}  ${ev.type}  ${ev.path}  ${ev.zxid}`));
+  while (feed.children.length > 100) feed.lastChild.remove();
+  if (ev.type === "NodeCreated" || ev.type === "NodeDeleted") {
+    const parent = nodeLi(parentOf(ev.path));
+    if (parent && !parent.querySelector("ul").hidden) await expand(parent, true);
+    else if (parent) {
+      const r = await api("GET", `node?path=${q(parentOf(ev.path))}`);
+      if (r.body.stat) setInfo(parent, { numChildren: r.body.stat.numChildren });
+    }
+    const li = nodeLi(ev.path);
+    if (li) { li.classList.add("flash"); setTimeout(() => li.classList.remove("flash"), 1300); }
+  }
+  if (ev.path === state.selected || parentOf(ev.path) === state.selected) {
+    if (ev.type === "NodeDeleted" && ev.path === state.selected) setMessage("This node was deleted.", true);
+    else await loadNode(false);
+  }
+  if (ev.type === "NodeDataChanged") {
+    const li = nodeLi(ev.path);
+    if (li) { li.classList.add("flash"); setTimeout(() => li.classList.remove("flash"), 1300); }
+  }
+}
+
+// ---- ensemble ----
+async function refreshEnsemble() {
+  if ($("#ensemble-view").hidden || !state.me) return;
+  const r = await api("GET", "ensemble");
+  if (r.status === 200) renderEnsemble(r.body);
+  setTimeout(refreshEnsemble, 2000);
+}
+
+function renderEnsemble(e) {
+  $("#ens-leader").textContent = e.leader >= 0 ? String(e.leader) : "none";
+  $("#ens-term").textContent = String(e.term);
+  $("#members tbody").replaceChildren(...e.members.map((m) => el("tr", { class: m.self ? "self" : "", dataset: { id: m.id } },
+    el("td", {}, String(m.id)), el("td", {}, m.address), el("td", { class: m.role === "leader" ? "leader role" : "role" }, m.role || "down"),
+    el("td", {}, m.zxid || ""), el("td", {}, m.lag === undefined ? "" : String(m.lag)), el("td", {}, String(m.connections)),
+    el("td", {}, String(m.sessions)), el("td", {}, String(m.znodes)),
+    el("td", {}, `${m.latencyMin}/${Number(m.latencyAvg).toFixed(1)}/${m.latencyMax}`), el("td", { class: "error" }, m.error || ""))));
+  $("#changes").replaceChildren(...e.changes.map((c) => el("li", {},
+    `${new Date(c.at).toLocaleString()}: leader ${c.leader >= 0 ? c.leader : "none"}, term ${c.term}`)));
+  $("#oplat tbody").replaceChildren(...(e.ops || []).map((o) => el("tr", {}, el("td", {}, o.op), el("td", {}, String(o.count)),
+    el("td", {}, `${o.min.toFixed(2)}/${o.avg.toFixed(2)}/${o.max.toFixed(2)}`))));
+}
+
+// ---- start ----
+(async () => {
+  const r = await api("GET", "whoami");
+  if (r.status === 200) loggedIn(r.body);
+})();
