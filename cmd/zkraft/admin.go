@@ -7,22 +7,21 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/zkraft/zkraft/session"
 )
 
 // startAdmin serves ZooKeeper's AdminServer (admin.serverAddress,
-// admin.serverPort, admin.commandURL, admin.idleTimeout): GET
-// <commandURL>/<command> answers in JSON. As with ZooKeeper, a port that
-// cannot be bound is logged and the server runs on without it.
-func startAdmin(addr, commandURL string, idle time.Duration, srv *session.Server, log *zap.Logger) func() {
+// admin.serverPort, admin.idleTimeout) with handler (adminHandler: GET
+// <commandURL>/<command> answers in JSON, and the console when it is on).
+// As with ZooKeeper, a port that cannot be bound is logged and the server
+// runs on without it.
+func startAdmin(addr string, idle time.Duration, handler http.Handler, log *zap.Logger) func() {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		log.Warn("problem starting AdminServer; serving clients without it", zap.String("addr", addr), zap.Error(err))
 		return func() {}
 	}
 	hs := &http.Server{
-		Handler:           srv.AdminHandler(commandURL),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idle,
 		MaxHeaderBytes:    64 << 10,
@@ -32,6 +31,6 @@ func startAdmin(addr, commandURL string, idle time.Duration, srv *session.Server
 			log.Warn("AdminServer stopped", zap.Error(err))
 		}
 	}()
-	log.Info("AdminServer serving", zap.String("addr", ln.Addr().String()), zap.String("commandURL", commandURL))
+	log.Info("AdminServer serving", zap.String("addr", ln.Addr().String()))
 	return func() { _ = hs.Close() }
 }

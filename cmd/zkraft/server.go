@@ -64,6 +64,8 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "tls-truststore-password", Usage: "ssl.trustStore.password"},
 			&cli.StringFlag{Name: "tls-client-auth", Usage: "need (default), want or none (ssl.clientAuth)"},
 			&cli.StringFlag{Name: "admin-addr", Usage: "serve ZooKeeper's AdminServer (/commands/<name>, JSON) here; with a zoo.cfg it is on at admin.serverAddress:admin.serverPort (0.0.0.0:8080) unless admin.enableServer=false; \"\" = off"},
+			&cli.BoolFlag{Name: "console", Usage: "serve the web console under /console/ on the AdminServer (console.enabled); off by default"},
+			&cli.BoolFlag{Name: "console-writable", Usage: "let the console create, change and delete znodes (console.readOnly=false); it is read-only otherwise"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
@@ -104,6 +106,9 @@ func runServer(c *cli.Context) error {
 		return err
 	}
 	if err := st.resolveMembers(c); err != nil {
+		return err
+	}
+	if err := st.checkConsole(); err != nil {
 		return err
 	}
 	return serve(c, st, log)
@@ -226,7 +231,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		defer stop()
 	}
 	if st.AdminAddr != "" {
-		defer startAdmin(st.AdminAddr, st.AdminCommandURL, st.AdminIdleTimeout, srv, log)()
+		handler, closeConsole := adminHandler(st, srv, node, ln.Addr(), log)
+		defer closeConsole()
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, handler, log)()
 	}
 	errc := make(chan error, 2)
 	if st.PortUnification {

@@ -49,6 +49,8 @@ type settings struct {
 	AdminCommandURL   string        // its admin.commandURL
 	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
 	AdminRateLimit    time.Duration // admin.rateLimiterIntervalInMS: the least time between two snapshot commands
+	ConsoleEnabled    bool          // console.enabled / --console: the web console on the AdminServer
+	ConsoleWritable   bool          // console.readOnly=false / --console-writable: it may change the tree
 	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	PortUnification   bool          // client.portUnification: the client port takes TLS clients too
@@ -113,6 +115,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		v := cfg.values[k]
 		var err error
 		if s.applySecurityKey(strings.TrimPrefix(k, "zookeeper."), v) {
+			continue
+		}
+		if ok, err := s.consoleKey(k, v); ok {
+			if err != nil {
+				return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
+			}
 			continue
 		}
 		switch k {
@@ -302,6 +310,7 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		"extended-types": &s.ExtendedTypes, "no-sync": &s.NoSync, "audit": &s.Audit, "skip-acl": &s.SkipACL,
 		"enforce-quota": &s.EnforceQuota, "read-only-mode": &s.ReadOnlyMode,
 		"port-unification": &s.PortUnification, "reconfig-enabled": &s.ReconfigEnabled,
+		"console": &s.ConsoleEnabled, "console-writable": &s.ConsoleWritable,
 	} {
 		if c.IsSet(flag) {
 			*dst = c.Bool(flag)

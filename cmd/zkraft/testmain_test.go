@@ -8,5 +8,11 @@ import (
 )
 
 // TestMain fails the run when a race-built zkraft process (ZKRAFT_RACE=1,
-// make test-race) reported a data race.
-func TestMain(m *testing.M) { os.Exit(testenv.RunCollectingRaces(m)) }
+// make test-race) reported a data race, and stops the browser the console
+// tests shared.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.CollectingRaces(func() int {
+		defer stopBrowser()
+		return m.Run()
+	}))
+}

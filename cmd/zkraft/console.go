@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/console"
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/session"
+)
+
+// consolePrefix is where the console is served on the AdminServer.
+const consolePrefix = "/console"
+
+// adminHandler is the AdminServer's handler and, when the console is on,
+// the console beside it under /console/ (same address, same server). The
+// console's ZooKeeper sessions connect to clientAddr, this member's own
+// client port. The returned func closes the console's sessions.
+func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientAddr net.Addr, log *zap.Logger) (http.Handler, func()) {
+	admin := srv.AdminHandler(st.AdminCommandURL)
+	if !st.ConsoleEnabled {
+		return admin, func() {}
+	}
+	self := loopbackAddr(clientAddr)
+	c := console.New(console.Config{
+		ClientAddr: self,
+		Writable:   st.ConsoleWritable,
+		Prefix:     consolePrefix,
+		Ensemble:   &ensembleView{node: node, self: self, standaloneAddr: self},
+		Logger:     log.Named("console"),
+	})
+	mux := http.NewServeMux()
+	mux.Handle(consolePrefix+"/", c.Handler())
+	mux.Handle(consolePrefix, c.Handler())
+	mux.Handle("/", admin)
+	log.Info("console serving", zap.String("path", consolePrefix+"/"), zap.Bool("writable", st.ConsoleWritable),
+		zap.String("clientAddr", self))
+	return mux, c.Close
+}
+
+// loopbackAddr is the address a process on this host reaches a listener
+// at: an unspecified host (0.0.0.0, ::) becomes loopback.
+func loopbackAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// checkConsole refuses a console without an AdminServer to serve it.
+func (s *settings) checkConsole() error {
+	if s.ConsoleEnabled && s.AdminAddr == "" {
+		return fmt.Errorf("the console is served by the AdminServer: give --admin-addr (or leave admin.enableServer on)")
+	}
+	if s.ConsoleWritable && !s.ConsoleEnabled {
+		return fmt.Errorf("--console-writable (console.readOnly=false) needs the console on (--console or console.enabled=true)")
+	}
+	return nil
+}
+
+// consoleKey applies a console.* zoo.cfg key; false if k is not one.
+func (s *settings) consoleKey(k, v string) (bool, error) {
+	var err error
+	switch strings.TrimPrefix(k, "zookeeper.") {
+	case "console.enabled":
+		s.ConsoleEnabled, err = parseBoolKey(v)
+	case "console.readOnly":
+		var ro bool
+		ro, err = parseBoolKey(v)
+		s.ConsoleWritable = !ro
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// parseBoolKey reads a zoo.cfg boolean as Java's Boolean.parseBoolean,
+// but refuses anything but true or false instead of reading it as false.
+func parseBoolKey(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("not true or false")
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/console"
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/fourletter"
+)
+
+// ensembleView is the console's EnsembleSource: the leader and term from
+// this member's Raft, each member's state from the four-letter words on
+// its client port (srvr, and mntr for the sessions where it is
+// whitelisted), as zkraft status reads them.
+type ensembleView struct {
+	node           *ensemble.Node
+	self           string // this member's client address, as the console reaches it
+	standaloneAddr string
+}
+
+// Leadership implements console.EnsembleSource.
+func (v *ensembleView) Leadership() (int, uint64) {
+	id, _, ok := v.node.Leader()
+	if !ok {
+		return -1, v.node.Term()
+	}
+	return int(id), v.node.Term()
+}
+
+// Members implements console.EnsembleSource.
+func (v *ensembleView) Members(ctx context.Context) []console.MemberStatus {
+	peers := v.node.Members()
+	if len(peers) == 0 {
+		peers = []ensemble.Peer{{ID: v.node.ID(), ClientAddr: v.standaloneAddr}}
+	}
+	timeout := 2 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	out := make([]console.MemberStatus, len(peers))
+	var wg sync.WaitGroup
+	for i, p := range peers {
+		addr := memberClientAddr(p)
+		self := p.ID == v.node.ID()
+		if self {
+			addr = v.self
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = probeForConsole(addr, timeout)
+			out[i].ID, out[i].Self = int(p.ID), self
+		}()
+	}
+	wg.Wait()
+	var leaderZxid int64 = -1
+	for _, m := range out {
+		if m.Role == "leader" {
+			leaderZxid = parseZxid(m.Zxid)
+		}
+	}
+	if leaderZxid >= 0 {
+		for i := range out {
+			if out[i].Zxid != "" {
+				lag := leaderZxid - parseZxid(out[i].Zxid)
+				out[i].Lag = &lag
+			}
+		}
+	}
+	return out
+}
+
+// memberClientAddr is where a member's clients reach it: its server
+// line's client address, with an unspecified host replaced by the host of
+// its member port.
+func memberClientAddr(p ensemble.Peer) string {
+	host, port, err := net.SplitHostPort(p.ClientAddr)
+	if err != nil {
+		return p.ClientAddr
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if mh, _, err := net.SplitHostPort(p.Addr); err == nil {
+			host = mh
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// probeForConsole reads one member's row from srvr and mntr.
+func probeForConsole(addr string, timeout time.Duration) console.MemberStatus {
+	m := console.MemberStatus{Address: addr}
+	if addr == "" {
+		m.Error = "no client address in its server line"
+		return m
+	}
+	srvr, err := fourletter.AskWithin(addr, "srvr", timeout)
+	if err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	m.Role = fourletter.Field(srvr, "Mode: ")
+	if m.Role == "" {
+		m.Error = strings.TrimSpace(firstLine(srvr))
+		return m
+	}
+	m.Zxid = fourletter.Field(srvr, "Zxid: ")
+	m.Connections = atoi(fourletter.Field(srvr, "Connections: "))
+	m.Znodes = atoi(fourletter.Field(srvr, "Node count: "))
+	if lmin, rest, ok := strings.Cut(fourletter.Field(srvr, "Latency min/avg/max: "), "/"); ok {
+		avg, lmax, _ := strings.Cut(rest, "/")
+		m.LatencyMin, m.LatencyMax = atoi(lmin), atoi(lmax)
+		m.LatencyAvg, _ = strconv.ParseFloat(avg, 64)
+	}
+	if mntr, err := fourletter.AskWithin(addr, "mntr", timeout); err == nil {
+		m.Sessions = atoi(fourletter.Field(mntr, "zk_global_sessions\t"))
+	}
+	return m
+}
+
+func parseZxid(s string) int64 {
+	v, _ := strconv.ParseInt(strings.TrimPrefix(s, "0x"), 16, 64)
+	return v
+}
