@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build release deb run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
+.PHONY: all build release deb image run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
 
 all: build
 
@@ -34,6 +34,15 @@ DEB_ARCH ?= amd64
 deb:
 	$(MAKE) release PLATFORMS=linux/$(DEB_ARCH)
 	$(GO) run ./packaging/mkdeb -bin $(DIST)/zkraft-$(VERSION)-linux-$(DEB_ARCH) -arch $(DEB_ARCH) -version $(VERSION) -out $(DIST)
+
+# The FROM scratch image (packaging/docker/Dockerfile), tagged zkraft:$(VERSION)
+# and zkraft:latest; packaging/docker/compose.yml runs three members of it.
+IMAGE ?= zkraft
+image:
+	$(MAKE) release PLATFORMS=linux/amd64
+	rm -rf $(DIST)/image && mkdir -p $(DIST)/image/data
+	cp $(DIST)/zkraft-$(VERSION)-linux-amd64 $(DIST)/image/zkraft
+	docker build -f packaging/docker/Dockerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(DIST)/image
 
 # A working server on 127.0.0.1:2181 with data under ./zkraft-data.
 run: build

@@ -1,0 +1,125 @@
+package packaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testport"
+)
+
+// testImage is the image make image builds for the test; each run
+// replaces it and removes it at the end.
+const testImage = "zkraft-e2e-packaging"
+
+// TestCompose builds the FROM scratch image with make image, brings up
+// packaging/docker/compose.yml's three members with docker-compose on
+// their private network (client ports published on 127.0.0.1 ports of
+// the test's own), checks they form one ensemble (one leader, two
+// followers), writes through the first member's container and reads
+// through the third's, and takes it all down with its volumes.
+func TestCompose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an image and runs three containers")
+	}
+	requireTools(t, map[string]string{"make": "make", "git": "git", "docker": "docker.io", "docker-compose": "docker-compose"})
+	testenv.Require(t, dockerUsable())
+	root := moduleRoot(t)
+	dist := t.TempDir()
+	if _, err := run(root, nil, "make", "--no-print-directory", "image", "DIST="+dist, "IMAGE="+testImage); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		out, _ := run("", nil, "docker", "image", "ls", "-q", "--filter", "reference="+testImage)
+		if ids := strings.Fields(out); len(ids) > 0 {
+			if _, err := run("", nil, "docker", append([]string{"rmi", "-f"}, ids...)...); err != nil {
+				t.Log(err)
+			}
+		}
+	})
+
+	project := fmt.Sprintf("zkraft-e2e-packaging-%d", os.Getpid())
+	env := []string{"ZKRAFT_IMAGE=" + testImage + ":latest"}
+	var addrs []string
+	for i := 1; i <= 3; i++ {
+		port, err := testport.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, fmt.Sprintf("ZKRAFT_PORT%d=%d", i, port))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	compose := func(args ...string) (string, error) {
+		return run(root, env, "docker-compose", append([]string{"-p", project, "-f", filepath.Join("packaging", "docker", "compose.yml")}, args...)...)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := compose("logs", "--no-color", "--tail", "40"); err == nil {
+				t.Logf("member logs:\n%s", out)
+			}
+		}
+		if _, err := compose("down", "-v", "--timeout", "10"); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := compose("up", "-d"); err != nil {
+		t.Fatal(err)
+	}
+
+	modes := waitForEnsemble(t, addrs, 90*time.Second)
+	t.Logf("members: %v", modes)
+	if err := writeRead(addrs[0], addrs[2], "/compose", []byte("through zk1, read through zk3")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForEnsemble waits until every member answers srvr and exactly one
+// leads, and returns their modes.
+func waitForEnsemble(t *testing.T, addrs []string, within time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		modes := make([]string, len(addrs))
+		leaders := 0
+		for i, a := range addrs {
+			modes[i] = "down"
+			if out, err := fourletter.AskWithin(a, "srvr", 2*time.Second); err == nil {
+				modes[i] = fourletter.Field(out, "Mode: ")
+			}
+			if modes[i] == "leader" {
+				leaders++
+			}
+		}
+		ready := leaders == 1
+		for _, m := range modes {
+			ready = ready && (m == "leader" || m == "follower")
+		}
+		if ready {
+			return modes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ensemble of %d after %v: modes %v", len(addrs), within, modes)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// dockerUsable reports why the Docker engine cannot run containers, or nil.
+func dockerUsable() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	if err != nil {
+		return errors.New("the Docker engine is not usable (docker version: " + err.Error() + ": " + strings.TrimSpace(string(out)) + ")")
+	}
+	return nil
+}
