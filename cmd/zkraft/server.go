@@ -64,6 +64,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "tls-truststore-password", Usage: "ssl.trustStore.password"},
 			&cli.StringFlag{Name: "tls-client-auth", Usage: "need (default), want or none (ssl.clientAuth)"},
 			&cli.StringFlag{Name: "admin-addr", Usage: "serve ZooKeeper's AdminServer (/commands/<name>, JSON) here; with a zoo.cfg it is on at admin.serverAddress:admin.serverPort (0.0.0.0:8080) unless admin.enableServer=false; \"\" = off"},
+			&cli.BoolFlag{Name: "admin-https", Usage: "serve the AdminServer (and the console) over HTTPS only, with the ssl.quorum.* key store, else --tls-keystore's (admin.forceHttps)"},
 			&cli.BoolFlag{Name: "console", Usage: "serve the web console under /console/ on the AdminServer (console.enabled); off by default"},
 			&cli.BoolFlag{Name: "console-writable", Usage: "let the console create, change and delete znodes (console.readOnly=false); it is read-only otherwise"},
 			&cli.StringFlag{Name: "pprof-addr", Usage: "serve Go profiles (/debug/pprof) on this address"},
@@ -231,9 +232,13 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		defer stop()
 	}
 	if st.AdminAddr != "" {
+		adminTLS, err := adminTLSConfig(st)
+		if err != nil {
+			return err
+		}
 		handler, closeConsole := adminHandler(st, srv, node, ln.Addr(), log)
 		defer closeConsole()
-		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, handler, log)()
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, log)()
 	}
 	errc := make(chan error, 2)
 	if st.PortUnification {

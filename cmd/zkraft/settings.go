@@ -19,47 +19,49 @@ import (
 // settings is the server's effective configuration: defaults, then zoo.cfg,
 // then explicitly given flags.
 type settings struct {
-	DataDir           string
-	DataLogDir        string // dataLogDir: raft.db and raft.journal; "" = DataDir
-	NoSync            bool   // forceSync=no: log appends are not synced
-	ClientAddr        string
-	TickTime          time.Duration
-	MinSessionTimeout time.Duration
-	MaxSessionTimeout time.Duration
-	MaxClientCnxns    int
-	OutstandingLimit  int  // globalOutstandingLimit; <= 0: none
-	MaxCnxns          int  // maxCnxns: client connections in all, 0 = no limit
-	LeaderServesNot   bool // leaderServes=no: the leader refuses clients
-	JuteMaxBuffer     int
-	SuperDigest       string
-	ExtendedTypes     bool
-	EnforceQuota      bool // enforceQuota (zookeeper.enforceQuota): hard quota limits fail writes
-	SkipACL           bool // skipACL=yes (zookeeper.skipACL): no ACL checks at all
-	Audit             bool // audit.enable (zookeeper.audit.enable): the audit log of writes
-	FourLetterWords   []string
-	ContainerInterval time.Duration
-	SnapCount         uint64
-	SnapSizeLimit     int64         // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
-	FsyncWarning      time.Duration // fsync.warningthresholdms; 0: ZooKeeper's 1 s
-	ServerID          uint8
-	ReconfigEnabled   bool
-	ReadOnlyMode      bool
-	MetricsAddr       string        // host:port for /metrics, "" = off
-	AdminAddr         string        // host:port of the AdminServer, "" = off
-	AdminCommandURL   string        // its admin.commandURL
-	AdminIdleTimeout  time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
-	AdminRateLimit    time.Duration // admin.rateLimiterIntervalInMS: the least time between two snapshot commands
-	ConsoleEnabled    bool          // console.enabled / --console: the web console on the AdminServer
-	ConsoleWritable   bool          // console.readOnly=false / --console-writable: it may change the tree
-	InitialConfig     string        // the zoo.cfg text, for the AdminServer's initial_configuration
-	SecureClientAddr  string        // secureClientPortAddress:secureClientPort, "" = no TLS port
-	PortUnification   bool          // client.portUnification: the client port takes TLS clients too
-	TLS               zktls.Options // the ssl.* settings of the secure client port
-	X509SuperUser     string        // X509AuthenticationProvider.superUser
-	JAASConfig        string        // --jaas-config: the JAAS file with the SASL users
-	JAASSection       string        // its section (zookeeper.sasl.serverconfig, "Server")
-	SASLSuperUser     string        // superUser (zookeeper.superUser)
-	AllowSASLFailed   bool          // allowSaslFailedClients: keep a connection whose SASL failed
+	DataDir             string
+	DataLogDir          string // dataLogDir: raft.db and raft.journal; "" = DataDir
+	NoSync              bool   // forceSync=no: log appends are not synced
+	ClientAddr          string
+	TickTime            time.Duration
+	MinSessionTimeout   time.Duration
+	MaxSessionTimeout   time.Duration
+	MaxClientCnxns      int
+	OutstandingLimit    int  // globalOutstandingLimit; <= 0: none
+	MaxCnxns            int  // maxCnxns: client connections in all, 0 = no limit
+	LeaderServesNot     bool // leaderServes=no: the leader refuses clients
+	JuteMaxBuffer       int
+	SuperDigest         string
+	ExtendedTypes       bool
+	EnforceQuota        bool // enforceQuota (zookeeper.enforceQuota): hard quota limits fail writes
+	SkipACL             bool // skipACL=yes (zookeeper.skipACL): no ACL checks at all
+	Audit               bool // audit.enable (zookeeper.audit.enable): the audit log of writes
+	FourLetterWords     []string
+	ContainerInterval   time.Duration
+	SnapCount           uint64
+	SnapSizeLimit       int64         // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
+	FsyncWarning        time.Duration // fsync.warningthresholdms; 0: ZooKeeper's 1 s
+	ServerID            uint8
+	ReconfigEnabled     bool
+	ReadOnlyMode        bool
+	MetricsAddr         string        // host:port for /metrics, "" = off
+	AdminAddr           string        // host:port of the AdminServer, "" = off
+	AdminCommandURL     string        // its admin.commandURL
+	AdminIdleTimeout    time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
+	AdminRateLimit      time.Duration // admin.rateLimiterIntervalInMS: the least time between two snapshot commands
+	AdminHTTPS          bool          // admin.forceHttps / --admin-https: the AdminServer (and console) over TLS only
+	AdminNeedClientAuth bool          // admin.needClientAuth: HTTPS clients must present a trusted certificate
+	ConsoleEnabled      bool          // console.enabled / --console: the web console on the AdminServer
+	ConsoleWritable     bool          // console.readOnly=false / --console-writable: it may change the tree
+	InitialConfig       string        // the zoo.cfg text, for the AdminServer's initial_configuration
+	SecureClientAddr    string        // secureClientPortAddress:secureClientPort, "" = no TLS port
+	PortUnification     bool          // client.portUnification: the client port takes TLS clients too
+	TLS                 zktls.Options // the ssl.* settings of the secure client port
+	X509SuperUser       string        // X509AuthenticationProvider.superUser
+	JAASConfig          string        // --jaas-config: the JAAS file with the SASL users
+	JAASSection         string        // its section (zookeeper.sasl.serverconfig, "Server")
+	SASLSuperUser       string        // superUser (zookeeper.superUser)
+	AllowSASLFailed     bool          // allowSaslFailedClients: keep a connection whose SASL failed
 	// KerberosRemoveHost and KerberosRemoveRealm are
 	// kerberos.removeHostFromPrincipal and kerberos.removeRealmFromPrincipal.
 	KerberosRemoveHost, KerberosRemoveRealm bool
@@ -115,6 +117,12 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 		v := cfg.values[k]
 		var err error
 		if s.applySecurityKey(strings.TrimPrefix(k, "zookeeper."), v) {
+			continue
+		}
+		if ok, err := s.adminHTTPSKey(k, v); ok {
+			if err != nil {
+				return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
+			}
 			continue
 		}
 		if ok, err := s.consoleKey(k, v); ok {
@@ -310,7 +318,7 @@ func (s *settings) applyFlags(c *cli.Context) error {
 		"extended-types": &s.ExtendedTypes, "no-sync": &s.NoSync, "audit": &s.Audit, "skip-acl": &s.SkipACL,
 		"enforce-quota": &s.EnforceQuota, "read-only-mode": &s.ReadOnlyMode,
 		"port-unification": &s.PortUnification, "reconfig-enabled": &s.ReconfigEnabled,
-		"console": &s.ConsoleEnabled, "console-writable": &s.ConsoleWritable,
+		"console": &s.ConsoleEnabled, "console-writable": &s.ConsoleWritable, "admin-https": &s.AdminHTTPS,
 	} {
 		if c.IsSet(flag) {
 			*dst = c.Bool(flag)

@@ -66,7 +66,7 @@ var zooConfigKeys = []string{
 	"audit.enable", "skipACL", "enforceQuota", "extendedTypesEnabled", "superDigest", "znode.container.checkIntervalMs",
 	"snapCount", "fsync.warningthresholdms", "snapSizeLimitInKb", "metricsProvider.httpPort", "metricsProvider.httpHost",
 	"admin.enableServer", "admin.serverAddress", "admin.serverPort", "admin.commandURL", "admin.rateLimiterIntervalInMS",
-	"admin.idleTimeout", "console.enabled", "console.readOnly", "readonlymode.enabled", "reconfigEnabled", "dynamicConfigFile",
+	"admin.idleTimeout", "admin.forceHttps", "admin.needClientAuth", "console.enabled", "console.readOnly", "readonlymode.enabled", "reconfigEnabled", "dynamicConfigFile",
 	"ssl.keyStore.location", "ssl.keyStore.password", "ssl.keyStore.type", "ssl.trustStore.location",
 	"ssl.trustStore.password", "ssl.trustStore.type", "ssl.clientAuth", "ssl.protocol", "ssl.enabledProtocols",
 	"ssl.ciphersuites", "ssl.hostnameVerification", "X509AuthenticationProvider.superUser", "client.portUnification",

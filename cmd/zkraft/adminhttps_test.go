@@ -1,0 +1,96 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAdminHTTPSServesConsole: with admin.forceHttps the AdminServer, and
+// the console beside it, answer over HTTPS with the ssl.quorum key store
+// and refuse plain HTTP; the console's session cookie is then Secure.
+func TestAdminHTTPSServesConsole(t *testing.T) {
+	dir := t.TempDir()
+	ks := filepath.Join(dir, "admin.pem")
+	writePEMKeyStore(t, ks)
+	clientAddr, adminAddr := freeAddr(t), freeAddr(t)
+	host, port, _ := strings.Cut(adminAddr, ":")
+	_, cport, _ := strings.Cut(clientAddr, ":")
+	cfg := fmt.Sprintf("dataDir=%s\nclientPortAddress=127.0.0.1\nclientPort=%s\nadmin.serverAddress=%s\nadmin.serverPort=%s\n"+
+		"admin.forceHttps=true\nssl.quorum.keyStore.location=%s\nconsole.enabled=true\n", dir, cport, host, port, ks)
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, clientAddr, "--config", cfgPath)
+
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the test's self-signed certificate
+	}}
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := hc.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, body := get("https://" + adminAddr + "/commands/ruok"); st != http.StatusOK || !strings.Contains(body, `"command" : "ruok"`) {
+		t.Fatalf("https ruok: %d %s", st, body)
+	}
+	if st, body := get("https://" + adminAddr + "/console/"); st != http.StatusOK || !strings.Contains(body, "zkraft console") {
+		t.Fatalf("https console: %d %.200s", st, body)
+	}
+	if resp, err := hc.Get("http://" + adminAddr + "/commands/ruok"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP answered on an HTTPS AdminServer")
+		}
+	}
+	resp, err := hc.Post("https://"+adminAddr+"/console/api/login", "application/json", strings.NewReader(`{"user":"alice","password":"pw"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c := resp.Header.Get("Set-Cookie"); resp.StatusCode != http.StatusOK || !strings.Contains(c, "; Secure") || !strings.Contains(c, "HttpOnly") {
+		t.Fatalf("login over HTTPS: %d, cookie %q", resp.StatusCode, c)
+	}
+}
+
+// TestAdminTLSConfig: the AdminServer's TLS takes the quorum key store,
+// else the client port's, asks for a client certificate only with
+// admin.needClientAuth, and is refused without any key store.
+func TestAdminTLSConfig(t *testing.T) {
+	st := defaultSettings()
+	if cfg, err := adminTLSConfig(st); cfg != nil || err != nil {
+		t.Fatalf("plain AdminServer: %v %v", cfg, err)
+	}
+	st.AdminHTTPS = true
+	if _, err := adminTLSConfig(st); !errors.Is(err, errAdminNoKeyStore) {
+		t.Fatalf("no key store: %v", err)
+	}
+	ks := filepath.Join(t.TempDir(), "ks.pem")
+	writePEMKeyStore(t, ks)
+	st.TLS.KeyStore = ks
+	st.TLS.ClientAuth = "need" // the client port's; not the AdminServer's
+	cfg, err := adminTLSConfig(st)
+	if err != nil || cfg.ClientAuth != tls.NoClientCert || len(cfg.Certificates) != 1 {
+		t.Fatalf("client key store: %v %v", cfg, err)
+	}
+	st.AdminNeedClientAuth = true
+	if cfg, err := adminTLSConfig(st); err != nil || cfg.ClientAuth != tls.RequireAndVerifyClientCert {
+		t.Fatalf("admin.needClientAuth: %v %v", cfg, err)
+	}
+	if _, logs := mustApply(t, "dataDir=/d\nadmin.forceHttps=true\nadmin.needClientAuth=true\n"); logs.Len() != 0 {
+		t.Fatalf("warnings: %v", logs.All())
+	}
+}
