@@ -55,8 +55,30 @@ func (p *parsedArgs) value(name string) string {
 }
 
 // outputFlag is the shell's own long option selecting the output format of
-// read commands; it is accepted only by commands that declare it.
+// read commands; it is accepted only by commands that declare it, also as
+// -o (which no zkCli command has), as zkraft shell's own flag is spelled.
 const outputFlag = "output"
+
+// isOutputToken reports whether tok is --output or -o, with or without
+// "=value", and returns the value if it holds one.
+func isOutputToken(tok string) (val string, hasVal, ok bool) {
+	var name string
+	switch {
+	case strings.HasPrefix(tok, "--"):
+		name, val, hasVal = strings.Cut(tok[2:], "=")
+		return val, hasVal, name == outputFlag
+	case strings.HasPrefix(tok, "-"):
+		name, val, hasVal = strings.Cut(tok[1:], "=")
+		return val, hasVal, name == "o"
+	}
+	return "", false, false
+}
+
+// isOutput reports whether tok is --output or -o.
+func isOutput(tok string) bool {
+	_, _, ok := isOutputToken(tok)
+	return ok
+}
 
 // parseArgs parses tokens as commons-cli's DefaultParser does for zkCli:
 // options may appear anywhere, "-abc" is either an option named abc or the
@@ -75,11 +97,14 @@ func parseArgs(tokens []string, specs []optSpec, longOutput bool) (*parsedArgs, 
 		if !strings.HasPrefix(tok, "-") || len(tok) < 2 {
 			return false
 		}
+		if _, _, ok := isOutputToken(tok); ok && longOutput {
+			return true
+		}
 		if strings.HasPrefix(tok, "--") {
 			name := strings.TrimPrefix(tok, "--")
 			name, _, _ = strings.Cut(name, "=")
 			_, ok := byName[name]
-			return ok || (longOutput && name == outputFlag)
+			return ok
 		}
 		name := tok[1:]
 		name, _, _ = strings.Cut(name, "=")
@@ -128,22 +153,21 @@ func parseArgs(tokens []string, specs []optSpec, longOutput bool) (*parsedArgs, 
 			skip = true
 		case tok == "-":
 			p.args = append(p.args, tok)
+		case longOutput && isOutput(tok):
+			val, hasVal, _ := isOutputToken(tok)
+			if pendingOpt != "" {
+				return nil, missing(pendingOpt)
+			}
+			if !hasVal {
+				if i+1 >= len(tokens) {
+					return nil, fmt.Errorf("org.apache.commons.cli.MissingArgumentException: Missing argument for option: %s", outputFlag)
+				}
+				i++
+				val = tokens[i]
+			}
+			p.opts[outputFlag] = append(p.opts[outputFlag], val)
 		case strings.HasPrefix(tok, "--"):
 			name, val, hasVal := strings.Cut(tok[2:], "=")
-			if longOutput && name == outputFlag {
-				if pendingOpt != "" {
-					return nil, missing(pendingOpt)
-				}
-				if !hasVal {
-					if i+1 >= len(tokens) {
-						return nil, fmt.Errorf("org.apache.commons.cli.MissingArgumentException: Missing argument for option: %s", outputFlag)
-					}
-					i++
-					val = tokens[i]
-				}
-				p.opts[outputFlag] = append(p.opts[outputFlag], val)
-				continue
-			}
 			if _, ok := byName[name]; !ok {
 				return nil, unrecognized(tok)
 			}

@@ -121,6 +121,9 @@ func Run(opts Options, args []string, historyFile string, in io.Reader, out, err
 	}
 	opts.Terminal = opts.Terminal || isTerminal(out)
 	s := New(opts, out, errw)
+	if s.jsonCommand(args) {
+		s.opts.Output = "json"
+	}
 	s.banner("Connecting to %s\n", opts.Server)
 	if err := s.connect(opts.Server); err != nil {
 		var ce *cliError

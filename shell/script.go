@@ -55,3 +55,19 @@ func (s *Shell) addCredentials(conn *zk.Conn) error {
 	}
 	return nil
 }
+
+// jsonCommand reports whether args, the one command given on zkraft
+// shell's command line, asks for JSON (get /a -o json): the run is then a
+// JSON session, its banner and events on stderr, as with -o json before
+// the command.
+func (s *Shell) jsonCommand(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	spec, ok := s.commands[args[0]]
+	if !ok || !spec.json {
+		return false
+	}
+	p, err := parseArgs(args, spec.opts, true)
+	return err == nil && p.value(outputFlag) == "json"
+}

@@ -91,6 +91,17 @@ func TestJSONSessionStdoutIsJSON(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
+	// One command on the command line asking for JSON, before or after its
+	// arguments, in either spelling, makes a JSON run too.
+	for _, args := range [][]string{
+		{"-o", "json", "get", "/t_json/a"}, {"get", "/t_json/a", "-o", "json"},
+		{"get", "/t_json/a", "--output", "json"}, {"get", "--output=json", "/t_json/a"},
+	} {
+		out, errs, code := runSplit(t, addr, "", nil, args...)
+		if code != 0 || out != `{"path":"/t_json/a","data":"three"}`+"\n" || !strings.Contains(errs, "Connecting to") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
 }
 
 // TestQuietShell: --quiet prints no banner and no connection events, so

@@ -47,6 +47,16 @@ func TestParseArgs(t *testing.T) {
 	if err != nil || p.value(outputFlag) != "json" || !reflect.DeepEqual(p.args, []string{"get", "/a"}) {
 		t.Errorf("--output: %v %v", p, err)
 	}
+	// -o is --output, as zkraft shell's own flag (no zkCli command has -o).
+	for _, toks := range [][]string{{"get", "/a", "-o", "json"}, {"get", "-o=json", "/a"}, {"get", "--output=json", "/a"}} {
+		p, err = parseArgs(toks, specs, true)
+		if err != nil || p.value(outputFlag) != "json" || !reflect.DeepEqual(p.args, []string{"get", "/a"}) {
+			t.Errorf("%q: %v %v", toks, p, err)
+		}
+	}
+	if _, err := parseArgs([]string{"set", "/a", "-o", "json"}, specs, false); err == nil {
+		t.Error("-o accepted by a command without JSON output")
+	}
 	p, err = parseArgs([]string{"get", "--", "-x"}, specs, false)
 	if err != nil || !reflect.DeepEqual(p.args, []string{"get", "-x"}) {
 		t.Errorf("--: %v %v", p, err)
