@@ -29,19 +29,22 @@ release:
 	cd $(DIST) && sha256sum $(foreach p,$(PLATFORMS),zkraft-$(VERSION)-$(subst /,-,$(p))) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 
 # The Debian package (packaging/: binary, systemd unit, /etc/zkraft/zoo.cfg,
-# the zkraft system user), built with nfpm as a Go library, in $(DIST).
-DEB_ARCH ?= amd64
+# the zkraft system user), built with nfpm as a Go library, in $(DIST),
+# for this host's architecture unless DEB_ARCH=amd64 or arm64.
+DEB_ARCH ?= $(shell $(GO) env GOARCH)
 deb:
 	$(MAKE) release PLATFORMS=linux/$(DEB_ARCH)
 	$(GO) run ./packaging/mkdeb -bin $(DIST)/zkraft-$(VERSION)-linux-$(DEB_ARCH) -arch $(DEB_ARCH) -version $(VERSION) -out $(DIST)
 
-# The FROM scratch image (packaging/docker/Dockerfile), tagged zkraft:$(VERSION)
-# and zkraft:latest; packaging/docker/compose.yml runs three members of it.
-IMAGE ?= zkraft
+# The FROM scratch image (packaging/docker/Dockerfile) for this host's
+# architecture, tagged zkraft:$(VERSION) and zkraft:latest;
+# packaging/docker/compose.yml runs three members of it.
+IMAGE      ?= zkraft
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 image:
-	$(MAKE) release PLATFORMS=linux/amd64
+	$(MAKE) release PLATFORMS=linux/$(IMAGE_ARCH)
 	rm -rf $(DIST)/image && mkdir -p $(DIST)/image/data
-	cp $(DIST)/zkraft-$(VERSION)-linux-amd64 $(DIST)/image/zkraft
+	cp $(DIST)/zkraft-$(VERSION)-linux-$(IMAGE_ARCH) $(DIST)/image/zkraft
 	docker build -f packaging/docker/Dockerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(DIST)/image
 
 # A working server on 127.0.0.1:2181 with data under ./zkraft-data.

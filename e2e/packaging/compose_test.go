@@ -17,9 +17,14 @@ import (
 	"github.com/zkraft/zkraft/internal/testport"
 )
 
-// testImage is the image make image builds for the test; each run
-// replaces it and removes it at the end.
-const testImage = "zkraft-e2e-packaging"
+const (
+	// testImage is the image make image builds for the test; each run
+	// replaces it and removes it at the end.
+	testImage = "zkraft-e2e-packaging"
+	// projectPrefix and the test's pid name its compose project.
+	projectPrefix = "zkraft-e2e-packaging-"
+	composeFile   = "packaging/docker/compose.yml"
+)
 
 // TestCompose builds the FROM scratch image with make image, brings up
 // packaging/docker/compose.yml's three members with docker-compose on
@@ -47,7 +52,8 @@ func TestCompose(t *testing.T) {
 		}
 	})
 
-	project := fmt.Sprintf("zkraft-e2e-packaging-%d", os.Getpid())
+	removeLeftovers(t, root)
+	project := fmt.Sprintf("%s%d", projectPrefix, os.Getpid())
 	env := []string{"ZKRAFT_IMAGE=" + testImage + ":latest"}
 	var addrs []string
 	for i := 1; i <= 3; i++ {
@@ -59,7 +65,7 @@ func TestCompose(t *testing.T) {
 		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(port))
 	}
 	compose := func(args ...string) (string, error) {
-		return run(root, env, "docker-compose", append([]string{"-p", project, "-f", filepath.Join("packaging", "docker", "compose.yml")}, args...)...)
+		return run(root, env, "docker-compose", append([]string{"-p", project, "-f", filepath.FromSlash(composeFile)}, args...)...)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -122,4 +128,32 @@ func dockerUsable() error {
 		return errors.New("the Docker engine is not usable (docker version: " + err.Error() + ": " + strings.TrimSpace(string(out)) + ")")
 	}
 	return nil
+}
+
+// removeLeftovers takes down the compose projects of earlier runs whose
+// process is gone (killed by go test's timeout, say): their containers
+// and volumes would otherwise stay.
+func removeLeftovers(t *testing.T, root string) {
+	t.Helper()
+	out, err := run("", nil, "docker", "ps", "-a", "--filter", "label=com.docker.compose.project",
+		"--format", `{{.Label "com.docker.compose.project"}}`)
+	if err != nil {
+		t.Logf("leftovers of earlier runs (going on): %v", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, project := range strings.Fields(out) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(project, projectPrefix))
+		if seen[project] || !strings.HasPrefix(project, projectPrefix) || err != nil {
+			continue
+		}
+		seen[project] = true
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			continue // a run still going, perhaps in another worktree
+		}
+		t.Logf("taking down %s, left by an earlier run", project)
+		if _, err := run(root, nil, "docker-compose", "-p", project, "-f", filepath.FromSlash(composeFile), "down", "-v", "--timeout", "5"); err != nil {
+			t.Logf("leftovers of earlier runs (going on): %v", err)
+		}
+	}
 }

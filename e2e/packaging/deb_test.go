@@ -61,9 +61,9 @@ func TestDeb(t *testing.T) {
 	if _, err := run(root, nil, "make", "--no-print-directory", "deb", "DIST="+dist); err != nil {
 		t.Fatal(err)
 	}
-	debs, _ := filepath.Glob(filepath.Join(dist, "zkraft_*_amd64.deb"))
+	debs, _ := filepath.Glob(filepath.Join(dist, "zkraft_*.deb"))
 	if len(debs) != 1 {
-		t.Fatalf("make deb left %v in %s, want one zkraft_*_amd64.deb", debs, dist)
+		t.Fatalf("make deb left %v in %s, want one zkraft_*.deb", debs, dist)
 	}
 	if out, err := run("", nil, "dpkg", "-i", debs[0]); err != nil {
 		t.Fatal(err)
