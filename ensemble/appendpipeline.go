@@ -3,6 +3,7 @@ package ensemble
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -19,6 +20,7 @@ func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Ser
 	}
 	p := &appendPipeline{
 		t:          t,
+		lastLog:    t.lastLogOf(target),
 		conn:       c,
 		timeout:    t.timeout,
 		doneCh:     make(chan raft.AppendFuture, appendPipelineDepth),
@@ -64,6 +66,7 @@ func (t *appendTransport) notifyCommit(index, term uint64) int {
 // come back in order on the same stream.
 type appendPipeline struct {
 	t          *appendTransport
+	lastLog    *atomic.Uint64 // the follower's, as it answers (appendTransport.lastLog)
 	conn       *appendConn
 	timeout    time.Duration
 	doneCh     chan raft.AppendFuture
@@ -213,6 +216,9 @@ func (p *appendPipeline) decodeResponses() {
 			}
 			if err == nil {
 				err = remote
+			}
+			if err == nil {
+				p.t.answered(p.lastLog, f.args, f.resp, time.Since(f.start))
 			}
 			f.respond(err)
 			select {

@@ -62,12 +62,19 @@ type appendTransport struct {
 	acked map[raft.ServerAddress]ackedEntry
 	// contact holds, per member, when it last answered a single append or
 	// heartbeat (leader side): the followers in sync that mntr counts.
-	contact   map[raft.ServerAddress]time.Time
-	served    map[net.Conn]struct{}        // accepted append streams
-	pipelines map[*appendPipeline]struct{} // open pipelines (leader side)
-	closed    bool
-	done      chan struct{}
-	serving   sync.WaitGroup // serve goroutines; Close waits for them
+	contact map[raft.ServerAddress]time.Time
+	// lastLog holds, per member, the last log index it reported in an
+	// append's answer (leader side): its lag is the leader's last index
+	// minus this (Node.FollowerLag).
+	lastLog map[raft.ServerAddress]*atomic.Uint64
+	// appendTook, if set, is told each append's round trip (leader
+	// side; Config.Metrics.Append). Set before Raft starts.
+	appendTook func(time.Duration)
+	served     map[net.Conn]struct{}        // accepted append streams
+	pipelines  map[*appendPipeline]struct{} // open pipelines (leader side)
+	closed     bool
+	done       chan struct{}
+	serving    sync.WaitGroup // serve goroutines; Close waits for them
 }
 
 // appendPoolSize is how many idle connections are kept per member
@@ -97,6 +104,7 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *storage.AsyncLo
 		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
 		acked:            make(map[raft.ServerAddress]ackedEntry),
 		contact:          make(map[raft.ServerAddress]time.Time),
+		lastLog:          make(map[raft.ServerAddress]*atomic.Uint64),
 		warned:           make(map[raft.ServerAddress]time.Time),
 		served:           make(map[net.Conn]struct{}),
 		pipelines:        make(map[*appendPipeline]struct{}),
@@ -333,6 +341,7 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 	if t.timeout > 0 {
 		_ = c.c.SetDeadline(time.Now().Add(t.timeout))
 	}
+	start := time.Now()
 	if err := c.enc.request(args, 0); err != nil {
 		c.c.Close()
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
@@ -343,9 +352,13 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
 	t.release(target, c)
+	now := time.Now()
 	t.mu.Lock()
-	t.contact[target] = time.Now()
+	t.contact[target] = now
 	t.mu.Unlock()
+	if remote == nil {
+		t.answered(t.lastLogOf(target), args, resp, now.Sub(start))
+	}
 	if remote == nil && resp.Success && len(args.Entries) > 0 {
 		last := args.Entries[len(args.Entries)-1].Index
 		t.mu.Lock()
@@ -390,6 +403,46 @@ func (t *appendTransport) release(target raft.ServerAddress, c *appendConn) {
 
 // errNotAppend is answered when a response is not an AppendEntries one.
 var errNotAppend = errors.New("ensemble: append stream answered with another response type")
+
+// lastLogOf is target's lastLog counter, created at first use.
+func (t *appendTransport) lastLogOf(target raft.ServerAddress) *atomic.Uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := t.lastLog[target]
+	if v == nil {
+		v = new(atomic.Uint64)
+		t.lastLog[target] = v
+	}
+	return v
+}
+
+// answered notes a member's answer to an append: its last log index
+// and, for an append that carried entries (not a heartbeat), the round
+// trip. Raft's answer gives the follower's last index from before the
+// request; after a successful append the follower has its entries.
+func (t *appendTransport) answered(lastLog *atomic.Uint64, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse, took time.Duration) {
+	n := len(args.Entries)
+	if resp.Success && n > 0 {
+		lastLog.Store(args.Entries[n-1].Index)
+	} else {
+		lastLog.Store(resp.LastLog)
+	}
+	if n > 0 && t.appendTook != nil {
+		t.appendTook(took)
+	}
+}
+
+// memberLastLog is the last log index target reported (ok false if it
+// has not answered an append yet).
+func (t *appendTransport) memberLastLog(target raft.ServerAddress) (uint64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := t.lastLog[target]
+	if v == nil {
+		return 0, false
+	}
+	return v.Load(), true
+}
 
 // answeredWithin reports whether target answered an append or heartbeat
 // in the last d.

@@ -53,6 +53,8 @@ type Config struct {
 	ReapMaxPerMinute int
 	// Logger receives structured logs; nil means zap.NewNop().
 	Logger *zap.Logger
+	// Metrics receives the durations this member measures (metrics.go).
+	Metrics Metrics
 
 	// Peers lists every member (zoo.cfg server.N lines) including this
 	// one. With fewer than two, the member runs alone on an in-memory

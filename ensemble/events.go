@@ -85,6 +85,9 @@ func (e *leaderEvents) leaderIs(addr raft.ServerAddress, id raft.ServerID) {
 	}
 	e.leaderID, e.leaderTerm, e.lookingSince = id, term, time.Time{}
 	e.n.leaderChanges.Add(1)
+	if e.n.cfg.Metrics.Election != nil && took > 0 {
+		e.n.cfg.Metrics.Election(took)
+	}
 	leader, _ := strconv.ParseUint(string(id), 10, 8)
 	e.n.log.Info("leader elected", zap.Uint64("term", term), zap.Uint64("leaderId", leader),
 		zap.String("leaderAddr", string(addr)), zap.Int64("electionMs", took.Milliseconds()))

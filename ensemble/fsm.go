@@ -86,6 +86,8 @@ type fsm struct {
 	// newestSnapshot, if set, returns the newest snapshot's metadata
 	// (for the "snapshot installed" line).
 	newestSnapshot func() (raft.SnapshotMeta, bool)
+	// snapshotTook, if set, is told each snapshot's duration (Metrics.Snapshot).
+	snapshotTook func(SnapshotKind, time.Duration)
 
 	// size counts the log applied since the last snapshot (logsize.go).
 	size *logSize
@@ -238,9 +240,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		// Another view is still being written (not with Raft's one
 		// snapshot at a time): fall back to a copy.
-		return &treeSnapshot{tree: f.tree.Clone(), large: large, log: f.log}, nil
+		return &treeSnapshot{tree: f.tree.Clone(), large: large, log: f.log, took: f.snapshotTook}, nil
 	}
-	return &treeSnapshot{view: v, fsm: f, large: large, log: f.log}, nil
+	return &treeSnapshot{view: v, fsm: f, large: large, log: f.log, took: f.snapshotTook}, nil
 }
 
 // releaseToOSAbove is the estimated tree size above which the memory a
@@ -289,6 +291,7 @@ type treeSnapshot struct {
 	tree  *znode.Tree
 	large bool        // free memory goes back to the OS on Release
 	log   *zap.Logger // for "snapshot taken"
+	took  func(SnapshotKind, time.Duration)
 }
 
 // Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
@@ -303,10 +306,14 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("ensemble: persist snapshot: %w", err)
 	}
+	took := time.Since(start)
+	if s.took != nil {
+		s.took(SnapshotTaken, took)
+	}
 	if s.log != nil {
 		term, index := snapshotIDPosition(sink.ID())
 		s.log.Info("snapshot taken", zap.Uint64("index", index), zap.Uint64("term", term),
-			zap.Int64("bytes", w.n), zap.Int64("durationMs", time.Since(start).Milliseconds()))
+			zap.Int64("bytes", w.n), zap.Int64("durationMs", took.Milliseconds()))
 	}
 	return nil
 }

@@ -146,6 +146,7 @@ func Open(cfg Config) (*Node, error) {
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
 	n.fsm.size = newLogSize(cfg.SnapshotBytes)
+	n.fsm.snapshotTook = cfg.Metrics.Snapshot
 	n.fsyncs = newFsyncStats(cfg.FsyncWarning, n.log)
 	if cfg.AuditUser != "" {
 		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser
@@ -251,7 +252,13 @@ func (n *Node) startRaft() error {
 		return err
 	}
 	journal.NoSync = n.cfg.NoSync
-	journal.Timing = func(d time.Duration, size int64) { n.fsyncs.record(d, size) }
+	fsyncTook := n.cfg.Metrics.Fsync
+	journal.Timing = func(d time.Duration, size int64) {
+		n.fsyncs.record(d, size)
+		if fsyncTook != nil {
+			fsyncTook(d)
+		}
+	}
 	n.journal = journal
 	async, err := storage.NewAsyncLogStore(journal, n.logFailed)
 	if err != nil {
@@ -336,6 +343,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		Logger:  rc.Logger,
 	}), n.mux, n.async, timeout)
 	n.trans = trans
+	trans.appendTook = n.cfg.Metrics.Append
 	lost := n.leaderStreamLost
 	trans.streamLost.Store(&lost)
 	persist := n.keepDialing

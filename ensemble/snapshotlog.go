@@ -15,9 +15,12 @@ import (
 // for a leader's (Raft is running), "snapshot restored" for the member's
 // own at start.
 func (f *fsm) logRestore(t *znode.Tree, took time.Duration) {
-	msg := "snapshot restored"
+	msg, kind := "snapshot restored", SnapshotRestored
 	if f.running.Load() {
-		msg = "snapshot installed"
+		msg, kind = "snapshot installed", SnapshotInstalled
+	}
+	if f.snapshotTook != nil {
+		f.snapshotTook(kind, took)
 	}
 	fields := []zap.Field{zap.Int64("zxid", t.LastZxid()), zap.Int("nodes", t.Stats().Nodes)}
 	if f.newestSnapshot != nil {
