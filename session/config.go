@@ -100,6 +100,18 @@ type Config struct {
 	InitialConfig string
 	// Logger receives structured logs.
 	Logger *zap.Logger
+	// Requests, if set, is told each answered request's latency (the
+	// metrics' per-op histograms).
+	Requests RequestObserver
+}
+
+// RequestObserver is told the latency of each request answered, from the
+// moment it was read to its reply being queued: write is true for a
+// request that went through the log (ZooKeeper's updatelatency; the rest
+// are its readlatency). ObserveRequest runs for every request on the
+// connection's or the FSM's goroutine: it must not block or allocate.
+type RequestObserver interface {
+	ObserveRequest(op jute.Op, write bool, took time.Duration)
 }
 
 func (c *Config) setDefaults() {

@@ -206,7 +206,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	c.answerRead(t, h, body)
 	zxid := t.LastZxid()
 	c.srv.node.RUnlockTree()
-	c.answered(start, zxid)
+	c.answered(start, zxid, h.Type, answeredRead)
 }
 
 // decodeBody decodes a request body. Like ZooKeeper's deserializer it

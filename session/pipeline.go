@@ -59,7 +59,11 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 		c.out.reply(p.xid, res.Zxid, res.Err, res.Resp)
 		c.countSent()
 	}
-	c.answered(p.start, res.Zxid)
+	kind := answeredWrite
+	if p.silent {
+		kind = answeredBarrier
+	}
+	c.answered(p.start, res.Zxid, p.op, kind)
 	if p.op == jute.OpCloseSession {
 		c.out.closeAfterFlush()
 		return
@@ -70,7 +74,7 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 			continue
 		}
 		c.answerRead(t, r.h, r.body)
-		c.answered(r.start, t.LastZxid())
+		c.answered(r.start, t.LastZxid(), r.h.Type, answeredRead)
 	}
 }
 

@@ -446,17 +446,42 @@ func TestJavaDoubleAndAvg(t *testing.T) {
 	}
 }
 
-func TestMetricsMirrorMntr(t *testing.T) {
+// TestFiguresMirrorMntr: the metrics endpoint's figures are mntr's, by
+// the same keys without zk_.
+func TestFiguresMirrorMntr(t *testing.T) {
 	ts := startServer(t)
-	var b strings.Builder
-	if err := ts.srv.WriteMetrics(&b); err != nil {
-		t.Fatal(err)
+	var mntr strings.Builder
+	ts.srv.writeMntr(&mntr)
+	var got strings.Builder
+	for _, f := range ts.srv.Figures() {
+		fmt.Fprintf(&got, "zk_%s\t%s\n", f.Key, f.Value)
 	}
-	for _, want := range []string{"# TYPE znode_count gauge\nznode_count 5\n", "# TYPE packets_received counter\n", `zkraft_info{version="3.`, `server_state="standalone"} 1`} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("metrics lack %q:\n%s", want, b.String())
+	if g, m := strip(got.String()), strip(mntr.String()); g != m {
+		t.Fatalf("figures:\n%s\nmntr:\n%s", g, m)
+	}
+	want := map[string]bool{"znode_count": true, "packets_received": false, "server_state": true}
+	for _, f := range ts.srv.Figures() {
+		if gauge, ok := want[f.Key]; ok {
+			if f.Gauge != gauge {
+				t.Errorf("%s: gauge %v", f.Key, f.Gauge)
+			}
+			delete(want, f.Key)
 		}
 	}
+	if len(want) != 0 {
+		t.Fatalf("figures lack %v", want)
+	}
+}
+
+// strip drops the figures that move between two reads (uptime, fds).
+func strip(s string) string {
+	var keep []string
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "zk_uptime") && !strings.Contains(line, "file_descriptor") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // TestWhoAmIOrderIsZooKeepers: ZooKeeper lists identities in its hash set's

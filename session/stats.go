@@ -83,11 +83,24 @@ func (c *conn) requested(h jute.RequestHeader) {
 	}
 }
 
+// answeredKind says what answered is recording.
+type answeredKind uint8
+
+const (
+	answeredRead    answeredKind = iota + 1
+	answeredWrite                // went through the log
+	answeredBarrier              // a linearizable read's barrier: its read is recorded on its own
+)
+
 // answered records a reply's latency and zxid for the server and this
-// connection.
-func (c *conn) answered(start time.Time, zxid int64) {
+// connection, and tells Config.Requests of a read's or write's.
+func (c *conn) answered(start time.Time, zxid int64, op jute.Op, kind answeredKind) {
 	now := time.Now()
-	ms := now.Sub(start).Milliseconds()
+	took := now.Sub(start)
+	if o := c.srv.cfg.Requests; o != nil && kind != answeredBarrier {
+		o.ObserveRequest(op, kind == answeredWrite, took)
+	}
+	ms := took.Milliseconds()
 	c.srv.stats.lat.Add(ms)
 	c.stats.lat.Add(ms)
 	c.stats.lastLat.Store(ms)

@@ -2,26 +2,30 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/session"
 )
 
-// startMetrics serves /metrics in the Prometheus text format, as
-// ZooKeeper's PrometheusMetricsProvider does on metricsProvider.httpPort.
-func startMetrics(addr string, srv *session.Server, log *zap.Logger) (func(), error) {
+// startMetrics serves reg on /metrics in the Prometheus text format, as
+// ZooKeeper's PrometheusMetricsProvider does on metricsProvider.httpPort,
+// once node and srv are there to be read at scrape time.
+func startMetrics(addr string, reg *metrics.Registry, node *ensemble.Node, srv *session.Server, log *zap.Logger) (func(), error) {
+	if err := reg.Watch(node, srv); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		_ = srv.WriteMetrics(w)
-	})
+	mux.Handle("/metrics", reg.Handler())
 	hs := &http.Server{Handler: mux}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

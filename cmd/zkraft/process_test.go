@@ -69,6 +69,7 @@ type member struct {
 	cfgPath    string
 	logPath    string
 	logLevel   string   // --log-level; "" is warn
+	logFormat  string   // --log-format; "" is console
 	env        []string // added to the test's environment (GOGC=...)
 	cmd        *exec.Cmd
 }
@@ -83,7 +84,11 @@ func (m *member) start(t *testing.T) {
 	if level == "" {
 		level = "warn"
 	}
-	m.cmd = exec.Command(zkraftBinary(t), "server", "--config", m.cfgPath, "--log-level", level)
+	args := []string{"server", "--config", m.cfgPath, "--log-level", level}
+	if m.logFormat != "" {
+		args = append(args, "--log-format", m.logFormat)
+	}
+	m.cmd = exec.Command(zkraftBinary(t), args...)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	if m.env != nil {
 		m.cmd.Env = append(os.Environ(), m.env...)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/gctune"
+	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/internal/zktls"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
@@ -155,7 +156,17 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		}
 		defer unlock()
 	}
+	// The registry exists before the member and its server, which report
+	// into it as things happen.
+	var reg *metrics.Registry
+	var nodeMetrics ensemble.Metrics
+	var requests session.RequestObserver
+	if st.MetricsAddr != "" {
+		reg = metrics.New()
+		nodeMetrics, requests = reg.Ensemble(), reg.Requests()
+	}
 	node, err := ensemble.Open(ensemble.Config{
+		Metrics:           nodeMetrics,
 		Listen:            listen,
 		Dial:              dial,
 		ID:                st.ServerID,
@@ -222,10 +233,11 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		Audit:                  st.Audit,
 		AdminSnapshotInterval:  st.AdminRateLimit,
 		Logger:                 log,
+		Requests:               requests,
 	}, node)
 
-	if st.MetricsAddr != "" {
-		stop, err := startMetrics(st.MetricsAddr, srv, log)
+	if reg != nil {
+		stop, err := startMetrics(st.MetricsAddr, reg, node, srv, log)
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
