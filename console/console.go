@@ -63,6 +63,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"/api/subtree", c.read(c.handleSubtree))
 	mux.HandleFunc("GET "+p+"/api/events", c.read(c.handleEvents))
 	mux.HandleFunc("GET "+p+"/api/ensemble", c.read(c.handleEnsemble))
+	mux.HandleFunc("GET "+p+"/api/sessions", c.read(c.handleSessions))
 	mux.HandleFunc("POST "+p+"/api/create", c.write(c.handleCreate, true))
 	mux.HandleFunc("POST "+p+"/api/set", c.write(c.handleSet, true))
 	mux.HandleFunc("POST "+p+"/api/delete", c.write(c.handleDelete, true))

@@ -16,6 +16,17 @@ type EnsembleSource interface {
 	Leadership() (leaderID int, term uint64)
 	// Members reports every member's state now.
 	Members(ctx context.Context) []MemberStatus
+	// Sessions lists the ensemble's open sessions with their ephemeral
+	// nodes, every path (the console hides those the login may not read).
+	Sessions() []SessionStatus
+}
+
+// SessionStatus is one open session and its ephemeral nodes. It never
+// carries the session's password.
+type SessionStatus struct {
+	ID         int64
+	TimeoutMs  int32
+	Ephemerals []string
 }
 
 // MemberStatus is one member's row on the ensemble page.

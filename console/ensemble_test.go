@@ -2,11 +2,16 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/acl"
 )
 
 // fakeEnsemble is an EnsembleSource whose leader the test changes.
@@ -15,6 +20,10 @@ type fakeEnsemble struct{ leader atomic.Int64 }
 func (f *fakeEnsemble) Leadership() (int, uint64) {
 	id := int(f.leader.Load())
 	return id, uint64(id) + 1
+}
+
+func (f *fakeEnsemble) Sessions() []SessionStatus {
+	return []SessionStatus{{ID: 0x99, TimeoutMs: 4000, Ephemerals: []string{"/priv", "/pub"}}, {ID: 0x9a, TimeoutMs: 30000}}
 }
 
 func (f *fakeEnsemble) Members(context.Context) []MemberStatus {
@@ -51,5 +60,34 @@ func TestEnsembleEndpoint(t *testing.T) {
 	}
 	if len(ops) < 2 || ops[0] != "exists" && ops[0] != "getChildren" {
 		t.Fatalf("ops: %v", ops)
+	}
+}
+
+// TestSessionsEndpoint: the sessions list shows each session's ephemerals
+// the login may read and counts the others, and never a password.
+func TestSessionsEndpoint(t *testing.T) {
+	addr := startZK(t)
+	owner := dialZK(t, addr, "alice:pw")
+	if _, err := owner.Create("/pub", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	only := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: acl.DigestID("alice", "pw")}}
+	if _, err := owner.Create("/priv", nil, 0, only); err != nil {
+		t.Fatal(err)
+	}
+	c := New(Config{ClientAddr: addr, Ensemble: &fakeEnsemble{}})
+	hs := httptest.NewServer(c.Handler())
+	t.Cleanup(func() { hs.Close(); c.Close() })
+	for user, want := range map[string]string{
+		"bob":   `[{"ephemerals":["/pub"],"hidden":1,"id":"0x99","timeoutMs":4000},{"ephemerals":[],"id":"0x9a","timeoutMs":30000}]`,
+		"alice": `[{"ephemerals":["/priv","/pub"],"id":"0x99","timeoutMs":4000},{"ephemerals":[],"id":"0x9a","timeoutMs":30000}]`,
+	} {
+		b := newBrowser(t, hs)
+		b.login(user, "pw")
+		st, out := b.get("/api/sessions")
+		got, _ := json.Marshal(out["sessions"])
+		if st != http.StatusOK || string(got) != want || out["total"] != 2.0 {
+			t.Fatalf("%s: %d %s, want %s", user, st, got, want)
+		}
 	}
 }

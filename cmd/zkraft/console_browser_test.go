@@ -359,7 +359,8 @@ func TestConsoleReadOnlyInBrowser(t *testing.T) {
 // TestConsoleEnsembleInBrowser: the console of a follower in a 3-member
 // ensemble (zoo.cfg console.enabled) logs in, writes through that member
 // (forwarded to the leader), sees a write made on another member live,
-// and its ensemble page shows the three members, one leader, and the term.
+// and its ensemble page shows the three members, one leader, the term,
+// and the sessions with their ephemerals.
 func TestConsoleEnsembleInBrowser(t *testing.T) {
 	members := startEnsemble(t, 3, "console.enabled=true", "console.readOnly=false")
 	leader := leaderOf(t, members, nil)
@@ -376,6 +377,9 @@ func TestConsoleEnsembleInBrowser(t *testing.T) {
 	other := connectAdmin(t, []string{third.clientAddr})
 	defer other.Close()
 	if _, err := other.Create("/svc", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create("/svc/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	p := openConsole(t, follower.adminAddr)
@@ -401,5 +405,7 @@ func TestConsoleEnsembleInBrowser(t *testing.T) {
 	p.waitText("#ens-leader", fmt.Sprint(leader.id))
 	p.waitText("#changes", fmt.Sprintf("leader %d", leader.id))
 	p.waitText("#oplat", "create")
+	p.waitText("#sessions", "/svc/eph")
+	p.waitText("#sessions", "(you)")
 	p.screenshot("console-ensemble.png")
 }

@@ -126,3 +126,17 @@ func parseZxid(s string) int64 {
 	v, _ := strconv.ParseInt(strings.TrimPrefix(s, "0x"), 16, 64)
 	return v
 }
+
+// Sessions implements console.EnsembleSource: the replicated session
+// table (every member has all of it) with each session's ephemerals,
+// without the passwords.
+func (v *ensembleView) Sessions() []console.SessionStatus {
+	tree := v.node.RLockTree()
+	defer v.node.RUnlockTree()
+	all := tree.Sessions()
+	out := make([]console.SessionStatus, 0, len(all))
+	for _, s := range all {
+		out = append(out, console.SessionStatus{ID: s.ID, TimeoutMs: s.Timeout, Ephemerals: tree.GetEphemerals(s.ID, "/")})
+	}
+	return out
+}

@@ -428,6 +428,8 @@ async function refreshEnsemble() {
   if ($("#ensemble-view").hidden || !state.me) return;
   const r = await api("GET", "ensemble");
   if (r.status === 200) renderEnsemble(r.body);
+  const s = await api("GET", "sessions");
+  if (s.status === 200) renderSessions(s.body);
   setTimeout(refreshEnsemble, 2000);
 }
 
@@ -443,6 +445,15 @@ function renderEnsemble(e) {
     `${new Date(c.at).toLocaleString()}: leader ${c.leader >= 0 ? c.leader : "none"}, term ${c.term}`)));
   $("#oplat tbody").replaceChildren(...(e.ops || []).map((o) => el("tr", {}, el("td", {}, o.op), el("td", {}, String(o.count)),
     el("td", {}, `${o.min.toFixed(2)}/${o.avg.toFixed(2)}/${o.max.toFixed(2)}`))));
+}
+
+function renderSessions(s) {
+  $("#sessions-note").textContent = `${s.total} open` + (s.truncated ? ", not all shown" : "");
+  $("#sessions tbody").replaceChildren(...s.sessions.map((x) => {
+    const eph = x.ephemerals.join(", ") + (x.hidden ? ` (+${x.hidden} you may not read)` : "");
+    return el("tr", { class: x.yours ? "yours" : "" }, el("td", {}, x.id + (x.yours ? " (you)" : "")),
+      el("td", {}, String(x.timeoutMs)), el("td", { class: "paths" }, eph));
+  }));
 }
 
 // ---- start ----
