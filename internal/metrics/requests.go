@@ -8,13 +8,10 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// latencyObjectives are the quantiles of ZooKeeper's Prometheus summaries
-// of rare events (fsynctime, snapshottime, election_time have the median
-// there; 0.9 and 0.99 come at no cost worth counting). The request
-// latency summaries, observed on every request, have none: a summary's
-// quantile stream cost about nine times the per-op histogram's Observe
-// (BenchmarkObserveRequest), and histogram_quantile over
-// zkraft_request_duration_seconds gives the same figures.
+// latencyObjectives are the quantiles of the summaries of rare events
+// (fsynctime, snapshottime, election_time: ZooKeeper has the median, 0.9
+// and 0.99 come at no cost worth counting). The request latency summaries
+// are latencyWindows, cheaper on the request path.
 var latencyObjectives = map[float64]float64{0.5: 0.05, 0.9: 0.01, 0.99: 0.001}
 
 // requestBuckets are the request latency histogram's bounds, in seconds:
@@ -50,7 +47,7 @@ type Requests struct {
 	hist          *prometheus.HistogramVec
 	byOp          [maxOp - minOp + 1]prometheus.Observer
 	other         prometheus.Observer // an op code not in opNames
-	read, updates prometheus.Summary
+	read, updates *latencyWindow
 }
 
 func newRequests() *Requests {
@@ -60,12 +57,10 @@ func newRequests() *Requests {
 			Help:    "Latency of the requests this member answered, from read to reply queued, by request type (ZooKeeper's op names).",
 			Buckets: requestBuckets,
 		}, []string{"op"}),
-		read: prometheus.NewSummary(prometheus.SummaryOpts{
-			Name: "readlatency", Help: "Read request latency in milliseconds (requests answered from this member's tree); count and sum only.",
-		}),
-		updates: prometheus.NewSummary(prometheus.SummaryOpts{
-			Name: "updatelatency", Help: "Update request latency in milliseconds (requests that went through the log); count and sum only.",
-		}),
+		read: newLatencyWindow("readlatency",
+			"Read request latency in milliseconds (requests answered from this member's tree); quantiles over the last 1-2 minutes."),
+		updates: newLatencyWindow("updatelatency",
+			"Update request latency in milliseconds (requests that went through the log); quantiles over the last 1-2 minutes."),
 	}
 	for op, name := range opNames {
 		r.byOp[op-minOp] = r.hist.WithLabelValues(name)
@@ -85,10 +80,9 @@ func (r *Requests) ObserveRequest(op jute.Op, write bool, took time.Duration) {
 		o = r.byOp[op-minOp]
 	}
 	o.Observe(took.Seconds())
-	ms := float64(took) / float64(time.Millisecond)
 	if write {
-		r.updates.Observe(ms)
+		r.updates.observe(took)
 	} else {
-		r.read.Observe(ms)
+		r.read.observe(took)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -35,12 +36,61 @@ func TestObserveRequestByOp(t *testing.T) {
 			t.Errorf("op %s: %d observations, want %d", op, got, want)
 		}
 	}
-	var m dto.Metric
-	if err := r.updates.Write(&m); err != nil || m.GetSummary().GetSampleCount() != 1 || m.GetSummary().GetSampleSum() != 2 {
-		t.Fatalf("updatelatency %v (%v)", m.GetSummary(), err)
+	if m := collectSummary(t, r.updates); m.GetSampleCount() != 1 || m.GetSampleSum() != 2 {
+		t.Fatalf("updatelatency %v", m)
 	}
-	if err := r.read.Write(&m); err != nil || m.GetSummary().GetSampleCount() != 3 {
-		t.Fatalf("readlatency %v (%v)", m.GetSummary(), err)
+	if m := collectSummary(t, r.read); m.GetSampleCount() != 3 {
+		t.Fatalf("readlatency %v", m)
+	}
+}
+
+func collectSummary(t *testing.T, c prometheus.Collector) *dto.Summary {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1)
+	c.Collect(ch)
+	var m dto.Metric
+	if err := (<-ch).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetSummary()
+}
+
+// TestLatencyWindowQuantiles: readlatency's quantiles are interpolated
+// from its buckets over the recent window, as ZooKeeper's summary gives
+// them: 1000 requests of 1..1000 µs and 30 of 40 ms put the median near
+// 0.5 ms, 0.9 near 0.9 ms and 0.99 in the slow ones' bucket.
+func TestLatencyWindowQuantiles(t *testing.T) {
+	w := newLatencyWindow("readlatency", "h")
+	if m := collectSummary(t, w); m.GetSampleCount() != 0 || !math.IsNaN(m.Quantile[0].GetValue()) {
+		t.Fatalf("empty: %v", m)
+	}
+	for i := 1; i <= 1000; i++ {
+		w.observe(time.Duration(i) * time.Microsecond)
+	}
+	for range 30 {
+		w.observe(40 * time.Millisecond)
+	}
+	m := collectSummary(t, w)
+	if m.GetSampleCount() != 1030 || math.Abs(m.GetSampleSum()-(500.5+1200)) > 0.01 {
+		t.Fatalf("count %d sum %v", m.GetSampleCount(), m.GetSampleSum())
+	}
+	want := map[float64][2]float64{0.5: {0.45, 0.55}, 0.9: {0.8, 1}, 0.99: {30, 50}}
+	for _, q := range m.Quantile {
+		r := want[q.GetQuantile()]
+		if v := q.GetValue(); v < r[0] || v > r[1] {
+			t.Errorf("quantile %v = %v, want %v..%v", q.GetQuantile(), v, r[0], r[1])
+		}
+	}
+	// A window later the old requests still count; two windows later
+	// only the new ones do.
+	w.since = w.since.Add(-windowLength)
+	collectSummary(t, w)
+	w.since = w.since.Add(-windowLength)
+	w.observe(7 * time.Millisecond)
+	for _, q := range collectSummary(t, w).Quantile {
+		if v := q.GetValue(); v < 5 || v > 7.5 {
+			t.Errorf("after two windows: quantile %v = %v, want the one new request's bucket", q.GetQuantile(), v)
+		}
 	}
 }
 

@@ -244,6 +244,11 @@ func TestScrapeEnsemble(t *testing.T) {
 	if got := value(after, "updatelatency") - value(fams, "updatelatency"); got < n {
 		t.Errorf("updatelatency counted %v writes, want at least %d", got, n)
 	}
+	for _, name := range []string{"readlatency", "updatelatency"} {
+		if q := after[name].Metric[0].GetSummary().Quantile; len(q) != 3 || q[2].GetQuantile() != 0.99 || q[2].GetValue() <= 0 {
+			t.Errorf("%s quantiles %v", name, q)
+		}
+	}
 	if got := value(after, "znode_count") - value(fams, "znode_count"); got != n {
 		t.Errorf("znode_count grew by %v, want %d", got, n)
 	}
