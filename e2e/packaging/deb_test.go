@@ -31,8 +31,11 @@ const (
 // what it put on the machine (binary, unit, conffile, the zkraft system
 // user and its data directory), starts the server as systemd would from
 // the installed unit (its ExecStart as its User: systemd is not PID 1
-// here), writes and reads through it with a client, and removes and purges
-// the package: remove keeps the edited conffile, purge takes it away.
+// here), writes and reads through it with a client (on 127.0.0.1 only, the
+// default config's choice), upgrades to a newer package (the edited
+// conffile and the data stay, the server reads them back), and removes and
+// purges it: remove keeps the edited conffile, purge takes it away and
+// leaves the data.
 func TestDeb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, installs and removes a package")
@@ -114,10 +117,37 @@ func TestDeb(t *testing.T) {
 		stop()
 		t.Fatal(err)
 	}
+	checkLoopbackOnly(t, clientPort)
 	stop()
 	if owner := ownerOf(t, filepath.Join(dataDir, "raft.db")); owner != "zkraft" {
 		t.Errorf("%s/raft.db is owned by %s, want zkraft", dataDir, owner)
 	}
+
+	// An upgrade: a newer package over this one keeps the edited conffile
+	// and the data, and the server starts again on them.
+	bins, _ := filepath.Glob(filepath.Join(dist, "zkraft-*-linux-*"))
+	if len(bins) != 1 {
+		t.Fatalf("make deb left binaries %v, want one", bins)
+	}
+	newer, err := run(root, nil, "go", "run", "./packaging/mkdeb", "-bin", bins[0], "-arch", debArch(t, debs[0]),
+		"-version", "v999.0.0", "-out", filepath.Join(dist, "newer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("", nil, "dpkg", "-i", newer); err != nil {
+		t.Fatalf("the upgrade: %v", err)
+	}
+	if v, err := run("", nil, "dpkg-query", "-W", "-f=${Version}", "zkraft"); err != nil || v != "999.0.0" {
+		t.Errorf("after the upgrade dpkg says version %q (%v), want 999.0.0", v, err)
+	}
+	if b, err := os.ReadFile(configPath); err != nil || !strings.Contains(string(b), "clientPort="+strconv.Itoa(clientPort)) {
+		t.Errorf("the upgrade did not keep the edited conffile %s (%v)", configPath, err)
+	}
+	stop = startUnit(t, unit)
+	if err := readBack(addr, "/installed", []byte("from the .deb")); err != nil {
+		t.Errorf("after the upgrade: %v", err)
+	}
+	stop()
 
 	if _, err := run("", nil, "dpkg", "-r", "zkraft"); err != nil {
 		t.Fatal(err)
@@ -333,4 +363,37 @@ func readTail(path string) string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
+}
+
+// debArch is the Architecture field of a .deb.
+func debArch(t *testing.T, deb string) string {
+	t.Helper()
+	arch, err := run("", nil, "dpkg-deb", "-f", deb, "Architecture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return arch
+}
+
+// checkLoopbackOnly checks the installed zoo.cfg's default: the client
+// port answers on 127.0.0.1 and not on the host's other addresses.
+func checkLoopbackOnly(t *testing.T, port int) {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		ipnet, ok := a.(*net.IPNet)
+		if !ok || ipnet.IP.IsLoopback() || ipnet.IP.To4() == nil {
+			continue
+		}
+		target := net.JoinHostPort(ipnet.IP.String(), strconv.Itoa(port))
+		if c, err := net.DialTimeout("tcp", target, 2*time.Second); err == nil {
+			c.Close()
+			t.Errorf("the default config serves %s: want the loopback interface only", target)
+		}
+		return
+	}
+	t.Log("no non-loopback IPv4 address: the loopback-only default is not checked")
 }

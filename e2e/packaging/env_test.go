@@ -87,20 +87,29 @@ func writeRead(writeAddr, readAddr, path string, data []byte) error {
 	if _, err := w.Create(path, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return fmt.Errorf("create %s through %s: %w", path, writeAddr, err)
 	}
-	r, err := connect(readAddr)
+	if err := readBack(readAddr, path, data); err != nil {
+		return fmt.Errorf("%w (written through %s)", err, writeAddr)
+	}
+	return nil
+}
+
+// readBack reads path through the server at addr, after a sync, and
+// checks it holds data.
+func readBack(addr, path string, data []byte) error {
+	r, err := connect(addr)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	if _, err := r.Sync(path); err != nil {
-		return fmt.Errorf("sync %s through %s: %w", path, readAddr, err)
+		return fmt.Errorf("sync %s through %s: %w", path, addr, err)
 	}
 	got, _, err := r.Get(path)
 	if err != nil {
-		return fmt.Errorf("get %s through %s: %w", path, readAddr, err)
+		return fmt.Errorf("get %s through %s: %w", path, addr, err)
 	}
 	if !bytes.Equal(got, data) {
-		return fmt.Errorf("get %s through %s: %q, wrote %q through %s", path, readAddr, got, data, writeAddr)
+		return fmt.Errorf("get %s through %s: %q, want %q", path, addr, got, data)
 	}
 	return nil
 }
