@@ -18,8 +18,9 @@ const sseHeartbeat = 15 * time.Second
 // handleEvents streams changes under ?path= as server-sent events: one
 // "change" event per notification of a persistent recursive watch set by
 // a session with the login's credentials, after a "ready" event once the
-// watch is set. The stream ends when the page goes away or the session
-// does; the browser's EventSource then reconnects.
+// watch is set. The stream ends when the page goes away, the watch
+// session ends (the browser's EventSource then reconnects) or the login
+// does (the reconnect then finds no login).
 func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 	l, root := current(r), queryPath(r)
 	flusher, ok := w.(http.Flusher)
@@ -50,6 +51,8 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-l.ended: // logged out or idled out
 			return
 		case <-beat.C:
 			fmt.Fprint(w, ": heartbeat\n\n")

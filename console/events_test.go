@@ -124,4 +124,14 @@ func TestEventsStreamChanges(t *testing.T) {
 	if got, ok := nextChange(t, events, 300*time.Millisecond); ok {
 		t.Fatalf("unexpected %+v", got)
 	}
+	// Logging out ends the stream (and its watch session).
+	b.post("/api/logout", struct{}{})
+	deadline := time.After(5 * time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-events:
+		case <-deadline:
+			t.Fatal("the stream outlived the login")
+		}
+	}
 }

@@ -21,14 +21,20 @@ type login struct {
 	password string
 	csrf     string // sent back in X-CSRF-Token on writes
 	conn     *zk.Conn
-	zk       *zkc         // conn, timed
-	lastUsed atomic.Int64 // unix nanoseconds of the last request
-	expired  atomic.Bool  // the ZooKeeper session expired: log in again
-	streams  atomic.Int32 // live event streams open
+	zk       *zkc          // conn, timed
+	lastUsed atomic.Int64  // unix nanoseconds of the last request
+	expired  atomic.Bool   // the ZooKeeper session expired: log in again
+	streams  atomic.Int32  // live event streams open
+	ended    chan struct{} // closed when the login ends: its streams end too
+	endOnce  sync.Once
 }
 
-// close ends the login's ZooKeeper session (its ephemerals go with it).
-func (l *login) close() { l.conn.Close() }
+// close ends the login's ZooKeeper session (its ephemerals go with it)
+// and its live streams.
+func (l *login) close() {
+	l.endOnce.Do(func() { close(l.ended) })
+	l.conn.Close()
+}
 
 // loginStore maps cookie tokens to logins. Tokens are kept only as their
 // SHA-256, so the map holds nothing a browser could present.

@@ -35,7 +35,7 @@ func checkCredentials(user, password string) error {
 // addr, with the digest credentials added before anything is read. It
 // waits up to wait for the session.
 func dialLogin(addr, user, password string, timeout, wait time.Duration, ops *opStats) (*login, error) {
-	l := &login{user: user, password: password}
+	l := &login{user: user, password: password, ended: make(chan struct{})}
 	has := make(chan struct{}, 1)
 	conn, _, err := zk.Connect([]string{addr}, timeout,
 		zk.WithLogger(quietLogger{}),
