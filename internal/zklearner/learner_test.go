@@ -211,8 +211,9 @@ func runLearner(t *testing.T, l *Learner) (stop func()) {
 // with its state, and after the ZooKeeper leader is killed and another
 // elected.
 func TestObserverFollowsZooKeeper(t *testing.T) {
-	// Without a txn log sync, a learner far behind gets a SNAP (the
-	// default may replay the log from zxid 0 instead: a DIFF).
+	// A new learner (zxid 0) gets a SNAP: the leader's logs begin at its
+	// first epoch's first zxid, so it finds no DIFF from 0. Without a
+	// txn log sync it does not even look.
 	e := startEnsemble(t, "-Dzookeeper.snapshotSizeFactor=-1")
 	lead := e.leader()
 	c := connect(t, lead.clientAddr)
