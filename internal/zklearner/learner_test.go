@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/fourletter"
 	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/internal/zktest"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -148,9 +149,9 @@ func sameTree(t *testing.T, c *zk.Conn, l *Learner) {
 
 // sameSessions compares the sessions the ZooKeeper leader tracks (its
 // dump) with the learner's: the same ids, each with ZooKeeper's password.
-func sameSessions(t *testing.T, lead *zkServer, l *Learner) {
+func sameSessions(t *testing.T, lead *zktest.Server, l *Learner) {
 	t.Helper()
-	dump := fourletter.Ask(lead.clientAddr, "dump")
+	dump := fourletter.Ask(lead.ClientAddr, "dump")
 	tracker, _, _ := strings.Cut(dump, "ephemeral nodes dump")
 	var want []int64
 	for _, line := range strings.Split(tracker, "\n") {
@@ -179,9 +180,9 @@ func sameSessions(t *testing.T, lead *zkServer, l *Learner) {
 }
 
 // caughtUp waits until l holds the leader's last zxid.
-func caughtUp(t *testing.T, e *zkEnsemble, lead *zkServer, l *Learner) Status {
+func caughtUp(t *testing.T, e *zktest.Ensemble, lead *zktest.Server, l *Learner) Status {
 	t.Helper()
-	want := e.lastZxid(lead)
+	want := e.LastZxid(lead)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := l.WaitFor(ctx, func(s Status) bool { return s.Synced && s.LastZxid >= want })
@@ -214,12 +215,12 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 	// A new learner (zxid 0) gets a SNAP: the leader's logs begin at its
 	// first epoch's first zxid, so it finds no DIFF from 0. Without a
 	// txn log sync it does not even look.
-	e := startEnsemble(t, "-Dzookeeper.snapshotSizeFactor=-1")
-	lead := e.leader()
-	c := connect(t, lead.clientAddr)
+	e := zktest.Start(t, "-Dzookeeper.snapshotSizeFactor=-1")
+	lead := e.Leader()
+	c := connect(t, lead.ClientAddr)
 	workload(t, c, 1)
 
-	l := New(Config{ID: int64(e.observerID), Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
+	l := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
 		CheckDigests: true})
 	stop := runLearner(t, l)
 	parent := t
@@ -257,13 +258,13 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 	t.Run("leader change", func(t *testing.T) {
 		syncs := l.Status().Syncs
 		c.Close()
-		e.kill(lead)
-		lead = e.leader()
-		c = connect(parent, lead.clientAddr)
+		e.Kill(lead)
+		lead = e.Leader()
+		c = connect(parent, lead.ClientAddr)
 		workload(t, c, 4)
 		st := caughtUp(t, e, lead, l)
-		if st.Syncs <= syncs || st.Leader != lead.quorumAddr {
-			t.Errorf("after the leader change: %+v, want a new sync with %s", st, lead.quorumAddr)
+		if st.Syncs <= syncs || st.Leader != lead.QuorumAddr {
+			t.Errorf("after the leader change: %+v, want a new sync with %s", st, lead.QuorumAddr)
 		}
 		t.Logf("resynced with the new leader by %s", st.LastSync)
 		sameTree(t, c, l)
@@ -275,7 +276,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 	// writes: its snapshot is taken as the leader applies writes, and the
 	// writes queued after it may already be in it.
 	t.Run("unlisted observer during writes", func(t *testing.T) {
-		w := connect(t, lead.clientAddr)
+		w := connect(t, lead.ClientAddr)
 		if _, err := w.Create("/busy", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +306,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 			}
 		}()
 		time.Sleep(200 * time.Millisecond)
-		l2 := New(Config{ID: 9, Servers: e.quorumAddrs(), SyncTimeout: 5 * time.Second, CheckDigests: true,
+		l2 := New(Config{ID: 9, Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, CheckDigests: true,
 			Logger: zaptest.NewLogger(t)})
 		runLearner(parent, l2)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,4 +1,7 @@
-package zklearner
+// Package zktest runs a real Apache ZooKeeper 3.8 ensemble (Debian's
+// zookeeper package, under java) for tests that follow or compare with
+// one. Only tests import it.
+package zktest
 
 import (
 	"fmt"
@@ -15,35 +18,39 @@ import (
 	"github.com/zkraft/zkraft/internal/testport"
 )
 
-const zookeeperJar = "/usr/share/java/zookeeper.jar"
+// Jar is the ZooKeeper server jar the ensemble runs.
+const Jar = "/usr/share/java/zookeeper.jar"
 
-// zkServer is one Apache ZooKeeper server of a test ensemble.
-type zkServer struct {
-	id         int
-	clientAddr string
-	quorumAddr string
+// Server is one Apache ZooKeeper server of a test ensemble.
+type Server struct {
+	ID         int
+	ClientAddr string
+	QuorumAddr string
 	dir        string
 	cmd        *exec.Cmd
 	done       chan struct{}
 }
 
-// zkEnsemble is three ZooKeeper 3.8 servers (Debian's package) on
-// loopback, each configured with observer as server.observerID.
-type zkEnsemble struct {
+// Ensemble is three ZooKeeper 3.8 Servers (Debian's package) on
+// loopback, each configured with observer as server.ObserverID.
+type Ensemble struct {
 	t          *testing.T
-	servers    []*zkServer
-	observerID int
-	java       string
+	Servers    []*Server
+	ObserverID int
+	// ServerLines are the server.N lines of every server's zoo.cfg, the
+	// observer's last.
+	ServerLines []string
+	java        string
 }
 
-// startEnsemble starts the ensemble and waits for a leader. Without java
+// Start starts the ensemble and waits for a leader. Without java
 // or the jar the test is skipped, except in CI (CI=true), where that is a
 // failure: .ci/run installs both. jvmProps are extra -D options.
-func startEnsemble(t *testing.T, jvmProps ...string) *zkEnsemble {
+func Start(t *testing.T, jvmProps ...string) *Ensemble {
 	t.Helper()
 	java, err := exec.LookPath("java")
 	if err == nil {
-		_, err = os.Stat(zookeeperJar)
+		_, err = os.Stat(Jar)
 	}
 	if err != nil {
 		testenv.Require(t, fmt.Errorf("no ZooKeeper ensemble to follow (install the Debian zookeeper package): %w", err))
@@ -55,21 +62,22 @@ func startEnsemble(t *testing.T, jvmProps ...string) *zkEnsemble {
 		}
 		return p
 	}
-	e := &zkEnsemble{t: t, observerID: 4, java: java}
+	e := &Ensemble{t: t, ObserverID: 4, java: java}
 	var lines []string
 	root := t.TempDir()
 	for id := 1; id <= 3; id++ {
-		s := &zkServer{id: id, clientAddr: fmt.Sprintf("127.0.0.1:%d", port()), quorumAddr: fmt.Sprintf("127.0.0.1:%d", port()),
+		s := &Server{ID: id, ClientAddr: fmt.Sprintf("127.0.0.1:%d", port()), QuorumAddr: fmt.Sprintf("127.0.0.1:%d", port()),
 			dir: filepath.Join(root, strconv.Itoa(id))}
-		lines = append(lines, fmt.Sprintf("server.%d=%s:%d;%s", id, s.quorumAddr, port(), s.clientAddr))
-		e.servers = append(e.servers, s)
+		lines = append(lines, fmt.Sprintf("server.%d=%s:%d;%s", id, s.QuorumAddr, port(), s.ClientAddr))
+		e.Servers = append(e.Servers, s)
 	}
-	lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer", e.observerID, port(), port()))
-	for _, s := range e.servers {
+	lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer", e.ObserverID, port(), port()))
+	e.ServerLines = lines
+	for _, s := range e.Servers {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(s.dir, "myid"), []byte(fmt.Sprintln(s.id)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(s.dir, "myid"), []byte(fmt.Sprintln(s.ID)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cfg := fmt.Sprintf("tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nmaxClientCnxns=0\n"+
@@ -78,34 +86,34 @@ func startEnsemble(t *testing.T, jvmProps ...string) *zkEnsemble {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range e.servers {
+	for _, s := range e.Servers {
 		e.start(s, jvmProps)
 	}
 	t.Cleanup(func() {
-		for _, s := range e.servers {
-			e.kill(s)
+		for _, s := range e.Servers {
+			e.Kill(s)
 		}
 		if t.Failed() {
-			for _, s := range e.servers {
+			for _, s := range e.Servers {
 				b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
 				if len(b) > 6000 {
 					b = b[len(b)-6000:]
 				}
-				t.Logf("server %d log tail:\n%s", s.id, b)
+				t.Logf("server %d log tail:\n%s", s.ID, b)
 			}
 		}
 	})
-	e.leader()
+	e.Leader()
 	return e
 }
 
-func (e *zkEnsemble) start(s *zkServer, jvmProps []string) {
+func (e *Ensemble) start(s *Server, jvmProps []string) {
 	log, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	args := append([]string{"-XX:-UsePerfData", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, jvmProps...)
-	args = append(args, "-cp", s.dir+":"+zookeeperJar+":/usr/share/java/slf4j-simple.jar",
+	args = append(args, "-cp", s.dir+":"+Jar+":/usr/share/java/slf4j-simple.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
 	s.cmd = exec.Command(e.java, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
@@ -116,7 +124,8 @@ func (e *zkEnsemble) start(s *zkServer, jvmProps []string) {
 	go func() { _ = s.cmd.Wait(); log.Close(); close(s.done) }()
 }
 
-func (e *zkEnsemble) kill(s *zkServer) {
+// Kill kills s (SIGKILL) and waits for it to exit.
+func (e *Ensemble) Kill(s *Server) {
 	if s.cmd == nil {
 		return
 	}
@@ -125,39 +134,39 @@ func (e *zkEnsemble) kill(s *zkServer) {
 	s.cmd = nil
 }
 
-// quorumAddrs are the servers' quorum ports, what an observer dials.
-func (e *zkEnsemble) quorumAddrs() []string {
+// QuorumAddrs are the Servers' quorum ports, what an observer dials.
+func (e *Ensemble) QuorumAddrs() []string {
 	var out []string
-	for _, s := range e.servers {
-		out = append(out, s.quorumAddr)
+	for _, s := range e.Servers {
+		out = append(out, s.QuorumAddr)
 	}
 	return out
 }
 
-// clientAddrs are the running servers' client addresses.
-func (e *zkEnsemble) clientAddrs() []string {
+// ClientAddrs are the running Servers' client addresses.
+func (e *Ensemble) ClientAddrs() []string {
 	var out []string
-	for _, s := range e.servers {
+	for _, s := range e.Servers {
 		if s.cmd != nil {
-			out = append(out, s.clientAddr)
+			out = append(out, s.ClientAddr)
 		}
 	}
 	return out
 }
 
-// leader waits until a running server says it leads and the others
+// Leader waits until a running server says it leads and the others
 // follow, and returns it.
-func (e *zkEnsemble) leader() *zkServer {
+func (e *Ensemble) Leader() *Server {
 	e.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		var lead *zkServer
+		var lead *Server
 		ok := true
-		for _, s := range e.servers {
+		for _, s := range e.Servers {
 			if s.cmd == nil {
 				continue
 			}
-			switch fourletter.Field(fourletter.Ask(s.clientAddr, "srvr"), "Mode: ") {
+			switch fourletter.Field(fourletter.Ask(s.ClientAddr, "srvr"), "Mode: ") {
 			case "leader":
 				lead = s
 			case "follower":
@@ -174,12 +183,12 @@ func (e *zkEnsemble) leader() *zkServer {
 	return nil
 }
 
-// lastZxid is the zxid a server reports in srvr.
-func (e *zkEnsemble) lastZxid(s *zkServer) int64 {
-	z := fourletter.Field(fourletter.Ask(s.clientAddr, "srvr"), "Zxid: ")
+// LastZxid is the zxid a server reports in srvr.
+func (e *Ensemble) LastZxid(s *Server) int64 {
+	z := fourletter.Field(fourletter.Ask(s.ClientAddr, "srvr"), "Zxid: ")
 	v, err := strconv.ParseInt(strings.TrimPrefix(z, "0x"), 16, 64)
 	if err != nil {
-		e.t.Fatalf("srvr of server %d: zxid %q", s.id, z)
+		e.t.Fatalf("srvr of server %d: zxid %q", s.ID, z)
 	}
 	return v
 }
