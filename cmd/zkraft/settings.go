@@ -102,7 +102,7 @@ func defaultSettings() settings {
 // meaning here (JVM, purging of ZooKeeper's own files...).
 var knownIgnored = map[string]bool{
 	"autopurge.snapRetainCount": true, "autopurge.purgeInterval": true,
-	"standaloneEnabled": true, "preAllocSize": true,
+	"standaloneEnabled": true, "preAllocSize": true, "peerType": true, // the :observer suffix of server.N says it
 	"metricsProvider.className": true, "metricsProvider.exportJvmInfo": true,
 }
 

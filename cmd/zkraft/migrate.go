@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/internal/zklearner"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// migrateCommand groups the commands of a live migration from a running
+// Apache ZooKeeper ensemble.
+func migrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "migrate",
+		Usage:       "move a running Apache ZooKeeper ensemble's data to zkraft",
+		Subcommands: []*cli.Command{followCommand()},
+	}
+}
+
+// followCommand follows a running ZooKeeper ensemble as one of its
+// Observers and reports how closely its tree matches.
+func followCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "follow",
+		Usage:     "follow a running ZooKeeper ensemble as its Observer, checking that zkraft holds the same tree",
+		ArgsUsage: " ",
+		Description: "Reads a zoo.cfg written as for a ZooKeeper Observer (the ensemble's server.N lines, this server's own\n" +
+			"server.M=host:port:port:observer line, peerType=observer, dataDir holding myid), connects to the ZooKeeper\n" +
+			"leader's quorum port, syncs (DIFF, SNAP or TRUNC) and applies every committed transaction at ZooKeeper's zxid\n" +
+			"and time, following leader changes, until SIGINT or SIGTERM. It logs its progress and, with --check-digests,\n" +
+			"compares its tree's digest with the one ZooKeeper 3.6+ stamps on every transaction. It serves no clients.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
+			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
+			&cli.BoolFlag{Name: "check-digests", Usage: "compare the tree's digest with each transaction's (walks the tree per transaction)"},
+			&cli.DurationFlag{Name: "status-interval", Value: 10 * time.Second, Usage: "how often to log the followed zxid"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-format", Value: "console", Usage: "console or json"},
+		},
+		Action: runFollow,
+	}
+}
+
+func runFollow(c *cli.Context) error {
+	log, err := newLogger(c.String("log-level"), c.String("log-format"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	cfg, err := followConfig(c, log)
+	if err != nil {
+		return err
+	}
+	l := zklearner.New(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	done := make(chan struct{})
+	go func() { _ = l.Run(ctx); close(done) }()
+	tick := time.NewTicker(c.Duration("status-interval"))
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-tick.C:
+			logFollowStatus(log, l.Status())
+		}
+	}
+	st := l.Status()
+	logFollowStatus(log, st)
+	printFollowSummary(c.App.Writer, l, cfg.CheckDigests)
+	if st.DigestMismatches > 0 {
+		return fmt.Errorf("migrate follow: %d of %d transactions' digests differed from ZooKeeper's", st.DigestMismatches, st.DigestsChecked)
+	}
+	return nil
+}
+
+// followConfig builds the learner's configuration from the observer's
+// zoo.cfg: ZooKeeper's voting servers are the addresses to try, this
+// server's line must be an observer's (a participant's would be counted
+// in ZooKeeper's quorum), and initLimit and syncLimit give the timeouts.
+func followConfig(c *cli.Context, log *zap.Logger) (zklearner.Config, error) {
+	st := defaultSettings()
+	zc, err := loadZooConfig(c.String("config"))
+	if err != nil {
+		return zklearner.Config{}, err
+	}
+	if err := st.applyZooConfig(zc, log); err != nil {
+		return zklearner.Config{}, err
+	}
+	if c.IsSet("id") {
+		if c.Uint("id") == 0 || c.Uint("id") > 255 {
+			return zklearner.Config{}, fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
+		}
+		st.ServerID, st.idSet = uint8(c.Uint("id")), true
+	}
+	if err := st.resolveMembers(c); err != nil {
+		return zklearner.Config{}, err
+	}
+	cfg := zklearner.Config{
+		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
+		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
+		CheckDigests: c.Bool("check-digests"),
+	}
+	for _, m := range st.Members {
+		switch {
+		case m.ID == st.ServerID && !m.Observer:
+			return zklearner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
+		case !m.Observer:
+			cfg.Servers = append(cfg.Servers, m.Addr)
+		}
+	}
+	if len(cfg.Servers) == 0 {
+		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", c.String("config"))
+	}
+	return cfg, nil
+}
+
+func logFollowStatus(log *zap.Logger, st zklearner.Status) {
+	log.Info("following", zap.String("leader", st.Leader), zap.Bool("synced", st.Synced),
+		zap.String("zxid", fmt.Sprintf("%#x", st.LastZxid)), zap.Int("applied", st.Applied), zap.Int("syncs", st.Syncs),
+		zap.String("lastSync", string(st.LastSync)), zap.Int("digestsChecked", st.DigestsChecked),
+		zap.Int("digestMismatches", st.DigestMismatches))
+}
+
+// printFollowSummary prints what was followed.
+func printFollowSummary(w io.Writer, l *zklearner.Learner, digests bool) {
+	st := l.Status()
+	var stats znode.Stats
+	var sessions int
+	l.Read(func(t *znode.Tree) { stats, sessions = t.Stats(), len(t.Sessions()) })
+	fmt.Fprintf(w, "last zxid       %#x\n", st.LastZxid)
+	fmt.Fprintf(w, "syncs           %d (last: %s)\n", st.Syncs, st.LastSync)
+	fmt.Fprintf(w, "applied         %d transactions\n", st.Applied)
+	fmt.Fprintf(w, "znodes          %d (%d bytes of paths and data)\n", stats.Nodes, stats.DataSize)
+	fmt.Fprintf(w, "sessions        %d\n", sessions)
+	if digests {
+		fmt.Fprintf(w, "digests         %d checked, %d differed\n", st.DigestsChecked, st.DigestMismatches)
+	}
+}

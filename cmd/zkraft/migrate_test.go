@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// TestMigrateFollow runs zkraft migrate follow against a real ZooKeeper
+// 3.8 ensemble, configured as an operator adds an Observer, while a
+// client writes; it follows a leader kill, and on SIGTERM reports the
+// leader's last zxid with every transaction's digest equal to
+// ZooKeeper's. A participant line for its own id is refused.
+func TestMigrateFollow(t *testing.T) {
+	e := zktest.Start(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintln(e.ObserverID)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "zoo.cfg")
+	text := fmt.Sprintf("tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\npeerType=observer\n%s\n", dir, strings.Join(e.ServerLines, "\n"))
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	participant := filepath.Join(dir, "participant.cfg")
+	if err := os.WriteFile(participant, []byte(strings.ReplaceAll(text, ":observer", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runApp("migrate", "follow", "--config", participant); err == nil || !strings.Contains(err.Error(), "not an observer line") {
+		t.Errorf("follow as a participant: %v", err)
+	}
+
+	lead := e.Leader()
+	c, _, err := zk.Connect(e.ClientAddrs(), 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	write := func(n int) {
+		t.Helper()
+		for i := range n {
+			p := fmt.Sprintf("/follow-%d-%d", time.Now().UnixNano(), i)
+			if _, err := c.Create(p, []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Set(p, []byte("y"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(20)
+
+	cmd := exec.Command(zkraftBinary(t), "migrate", "follow", "--config", cfg, "--check-digests",
+		"--status-interval", "100ms", "--log-format", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	status := make(chan map[string]any, 1000)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "following" {
+				status <- line
+			}
+		}
+		close(status)
+	}()
+	// caughtUp waits for a status line with the leader's last zxid.
+	caughtUp := func(lead *zktest.Server) {
+		t.Helper()
+		want := e.LastZxid(lead)
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case line, ok := <-status:
+				if !ok {
+					t.Fatalf("migrate follow exited: %s", stdout.String())
+				}
+				z, _ := strconv.ParseInt(strings.TrimPrefix(fmt.Sprint(line["zxid"]), "0x"), 16, 64)
+				if line["synced"] == true && z >= want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("migrate follow did not reach zxid %#x", want)
+			}
+		}
+	}
+	caughtUp(lead)
+	write(20)
+	caughtUp(lead)
+	e.Kill(lead)
+	lead = e.Leader()
+	write(20)
+	caughtUp(lead)
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range status {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("migrate follow: %v\n%s", err, stdout.String())
+	}
+	out := stdout.String()
+	want := e.LastZxid(lead)
+	for _, s := range []string{fmt.Sprintf("last zxid       %#x", want), "digests         ", " checked, 0 differed"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("summary lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "digests         0 checked") {
+		t.Errorf("no digest checked:\n%s", out)
+	}
+}
