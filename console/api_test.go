@@ -2,10 +2,12 @@ package console
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -300,4 +302,67 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestCreateModes: every create mode the page offers makes the node
+// ZooKeeper would: an ephemeral owned by the login's own session (gone
+// when it logs out), sequential names, a container, TTL nodes.
+func TestCreateModes(t *testing.T) {
+	addr := startZK(t)
+	other := dialZK(t, addr)
+	b := newBrowser(t, startConsole(t, addr, true))
+	b.login("alice", "pw")
+	_, who := b.get("/api/whoami")
+	created := map[string]string{}
+	for _, req := range []createRequest{
+		{Path: "/p", Mode: "persistent", Data: "d"},
+		{Path: "/e", Mode: "ephemeral"},
+		{Path: "/s-", Mode: "sequential"},
+		{Path: "/es-", Mode: "ephemeral-sequential"},
+		{Path: "/c", Mode: "container"},
+		{Path: "/t", Mode: "ttl", TTLMs: 60000},
+		{Path: "/ts-", Mode: "persistent-sequential-ttl", TTLMs: 60000},
+	} {
+		st, out := b.post("/api/create", req)
+		if st != http.StatusOK {
+			t.Fatalf("create %s: %d %v", req.Mode, st, out)
+		}
+		created[req.Mode] = out["path"].(string)
+	}
+	if created["sequential"] != "/s-0000000002" || !strings.HasPrefix(created["ephemeral-sequential"], "/es-00000000") {
+		t.Fatalf("sequential names: %v", created)
+	}
+	owner := func(p string) string {
+		_, st, err := other.Get(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return fmt.Sprintf("0x%x", st.EphemeralOwner)
+	}
+	if owner("/e") != who["session"] || owner(created["ephemeral-sequential"]) != who["session"] || owner("/p") != "0x0" {
+		t.Fatalf("owners: /e %s, /p %s, login %v", owner("/e"), owner("/p"), who["session"])
+	}
+	if st, out := b.post("/api/create", createRequest{Path: "/x", Mode: "bogus"}); st != http.StatusBadRequest {
+		t.Fatalf("unknown mode: %d %v", st, out)
+	}
+	if st, out := b.post("/api/create", createRequest{Path: "/p", Mode: "persistent"}); st != http.StatusConflict || out["code"] != "NodeExists" {
+		t.Fatalf("create twice: %d %v", st, out)
+	}
+	b.post("/api/logout", struct{}{})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ok, _, _ := other.Exists("/e")
+		if !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ephemeral outlived the logout")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, p := range []string{"/p", "/c", "/t", created["sequential"]} {
+		if ok, _, _ := other.Exists(p); !ok {
+			t.Fatalf("%s gone after the logout", p)
+		}
+	}
 }

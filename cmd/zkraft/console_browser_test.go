@@ -223,7 +223,7 @@ func seed(t *testing.T, c *zk.Conn) {
 
 // TestConsoleInBrowser: in a real browser, a user logs in with digest
 // credentials, browses (lazy children, a large directory paged, data as
-// pretty JSON, Stat), sees a change another client makes appear live, has
+// pretty JSON and hex, Stat, ACL), searches by prefix, copies a path, sees a change another client makes appear live, has
 // an edit refused as a version conflict when another client changed the
 // node meanwhile (nothing overwritten), is refused a node whose ACL does
 // not name them, and creates and recursively deletes a subtree after a
@@ -253,6 +253,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	p.waitText(`#stat tr[data-field="ctime"]`, fmt.Sprint(time.Now().Year()))
 	p.waitText(`#stat tr[data-field="dataLength"]`, "44")
 	p.waitText("#acl tbody", "world anyone cdrwa")
+	p.click("#view-hex")
+	p.waitText("#node-data", "00000000  7b 22 72 65 70 6c 69 63")
+	p.click("#view-text")
+	p.waitText("#node-data", `{"replicas":3,`)
+
+	// Search by path prefix, and copy a path.
+	p.typeInto("#search", "/app/co\uE007") // Enter
+	p.waitText("#search-results", "/app/config")
+	p.click("#copy-path")
+	p.waitText("#copied", "copied")
 
 	// A large directory comes a page at a time.
 	p.click(nodeCSS("/app/big", ".twisty"))
