@@ -30,18 +30,33 @@ func runBinary(t *testing.T, stdin string, env []string, args ...string) (string
 }
 
 // TestFlagsAfterArguments: flags written after a subcommand's arguments
-// are honored (status, members, shell), an unknown one is refused
-// (digest), and the shell's command keeps its own options (ls -s).
+// are honored (members, status, shell), an unknown one is refused
+// (digest), and the shell's command keeps its own options (ls -s). A
+// command that takes no arguments refuses them (server, status).
 func TestFlagsAfterArguments(t *testing.T) {
-	// status: --json after an argument gives JSON (the member is down).
-	out, _, code := runBinary(t, "", nil, "status", "extra", "--server", "127.0.0.1:1", "--json")
+	// members: --server and --timeout after the id (the member is down).
+	_, errs, code := runBinary(t, "", nil, "members", "remove", "3", "--server", "127.0.0.1:1", "--timeout", "1s")
+	if code != 1 || !strings.Contains(errs, "connect to 127.0.0.1:1: no session") {
+		t.Errorf("members remove 3 --server --timeout: exit %d:\n%s", code, errs)
+	}
+	// status takes no arguments: one is refused, and its late flags work.
+	_, errs, code = runBinary(t, "", nil, "status", "extra", "--server", "127.0.0.1:1", "--json")
+	if code != 1 || !strings.Contains(errs, `zkraft: status: unexpected argument "extra"`) {
+		t.Errorf("status extra: exit %d:\n%s", code, errs)
+	}
+	out, _, code := runBinary(t, "", nil, "status", "--server", "127.0.0.1:2", "-o", "json", "--timeout", "1s")
 	var statuses []memberStatus
-	if err := json.Unmarshal([]byte(out), &statuses); err != nil || code != 1 || len(statuses) != 1 || statuses[0].Address != "127.0.0.1:1" {
-		t.Errorf("status extra --server --json: exit %d, %v:\n%s", code, err, out)
+	if err := json.Unmarshal([]byte(out), &statuses); err != nil || code != 1 || len(statuses) != 1 || statuses[0].Address != "127.0.0.1:2" {
+		t.Errorf("status --server -o json: exit %d, %v:\n%s", code, err, out)
+	}
+	// server zoo.cfg (zkServer.sh's form) is refused, not run with defaults.
+	_, errs, code = runBinary(t, "", nil, "server", "zoo.cfg", "--log-level", "warn")
+	if code != 1 || !strings.Contains(errs, `zkraft: server: unexpected argument "zoo.cfg"`) {
+		t.Errorf("server zoo.cfg: exit %d:\n%s", code, errs)
 	}
 
 	// digest: an unknown flag after the arguments is refused.
-	_, errs, code := runBinary(t, "", nil, "digest", "a:b", "--bogus")
+	_, errs, code = runBinary(t, "", nil, "digest", "a:b", "--bogus")
 	if code == 0 || !strings.Contains(errs, "flag provided but not defined: -bogus") {
 		t.Errorf("digest a:b --bogus: exit %d:\n%s", code, errs)
 	}

@@ -24,6 +24,8 @@ func main() {
 	// --version (urfave's -v is kept for nothing else) prints the line
 	// `zkraft version` prints, and nothing more.
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, c.App.Version) }
+	// `zkraft server zoo.cfg` is refused, not run with the defaults.
+	cliargs.RefuseArguments(app.Commands)
 	// Flags after a subcommand's arguments are honored (or refused), not
 	// taken for arguments; the shell's own command options stay its own.
 	if err := app.Run(cliargs.Reorder(app.Commands, os.Args, "shell")); err != nil {

@@ -115,3 +115,31 @@ func TestReorderShellKeepsCommandOptions(t *testing.T) {
 		t.Errorf("shell -e ls /: %v %v", flags, err)
 	}
 }
+
+// TestRefuseArguments: a command declaring no arguments fails when given
+// one (after the flags were reordered too); one declaring some, and a
+// command without arguments, run.
+func TestRefuseArguments(t *testing.T) {
+	ran := ""
+	cmds := []*cli.Command{
+		{Name: "server", Flags: []cli.Flag{&cli.StringFlag{Name: "config"}}, Action: func(*cli.Context) error { ran = "server"; return nil }},
+		{Name: "digest", ArgsUsage: "USER:PASSWORD", Action: func(*cli.Context) error { ran = "digest"; return nil }},
+		{Name: "members", Subcommands: []*cli.Command{{Name: "list", Action: func(*cli.Context) error { ran = "list"; return nil }}}},
+	}
+	RefuseArguments(cmds)
+	app := &cli.App{Name: "zkraft", Commands: cmds, Writer: &bytes.Buffer{}, ErrWriter: &bytes.Buffer{}}
+	run := func(args ...string) error {
+		ran = ""
+		return app.Run(Reorder(cmds, append([]string{"zkraft"}, args...)))
+	}
+	for _, args := range [][]string{{"server", "zoo.cfg"}, {"server", "--config", "a", "zoo.cfg"}, {"members", "list", "x"}} {
+		if err := run(args...); err == nil || !strings.Contains(err.Error(), `unexpected argument`) || ran != "" {
+			t.Errorf("%v: %v (ran %q)", args, err, ran)
+		}
+	}
+	for args, want := range map[string]string{"server --config a": "server", "digest a:b": "digest", "members list": "list"} {
+		if err := run(strings.Fields(args)...); err != nil || ran != want {
+			t.Errorf("%s: %v (ran %q)", args, err, ran)
+		}
+	}
+}
