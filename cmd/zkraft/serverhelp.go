@@ -40,6 +40,7 @@ var serverFlagPrefixes = []struct{ prefix, category string }{
 	{"metrics-", catObservability},
 	{"log-", catObservability},
 	{"admin-", catObservability},
+	{"console", catObservability}, // the web console beside the AdminServer
 	{"snap", catStorage},
 }
 
