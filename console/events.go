@@ -40,6 +40,8 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer ws.close()
+	l.liveIDs.Store(ws.id, struct{}{})
+	defer l.liveIDs.Delete(ws.id)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")

@@ -27,6 +27,7 @@ type login struct {
 	streams  atomic.Int32  // live event streams open
 	ended    chan struct{} // closed when the login ends: its streams end too
 	endOnce  sync.Once
+	liveIDs  sync.Map // ZooKeeper session ids of its streams' watch sessions (int64 → struct{})
 }
 
 // close ends the login's ZooKeeper session (its ephemerals go with it)

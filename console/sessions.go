@@ -13,7 +13,8 @@ const (
 type sessionJSON struct {
 	ID         string   `json:"id"`
 	TimeoutMs  int32    `json:"timeoutMs"`
-	Yours      bool     `json:"yours,omitempty"` // the login's own session
+	Yours      bool     `json:"yours,omitempty"`    // the login's own session
+	LiveView   bool     `json:"liveView,omitempty"` // the session of one of the login's live streams
 	Ephemerals []string `json:"ephemerals"`
 	Hidden     int      `json:"hidden,omitempty"` // ephemerals the login may not read
 }
@@ -45,8 +46,9 @@ func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 	var checks []check
 	out.Sessions = make([]sessionJSON, len(all))
 	for i, s := range all {
+		_, live := l.liveIDs.Load(s.ID)
 		out.Sessions[i] = sessionJSON{ID: hex(s.ID), TimeoutMs: s.TimeoutMs, Yours: s.ID == l.conn.SessionID(),
-			Ephemerals: make([]string, len(s.Ephemerals))}
+			LiveView: live, Ephemerals: make([]string, len(s.Ephemerals))}
 		for j := range s.Ephemerals {
 			if len(checks) == maxEphemeralsShown {
 				out.Truncated = true

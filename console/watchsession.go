@@ -18,6 +18,7 @@ import (
 // client: the watch's notifications are filtered by the identity's READ
 // permission.
 type watchSession struct {
+	id     int64 // its ZooKeeper session id
 	nc     net.Conn
 	events chan watchEvent
 	done   chan struct{}
@@ -91,6 +92,7 @@ func (ws *watchSession) handshake(br *bufio.Reader, user, password, root string,
 	if err := jute.Unmarshal(frame, &cr); err != nil || cr.SessionID == 0 {
 		return errors.New("connect: the server opened no session")
 	}
+	ws.id = cr.SessionID
 	if user != "" {
 		if err := ws.send(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(user + ":" + password)}); err != nil {
 			return err

@@ -417,5 +417,6 @@ func TestConsoleEnsembleInBrowser(t *testing.T) {
 	p.waitText("#oplat", "create")
 	p.waitText("#sessions", "/svc/eph")
 	p.waitText("#sessions", "(you)")
+	p.waitText("#sessions", "(your live view)")
 	p.screenshot("console-ensemble.png")
 }
