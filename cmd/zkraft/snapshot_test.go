@@ -146,6 +146,16 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("a refused save left %d files", len(entries))
 	}
+	// With "/" open to anyone, any credentials hold every permission on
+	// it; without ADMIN for world, a user's do not.
+	if _, err := c.SetACL("/", zk.WorldACL(zk.PermAll&^zk.PermAdmin), -1); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, ok = runZkraft(t, nil, "snapshot", "save", "--admin-addr", follower.adminAddr, "--auth", "digest:user:pw", file)
+	if ok || !strings.Contains(errOut, "403 Forbidden") || !strings.Contains(errOut, "lack a permission on /") {
+		t.Fatalf("save with credentials lacking ADMIN on /: ok=%v, stderr %q", ok, errOut)
+	}
+	want = dumpTree(t, leader.clientAddr, "/zookeeper/config")
 	out, errOut, ok := runZkraft(t, nil, "snapshot", "save", "--admin-addr", follower.adminAddr, "--auth", "digest:super:secret", file)
 	if !ok {
 		t.Fatalf("save: %s", errOut)
