@@ -79,3 +79,7 @@ func (f *Follower) Apply(t zkdata.Txn) error {
 	f.tree.AdvanceZxid(t.Zxid)
 	return nil
 }
+
+// FollowTree goes on from a tree a Follower held before (saved and read
+// back): its last zxid is the last transaction applied to it.
+func FollowTree(t *znode.Tree) *Follower { return &Follower{tree: t} }

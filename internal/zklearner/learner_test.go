@@ -255,6 +255,29 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		sameSessions(t, lead, l)
 	})
 
+	// A learner restarted from the state its predecessor saved syncs by
+	// DIFF, as a ZooKeeper observer restarted on its data directory.
+	t.Run("restart from saved state", func(t *testing.T) {
+		stop()
+		var saved bytes.Buffer
+		if err := l.SaveState(&saved); err != nil {
+			t.Fatal(err)
+		}
+		workload(t, c, 5)
+		var err error
+		l, err = Resume(l.cfg, &saved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop = runLearner(parent, l)
+		st := caughtUp(t, e, lead, l)
+		if st.LastSync != SyncDiff || st.Syncs != 1 {
+			t.Errorf("sync after a restart from saved state %s (%d syncs), want DIFF", st.LastSync, st.Syncs)
+		}
+		sameTree(t, c, l)
+		sameSessions(t, lead, l)
+	})
+
 	t.Run("leader change", func(t *testing.T) {
 		syncs := l.Status().Syncs
 		c.Close()
