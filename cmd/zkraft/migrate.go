@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -36,7 +41,9 @@ func followCommand() *cli.Command {
 			"server.M=host:port:port:observer line, peerType=observer, dataDir holding myid), connects to the ZooKeeper\n" +
 			"leader's quorum port, syncs (DIFF, SNAP or TRUNC) and applies every committed transaction at ZooKeeper's zxid\n" +
 			"and time, following leader changes, until SIGINT or SIGTERM. It logs its progress and, with --check-digests,\n" +
-			"compares its tree's digest with the one ZooKeeper 3.6+ stamps on every transaction. It serves no clients.",
+			"compares its tree's digest with the one ZooKeeper 3.6+ stamps on every transaction. On exit it saves the\n" +
+			"followed tree in dataDir/" + followState + ", and starts from it the next time, so the leader syncs it by DIFF.\n" +
+			"It serves no clients.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
 			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
@@ -55,11 +62,20 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	cfg, err := followConfig(c, log)
+	cfg, dataDir, err := followConfig(c, log)
 	if err != nil {
 		return err
 	}
-	l := zklearner.New(cfg)
+	unlock, err := lockDataDir(dataDir)
+	if err != nil {
+		return fmt.Errorf("migrate follow: %w", err)
+	}
+	defer unlock()
+	statePath := filepath.Join(dataDir, followState)
+	l, err := resumeFollowing(cfg, statePath, log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	done := make(chan struct{})
@@ -76,6 +92,9 @@ func runFollow(c *cli.Context) error {
 	}
 	st := l.Status()
 	logFollowStatus(log, st)
+	if err := saveFollowing(l, statePath); err != nil {
+		return err
+	}
 	printFollowSummary(c.App.Writer, l, cfg.CheckDigests)
 	if st.DigestMismatches > 0 {
 		return fmt.Errorf("migrate follow: %d of %d transactions' digests differed from ZooKeeper's", st.DigestMismatches, st.DigestsChecked)
@@ -87,23 +106,23 @@ func runFollow(c *cli.Context) error {
 // zoo.cfg: ZooKeeper's voting servers are the addresses to try, this
 // server's line must be an observer's (a participant's would be counted
 // in ZooKeeper's quorum), and initLimit and syncLimit give the timeouts.
-func followConfig(c *cli.Context, log *zap.Logger) (zklearner.Config, error) {
+func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir string, _ error) {
 	st := defaultSettings()
 	zc, err := loadZooConfig(c.String("config"))
 	if err != nil {
-		return zklearner.Config{}, err
+		return zklearner.Config{}, "", err
 	}
 	if err := st.applyZooConfig(zc, log); err != nil {
-		return zklearner.Config{}, err
+		return zklearner.Config{}, "", err
 	}
 	if c.IsSet("id") {
 		if c.Uint("id") == 0 || c.Uint("id") > 255 {
-			return zklearner.Config{}, fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
+			return zklearner.Config{}, "", fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
 		}
 		st.ServerID, st.idSet = uint8(c.Uint("id")), true
 	}
 	if err := st.resolveMembers(c); err != nil {
-		return zklearner.Config{}, err
+		return zklearner.Config{}, "", err
 	}
 	cfg := zklearner.Config{
 		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
@@ -113,15 +132,66 @@ func followConfig(c *cli.Context, log *zap.Logger) (zklearner.Config, error) {
 	for _, m := range st.Members {
 		switch {
 		case m.ID == st.ServerID && !m.Observer:
-			return zklearner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
+			return zklearner.Config{}, "", fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
 		case !m.Observer:
 			cfg.Servers = append(cfg.Servers, m.Addr)
 		}
 	}
 	if len(cfg.Servers) == 0 {
-		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", c.String("config"))
+		return zklearner.Config{}, "", fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", c.String("config"))
 	}
-	return cfg, nil
+	return cfg, st.DataDir, nil
+}
+
+// followState is the file in the observer's dataDir holding the tree it
+// followed, saved on exit.
+const followState = "zkraft-observer.state"
+
+// resumeFollowing starts from the tree saved at path, or from nothing
+// when there is none.
+func resumeFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zklearner.Learner, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return zklearner.New(cfg), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("migrate follow: %w", err)
+	}
+	defer f.Close()
+	l, err := zklearner.Resume(cfg, bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return nil, fmt.Errorf("migrate follow: %s (delete it to sync from nothing): %w", path, err)
+	}
+	log.Info("resuming from the saved tree", zap.String("file", path), zap.String("zxid", fmt.Sprintf("%#x", l.Status().LastZxid)))
+	return l, nil
+}
+
+// saveFollowing writes the followed tree to path, atomically: a crash
+// leaves the previous file or none.
+func saveFollowing(l *zklearner.Learner, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), followState+".*")
+	if err != nil {
+		return fmt.Errorf("migrate follow: saving the tree: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	err = l.SaveState(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate follow: saving the tree: %w", err)
+	}
+	return nil
 }
 
 func logFollowStatus(log *zap.Logger, st zklearner.Status) {

@@ -23,7 +23,8 @@ import (
 // 3.8 ensemble, configured as an operator adds an Observer, while a
 // client writes; it follows a leader kill, and on SIGTERM reports the
 // leader's last zxid with every transaction's digest equal to
-// ZooKeeper's. A participant line for its own id is refused.
+// ZooKeeper's; restarted, it resumes from the tree it saved and is synced
+// by DIFF. A participant line for its own id is refused.
 func TestMigrateFollow(t *testing.T) {
 	e := zktest.Start(t)
 	dir := t.TempDir()
@@ -63,73 +64,102 @@ func TestMigrateFollow(t *testing.T) {
 	}
 	write(20)
 
-	cmd := exec.Command(zkraftBinary(t), "migrate", "follow", "--config", cfg, "--check-digests",
-		"--status-interval", "100ms", "--log-format", "json")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	// follow starts zkraft migrate follow; caughtUp waits for its status
+	// line with the leader's last zxid; stop sends SIGTERM and returns its
+	// summary.
+	type follower struct {
+		cmd    *exec.Cmd
+		stdout *bytes.Buffer
+		status chan map[string]any
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
-	status := make(chan map[string]any, 1000)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "following" {
-				status <- line
-			}
+	follow := func() *follower {
+		t.Helper()
+		f := &follower{stdout: &bytes.Buffer{}, status: make(chan map[string]any, 1000)}
+		f.cmd = exec.Command(zkraftBinary(t), "migrate", "follow", "--config", cfg, "--check-digests",
+			"--status-interval", "100ms", "--log-format", "json")
+		f.cmd.Stdout = f.stdout
+		stderr, err := f.cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-		close(status)
-	}()
-	// caughtUp waits for a status line with the leader's last zxid.
-	caughtUp := func(lead *zktest.Server) {
+		if err := f.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.cmd.Process.Kill() })
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				var line map[string]any
+				if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "following" {
+					f.status <- line
+				}
+			}
+			close(f.status)
+		}()
+		return f
+	}
+	caughtUp := func(f *follower, lead *zktest.Server) map[string]any {
 		t.Helper()
 		want := e.LastZxid(lead)
 		deadline := time.After(60 * time.Second)
 		for {
 			select {
-			case line, ok := <-status:
+			case line, ok := <-f.status:
 				if !ok {
-					t.Fatalf("migrate follow exited: %s", stdout.String())
+					t.Fatalf("migrate follow exited: %s", f.stdout.String())
 				}
 				z, _ := strconv.ParseInt(strings.TrimPrefix(fmt.Sprint(line["zxid"]), "0x"), 16, 64)
 				if line["synced"] == true && z >= want {
-					return
+					return line
 				}
 			case <-deadline:
 				t.Fatalf("migrate follow did not reach zxid %#x", want)
 			}
 		}
 	}
-	caughtUp(lead)
+	stop := func(f *follower) string {
+		t.Helper()
+		if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		for range f.status {
+		}
+		if err := f.cmd.Wait(); err != nil {
+			t.Fatalf("migrate follow: %v\n%s", err, f.stdout.String())
+		}
+		return f.stdout.String()
+	}
+
+	f := follow()
+	if st := caughtUp(f, lead); st["lastSync"] != "SNAP" {
+		t.Errorf("first sync %v, want SNAP", st["lastSync"])
+	}
 	write(20)
-	caughtUp(lead)
+	caughtUp(f, lead)
 	e.Kill(lead)
 	lead = e.Leader()
 	write(20)
-	caughtUp(lead)
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for range status {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("migrate follow: %v\n%s", err, stdout.String())
-	}
-	out := stdout.String()
+	caughtUp(f, lead)
+	out := stop(f)
 	want := e.LastZxid(lead)
-	for _, s := range []string{fmt.Sprintf("last zxid       %#x", want), "digests         ", " checked, 0 differed"} {
+	for _, s := range []string{fmt.Sprintf("last zxid       %#x", want), " checked, 0 differed"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("summary lacks %q:\n%s", s, out)
 		}
 	}
 	if strings.Contains(out, "digests         0 checked") {
 		t.Errorf("no digest checked:\n%s", out)
+	}
+
+	// Restarted, it resumes from the tree it saved: a DIFF.
+	write(20)
+	f = follow()
+	if st := caughtUp(f, lead); st["lastSync"] != "DIFF" || st["syncs"] != float64(1) {
+		t.Errorf("after a restart: %v syncs, the last %v; want one DIFF", st["syncs"], st["lastSync"])
+	}
+	write(5)
+	caughtUp(f, lead)
+	if out := stop(f); !strings.Contains(out, " checked, 0 differed") || !strings.Contains(out, "(last: DIFF)") {
+		t.Errorf("summary after the restart:\n%s", out)
 	}
 }
