@@ -22,9 +22,10 @@ import (
 // command's flags moved in front of its positional arguments. commands are
 // the App's commands. The commands named in passThrough (top-level names,
 // e.g. "shell") take a command line with options of its own as their
-// arguments: after their first positional argument only their flags with
-// names of two letters or more move (--server, -timeout), everything else
-// (ls -s, create -e) stays where it is for the command to parse.
+// arguments: after their first positional argument only their long flags
+// written with two dashes move (--server, --timeout); everything else
+// (ls -s, create -e, reconfig -file) stays where it is for the command to
+// parse.
 func Reorder(commands []*cli.Command, args []string, passThrough ...string) []string {
 	if len(args) < 2 {
 		return args
@@ -72,7 +73,7 @@ func reorderCommand(cmd *cli.Command, args []string, pass bool) []string {
 		}
 		name, hasValue := flagName(tok)
 		f := lookup(cmd, name)
-		if pass && len(positional) > 0 && (f == nil || len(name) < 2) {
+		if pass && len(positional) > 0 && (f == nil || len(name) < 2 || !strings.HasPrefix(tok, "--")) {
 			positional = append(positional, tok) // the shell command's option
 			continue
 		}

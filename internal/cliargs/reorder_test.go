@@ -15,7 +15,7 @@ import (
 func testCommands(got *[]string, flags *map[string]string) []*cli.Command {
 	record := func(c *cli.Context) error {
 		*got = c.Args().Slice()
-		*flags = map[string]string{"server": c.String("server"), "output": c.String("output")}
+		*flags = map[string]string{"server": c.String("server"), "output": c.String("output"), "file": c.String("file")}
 		for _, n := range []string{"json", "e"} {
 			if c.Bool(n) {
 				(*flags)[n] = "true"
@@ -29,6 +29,7 @@ func testCommands(got *[]string, flags *map[string]string) []*cli.Command {
 			&cli.BoolFlag{Name: "json"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}},
 			&cli.BoolFlag{Name: "e"},
+			&cli.StringFlag{Name: "file"},
 		}
 	}
 	return []*cli.Command{
@@ -99,15 +100,17 @@ func TestReorderKeepsArgumentsAfterDoubleDash(t *testing.T) {
 }
 
 // TestReorderShellKeepsCommandOptions: after the shell's command only the
-// shell's long flags move; single letters (create -e, ls -s) and unknown
-// options stay in the command line the shell parses.
+// shell's long flags written with two dashes move; single letters
+// (create -e, ls -s), single-dash words (reconfig -file, though the shell
+// has a --file) and unknown options stay in the command line the shell
+// parses.
 func TestReorderShellKeepsCommandOptions(t *testing.T) {
-	got, flags, err := run(t, "shell", "create", "-e", "/x", "--server", "h:1", "-s", "--bogus", "-o", "json", "--output", "json")
+	got, flags, err := run(t, "shell", "create", "-e", "/x", "--server", "h:1", "-s", "--bogus", "-o", "json", "--output", "json", "-file", "f")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"create", "-e", "/x", "-s", "--bogus", "-o", "json"}
-	if !slices.Equal(got, want) || flags["server"] != "h:1" || flags["e"] != "" || flags["output"] != "json" {
+	want := []string{"create", "-e", "/x", "-s", "--bogus", "-o", "json", "-file", "f"}
+	if !slices.Equal(got, want) || flags["server"] != "h:1" || flags["e"] != "" || flags["output"] != "json" || flags["file"] != "" {
 		t.Errorf("args %q flags %v, want %q", got, flags, want)
 	}
 	// Before the command, the shell's flags are all its own.
