@@ -115,10 +115,6 @@ func adminAuth(c *cli.Context) (string, error) {
 		return "digest " + cr.Cred, nil
 	case "ip":
 		return "ip", nil
-	case "super":
-		// cliflags reads super:password as a scheme of that name; the
-		// AdminServer has none, and it is the super user's digest.
-		return "digest super:" + cr.Cred, nil
 	}
 	return "", fmt.Errorf("--auth: the AdminServer takes digest (or ip) credentials, not %s", cr)
 }
