@@ -17,7 +17,7 @@ func TestServerHelpGrouped(t *testing.T) {
 		name := f.Names()[0]
 		cf, ok := f.(cli.CategorizableFlag)
 		if name != "config" && (!ok || cf.GetCategory() == "") {
-			t.Errorf("--%s has no category: add it to serverFlagCategories (serverhelp.go)", name)
+			t.Errorf("--%s has no category: give its entry in serverSettings (settingsdata.go) a Topic", name)
 		}
 	}
 	out, err := runApp("server", "--help")

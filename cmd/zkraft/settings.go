@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -98,155 +97,46 @@ func defaultSettings() settings {
 	}
 }
 
-// knownIgnored are zoo.cfg keys that are valid for ZooKeeper but have no
-// meaning here (JVM, purging of ZooKeeper's own files...).
-var knownIgnored = map[string]bool{
-	"autopurge.snapRetainCount": true, "autopurge.purgeInterval": true,
-	"standaloneEnabled": true, "preAllocSize": true, "peerType": true, // the :observer suffix of server.N says it
-	"metricsProvider.className": true, "metricsProvider.exportJvmInfo": true,
-}
-
-// applyZooConfig overlays zoo.cfg keys. Unknown keys are logged once, never
-// fatal, so an operator's existing file works unchanged.
+// applyZooConfig overlays zoo.cfg keys, each by its entry in
+// serverSettings. Unknown keys are logged once, never fatal, so an
+// operator's existing file works unchanged.
 func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
-	var clientPort, clientAddr, metricsHost, metricsPort, securePort, secureAddr string
 	// ZooKeeper's AdminServer is on unless admin.enableServer=false, on
 	// 0.0.0.0:8080 unless admin.serverAddress / admin.serverPort say else.
-	adminOn, adminHost, adminPort := true, "0.0.0.0", "8080"
+	z := &zooParts{adminOn: true, adminHost: "0.0.0.0", adminPort: "8080"}
+	_, dynamic := cfg.values["dynamicConfigFile"]
 	for _, k := range cfg.keys {
 		v := cfg.values[k]
-		var err error
-		if s.applySecurityKey(strings.TrimPrefix(k, "zookeeper."), v) {
-			continue
+		if dynamic && isMemberKey(k) {
+			return fmt.Errorf("zoo.cfg: parameter: %s must be in a separate dynamic config file", k)
 		}
-		if ok, err := s.adminHTTPSKey(k, v); ok {
+		if strings.HasPrefix(k, "server.") {
+			sl, err := parseMemberLine(k, v)
 			if err != nil {
 				return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 			}
+			s.Members = append(s.Members, sl)
 			continue
 		}
-		if ok, err := s.consoleKey(k, v); ok {
-			if err != nil {
-				return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
-			}
+		if strings.HasPrefix(k, "authProvider.") {
+			continue // ip, digest, x509 and sasl are built in
+		}
+		known, ok := zooKeyIndex[k]
+		if !ok {
+			warnUnknownKey(log, k)
 			continue
 		}
-		switch k {
-		case "secureClientPort":
-			securePort = v
-		case "secureClientPortAddress":
-			secureAddr = v
-		case "dataDir":
-			s.DataDir = v
-		case "dataLogDir":
-			s.DataLogDir = v
-		case "forceSync", "zookeeper.forceSync":
-			s.NoSync = v == "no" // as ZooKeeper: only "no" turns syncing off
-		case "clientPort":
-			clientPort = v
-		case "clientPortAddress":
-			clientAddr = v
-		case "tickTime":
-			s.TickTime, err = millis(v)
-		case "minSessionTimeout":
-			s.MinSessionTimeout, err = millis(v)
-		case "maxSessionTimeout":
-			s.MaxSessionTimeout, err = millis(v)
-		case "maxClientCnxns":
-			s.MaxClientCnxns, err = strconv.Atoi(v)
-		case "globalOutstandingLimit", "zookeeper.globalOutstandingLimit":
-			s.OutstandingLimit, err = strconv.Atoi(v)
-		case "leaderServes", "zookeeper.leaderServes":
-			s.LeaderServesNot = v == "no"
-		case "maxCnxns", "zookeeper.maxCnxns":
-			if s.MaxCnxns, err = strconv.Atoi(v); s.MaxCnxns < 0 {
-				s.MaxCnxns = 0 // ZooKeeper: negative means the default, no limit
-			}
-		case "jute.maxbuffer":
-			s.JuteMaxBuffer, err = parseIntAuto(v)
-		case "4lw.commands.whitelist":
-			s.FourLetterWords = splitList(v)
-			err = checkFourLetterWords(s.FourLetterWords)
-		case "audit.enable", "zookeeper.audit.enable":
-			s.Audit = v == "true"
-		case "skipACL", "zookeeper.skipACL":
-			s.SkipACL = v == "yes"
-		case "enforceQuota", "zookeeper.enforceQuota":
-			s.EnforceQuota = v == "true"
-		case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
-			s.ExtendedTypes, err = strconv.ParseBool(v)
-		case "superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
-			s.SuperDigest = v
-			err = checkSuperDigest(v)
-		case "znode.container.checkIntervalMs":
-			s.ContainerInterval, err = millis(v)
-		case "snapCount":
-			s.SnapCount, err = strconv.ParseUint(v, 10, 64)
-		case "fsync.warningthresholdms", "zookeeper.fsync.warningthresholdms":
-			var ms int64
-			if ms, err = strconv.ParseInt(v, 10, 64); err == nil {
-				// Longer than ms whole milliseconds; 0 or less: any sync
-				// of a millisecond or more (ensemble.Config.FsyncWarning).
-				s.FsyncWarning = max(time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond, time.Nanosecond)
-			}
-		case "snapSizeLimitInKb", "zookeeper.snapSizeLimitInKb":
-			var kb int64
-			if kb, err = strconv.ParseInt(v, 10, 64); err == nil {
-				s.SnapSizeLimit = max(kb, 0) << 10 // ZooKeeper: <= 0 turns the limit off
-				if kb > math.MaxInt64>>10 {
-					s.SnapSizeLimit = math.MaxInt64
-				}
-			}
-		case "metricsProvider.httpPort":
-			metricsPort = v
-		case "metricsProvider.httpHost":
-			metricsHost = v
-		case "admin.enableServer":
-			adminOn, err = strconv.ParseBool(v)
-		case "admin.serverAddress":
-			adminHost = v
-		case "admin.serverPort":
-			adminPort = v
-		case "admin.commandURL":
-			s.AdminCommandURL = v
-		case "admin.rateLimiterIntervalInMS":
-			if s.AdminRateLimit, err = millis(v); err == nil && s.AdminRateLimit == 0 {
-				s.AdminRateLimit = -1 // 0: no limit (unset means 5 minutes)
-			}
-		case "admin.idleTimeout":
-			s.AdminIdleTimeout, err = millis(v)
-		case "readonlymode.enabled":
-			s.ReadOnlyMode, err = strconv.ParseBool(v)
-		case "reconfigEnabled":
-			s.ReconfigEnabled, err = strconv.ParseBool(v)
-		case "syncLimit":
-			s.SyncLimit, err = strconv.Atoi(v)
-		case "initLimit":
-			s.InitLimit, err = strconv.Atoi(v)
-		case "dynamicConfigFile":
-			err = s.applyDynamicConfig(v)
-		default:
-			if _, dyn := cfg.values["dynamicConfigFile"]; dyn && isMemberKey(k) {
-				return fmt.Errorf("zoo.cfg: parameter: %s must be in a separate dynamic config file", k)
-			}
-			if strings.HasPrefix(k, "server.") {
-				var sl ensemble.Peer
-				if sl, err = parseMemberLine(k, v); err == nil {
-					s.Members = append(s.Members, sl)
-				}
-				break
-			}
-			if strings.HasPrefix(k, "authProvider.") {
-				break // ip, digest, x509 and sasl are built in
-			}
-			if !knownIgnored[k] {
-				warnUnknownKey(log, k)
-			}
+		if known.setting.zoo == nil {
+			continue
 		}
-		if err != nil {
+		if err := known.setting.zoo(s, z, known.key, v); err != nil {
 			return fmt.Errorf("zoo.cfg %s=%q: %w", k, v, err)
 		}
 	}
+	clientPort, clientAddr := z.clientPort, z.clientAddr
+	securePort, secureAddr := z.securePort, z.secureAddr
+	metricsHost, metricsPort := z.metricsHost, z.metricsPort
+	adminOn, adminHost, adminPort := z.adminOn, z.adminHost, z.adminPort
 	if err := s.checkEnforcedAuth(); err != nil {
 		return err
 	}
@@ -280,72 +170,6 @@ func (s *settings) applyZooConfig(cfg *zooConfig, log *zap.Logger) error {
 			port = clientPort
 		}
 		s.ClientAddr = net.JoinHostPort(host, port)
-	}
-	return nil
-}
-
-// applyFlags overlays flags the user set explicitly. Time flags take
-// milliseconds, as zoo.cfg does, or a Go duration ("2s").
-func (s *settings) applyFlags(c *cli.Context) error {
-	for _, f := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{"tick-time", &s.TickTime}, {"min-session-timeout", &s.MinSessionTimeout},
-		{"max-session-timeout", &s.MaxSessionTimeout}, {"container-check-interval", &s.ContainerInterval},
-	} {
-		if !c.IsSet(f.name) {
-			continue
-		}
-		d, err := millisOrDuration(c.String(f.name))
-		if err != nil {
-			return fmt.Errorf("--%s: %w", f.name, err)
-		}
-		*f.dst = d
-	}
-	for flag, dst := range map[string]*string{
-		"data-dir": &s.DataDir, "data-log-dir": &s.DataLogDir, "client-addr": &s.ClientAddr, "super-digest": &s.SuperDigest,
-		"metrics-addr": &s.MetricsAddr, "admin-addr": &s.AdminAddr, "jaas-config": &s.JAASConfig,
-		"secure-client-addr": &s.SecureClientAddr, "tls-keystore": &s.TLS.KeyStore,
-		"tls-keystore-password": &s.TLS.KeyStorePassword, "tls-truststore": &s.TLS.TrustStore,
-		"tls-truststore-password": &s.TLS.TrustStorePassword, "tls-client-auth": &s.TLS.ClientAuth,
-	} {
-		if c.IsSet(flag) {
-			*dst = c.String(flag)
-		}
-	}
-	for flag, dst := range map[string]*bool{
-		"extended-types": &s.ExtendedTypes, "no-sync": &s.NoSync, "audit": &s.Audit, "skip-acl": &s.SkipACL,
-		"enforce-quota": &s.EnforceQuota, "read-only-mode": &s.ReadOnlyMode,
-		"port-unification": &s.PortUnification, "reconfig-enabled": &s.ReconfigEnabled,
-		"console": &s.ConsoleEnabled, "console-writable": &s.ConsoleWritable, "admin-https": &s.AdminHTTPS,
-	} {
-		if c.IsSet(flag) {
-			*dst = c.Bool(flag)
-		}
-	}
-	for flag, dst := range map[string]*int{
-		"max-client-cnxns": &s.MaxClientCnxns, "jute-max-buffer": &s.JuteMaxBuffer,
-		"global-outstanding-limit": &s.OutstandingLimit,
-	} {
-		if c.IsSet(flag) {
-			*dst = c.Int(flag)
-		}
-	}
-	if c.IsSet("4lw-whitelist") {
-		s.FourLetterWords = splitList(c.String("4lw-whitelist"))
-		if err := checkFourLetterWords(s.FourLetterWords); err != nil {
-			return fmt.Errorf("--4lw-whitelist: %w", err)
-		}
-	}
-	if c.IsSet("super-digest") {
-		if err := checkSuperDigest(s.SuperDigest); err != nil {
-			return fmt.Errorf("--super-digest: %w", err)
-		}
-	}
-	if c.IsSet("id") {
-		s.ServerID = uint8(c.Uint("id"))
-		s.idSet = true
 	}
 	return nil
 }

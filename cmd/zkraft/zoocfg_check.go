@@ -56,27 +56,6 @@ func checkFourLetterWords(words []string) error {
 	return nil
 }
 
-// zooConfigKeys are the zoo.cfg keys applyZooConfig and applySecurityKey
-// take (besides server.N and authProvider.N), for suggesting one in place
-// of an unknown key.
-var zooConfigKeys = []string{
-	"dataDir", "dataLogDir", "clientPort", "clientPortAddress", "secureClientPort", "secureClientPortAddress",
-	"tickTime", "initLimit", "syncLimit", "minSessionTimeout", "maxSessionTimeout", "maxClientCnxns", "maxCnxns",
-	"globalOutstandingLimit", "leaderServes", "forceSync", "jute.maxbuffer", "4lw.commands.whitelist",
-	"audit.enable", "skipACL", "enforceQuota", "extendedTypesEnabled", "superDigest", "znode.container.checkIntervalMs",
-	"snapCount", "fsync.warningthresholdms", "snapSizeLimitInKb", "metricsProvider.httpPort", "metricsProvider.httpHost",
-	"admin.enableServer", "admin.serverAddress", "admin.serverPort", "admin.commandURL", "admin.rateLimiterIntervalInMS",
-	"admin.idleTimeout", "admin.forceHttps", "admin.needClientAuth", "console.enabled", "console.readOnly", "readonlymode.enabled", "reconfigEnabled", "dynamicConfigFile",
-	"ssl.keyStore.location", "ssl.keyStore.password", "ssl.keyStore.type", "ssl.trustStore.location",
-	"ssl.trustStore.password", "ssl.trustStore.type", "ssl.clientAuth", "ssl.protocol", "ssl.enabledProtocols",
-	"ssl.ciphersuites", "ssl.hostnameVerification", "X509AuthenticationProvider.superUser", "client.portUnification",
-	"sslQuorum", "superUser", "enforce.auth.enabled", "enforce.auth.schemes", "sessionRequireClientSASLAuth",
-	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal", "allowSaslFailedClients",
-	"sasl.serverconfig", "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket",
-	"autopurge.snapRetainCount", "autopurge.purgeInterval", "standaloneEnabled", "preAllocSize",
-	"metricsProvider.className", "metricsProvider.exportJvmInfo",
-}
-
 // warnUnknownKey logs a zoo.cfg key this server does not know, with the
 // known key nearest to it when it looks like a typo of one.
 func warnUnknownKey(log *zap.Logger, key string) {
@@ -91,7 +70,7 @@ func warnUnknownKey(log *zap.Logger, key string) {
 // or "".
 func nearestKey(key string) string {
 	best, bestDist := "", min(3, len(key)/3)+1
-	for _, k := range zooConfigKeys {
+	for _, k := range settingKeys() {
 		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
