@@ -399,26 +399,36 @@ function stopLive() {
   badge.className = "badge";
 }
 
-async function onChange(ev) {
+// Changes are applied in batches: a burst of writes (a recursive delete, a
+// bulk load) reloads each directory and the selected node once.
+const pending = { dirs: new Set(), node: false, flash: new Set(), timer: null };
+
+function onChange(ev) {
   const feed = $("#feed");
   feed.prepend(el("li", { class: ev.type }, `${new Date().toLocaleTimeString()}  ${ev.type}  ${ev.path}  ${ev.zxid}`));
   while (feed.children.length > 100) feed.lastChild.remove();
-  if (ev.type === "NodeCreated" || ev.type === "NodeDeleted") {
-    const parent = nodeLi(parentOf(ev.path));
-    if (parent && !parent.querySelector("ul").hidden) await expand(parent, true);
-    else if (parent) {
-      const r = await api("GET", `node?path=${q(parentOf(ev.path))}`);
-      if (r.body.stat) setInfo(parent, { numChildren: r.body.stat.numChildren });
+  if (ev.type === "NodeCreated" || ev.type === "NodeDeleted") pending.dirs.add(parentOf(ev.path));
+  if (ev.type === "NodeDeleted" && ev.path === state.selected) setMessage("This node was deleted.", true);
+  else if (ev.path === state.selected || parentOf(ev.path) === state.selected) pending.node = true;
+  if (ev.type !== "NodeDeleted") pending.flash.add(ev.path);
+  if (!pending.timer) pending.timer = setTimeout(applyChanges, 100);
+}
+
+async function applyChanges() {
+  const dirs = [...pending.dirs], node = pending.node, flash = [...pending.flash];
+  pending.dirs.clear(); pending.flash.clear(); pending.node = false; pending.timer = null;
+  for (const dir of dirs) {
+    const li = nodeLi(dir);
+    if (!li) continue;
+    if (!li.querySelector("ul").hidden) await expand(li, true);
+    else {
+      const r = await api("GET", `node?path=${q(dir)}`);
+      if (r.body.stat) setInfo(li, { numChildren: r.body.stat.numChildren });
     }
-    const li = nodeLi(ev.path);
-    if (li) { li.classList.add("flash"); setTimeout(() => li.classList.remove("flash"), 1300); }
   }
-  if (ev.path === state.selected || parentOf(ev.path) === state.selected) {
-    if (ev.type === "NodeDeleted" && ev.path === state.selected) setMessage("This node was deleted.", true);
-    else await loadNode(false);
-  }
-  if (ev.type === "NodeDataChanged") {
-    const li = nodeLi(ev.path);
+  if (node && state.selected) await loadNode(false);
+  for (const p of flash) {
+    const li = nodeLi(p);
     if (li) { li.classList.add("flash"); setTimeout(() => li.classList.remove("flash"), 1300); }
   }
 }
