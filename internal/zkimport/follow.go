@@ -49,20 +49,32 @@ func (f *Follower) Tree() *znode.Tree { return f.tree }
 // transaction, a reconfig). An error means the transaction could not be
 // read, and the tree may hold part of it.
 func (f *Follower) Apply(t zkdata.Txn) error {
+	_, err := f.ApplyResults(t)
+	return err
+}
+
+// ApplyResults is Apply returning what applying the transaction gave
+// here: one result per change (one, or one per operation of a multi),
+// none for a transaction that changes nothing (an error transaction, a
+// reconfig, a check).
+func (f *Follower) ApplyResults(t zkdata.Txn) ([]*znode.Result, error) {
 	steps, err := convert(t)
 	if errors.Is(err, errSkip) {
 		f.Skipped++
 		f.tree.AdvanceZxid(t.Zxid)
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f.Replayed++
+	results := make([]*znode.Result, 0, len(steps))
 	for _, s := range steps {
-		code := replayStep(f.tree, s, t.Zxid)
+		res := replayStepResult(f.tree, s, t.Zxid)
+		results = append(results, res)
+		code := res.Err
 		if err := f.dangling.settle(f.tree, s, code); err != nil {
-			return fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
+			return nil, fmt.Errorf("zkimport: zxid %#x: %w", t.Zxid, err)
 		}
 		if s.txn.Type == jute.OpCreateSession && code == jute.OK && len(f.unowned[t.ClientID]) > 0 {
 			// Its ephemerals the snapshot held are its own now.
@@ -77,7 +89,7 @@ func (f *Follower) Apply(t zkdata.Txn) error {
 		}
 	}
 	f.tree.AdvanceZxid(t.Zxid)
-	return nil
+	return results, nil
 }
 
 // FollowTree goes on from a tree a Follower held before (saved and read

@@ -27,11 +27,18 @@ import (
 // caught a create and delete logged after it, that counts the create twice.
 // It returns the change's result code.
 func replayStep(tree *znode.Tree, s step, zxid int64) jute.ErrCode {
+	return replayStepResult(tree, s, zxid).Err
+}
+
+// replayStepResult is replayStep returning the change's whole result: its
+// code, reply and watch events.
+func replayStepResult(tree *znode.Tree, s step, zxid int64) *znode.Result {
 	switch s.kind {
 	case stepCreate:
 		parent := parentOf(s.path)
 		cv, pz, ok := tree.ChildMeta(parent)
-		code := apply(tree, s.txn, zxid).Err
+		res := apply(tree, s.txn, zxid)
+		code := res.Err
 		logged := s.parentCVersion
 		if logged == -1 {
 			logged = cv + 1
@@ -45,17 +52,17 @@ func replayStep(tree *znode.Tree, s step, zxid int64) jute.ErrCode {
 		case code == jute.ErrNodeExists && s.repair && logged > cv:
 			tree.SetChildMeta(parent, logged, zxid)
 		}
-		return code
+		return res
 	case stepDelete:
 		// A delete that succeeds raises the pzxid itself, never lowering it.
-		code := apply(tree, s.txn, zxid).Err
-		if code == jute.ErrNoNode {
+		res := apply(tree, s.txn, zxid)
+		if res.Err == jute.ErrNoNode {
 			parent := parentOf(s.path)
 			if cv, pz, ok := tree.ChildMeta(parent); ok && zxid > pz {
 				tree.SetChildMeta(parent, cv, zxid)
 			}
 		}
-		return code
+		return res
 	case stepClose:
 		for _, p := range s.paths {
 			del := &znode.Txn{Type: jute.OpDelete, Session: s.txn.Session, Time: s.txn.Time, Ids: replayer,
@@ -64,9 +71,9 @@ func replayStep(tree *znode.Tree, s step, zxid int64) jute.ErrCode {
 		}
 		// Then the session goes, with any ephemerals it holds that were
 		// not logged (ZooKeeper's ephemerals of the session).
-		return apply(tree, s.txn, zxid).Err
+		return apply(tree, s.txn, zxid)
 	}
-	return apply(tree, s.txn, zxid).Err
+	return apply(tree, s.txn, zxid)
 }
 
 // parentOf is the path of a znode's parent: "/" for a child of the root,

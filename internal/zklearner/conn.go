@@ -197,6 +197,7 @@ func (c *conn) sync(newEpoch int64) error {
 			}
 			l.mu.Lock()
 			l.status.Leader, l.status.Synced, l.status.Epoch = c.addr, true, newEpoch
+			l.cur = c
 			l.status.LastSync = kind
 			l.status.Syncs++
 			l.notify()
@@ -242,6 +243,12 @@ func (c *conn) stream() error {
 			if err := c.inform(p); err != nil {
 				return err
 			}
+		case pktRevalidate:
+			if err := l.fw.revalidated(p.data); err != nil {
+				return err
+			}
+		case pktSync:
+			l.fw.synced()
 		}
 	}
 }
@@ -250,6 +257,10 @@ func (c *conn) stream() error {
 // timeout) pairs, never null: the leader reads it unchecked.
 func (c *conn) touches() []byte {
 	b := []byte{}
+	for id, timeout := range c.l.fw.touches() {
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.BigEndian.AppendUint32(b, uint32(timeout))
+	}
 	if c.l.cfg.Touches == nil {
 		return b
 	}

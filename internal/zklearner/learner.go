@@ -96,6 +96,10 @@ type Learner struct {
 	status                      Status
 	// changed is closed and replaced whenever status changes.
 	changed chan struct{}
+	// cur is the connection to the leader once synced, nil otherwise.
+	cur *conn
+	// fw holds the requests forwarded to the leader (forward.go).
+	fw forwarding
 }
 
 // New returns a Learner starting from an empty tree (zxid 0): its first
@@ -192,14 +196,17 @@ func (l *Learner) setDisconnected() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.status.Leader, l.status.Synced = "", false
+	l.cur = nil
 	l.notify()
+	l.fw.lost()
 }
 
 // apply applies one transaction of the leader's.
 func (l *Learner) apply(t zkdata.Txn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.f.Apply(t); err != nil {
+	results, err := l.f.ApplyResults(t)
+	if err != nil {
 		return err
 	}
 	l.status.LastZxid = l.f.Tree().LastZxid()
@@ -211,6 +218,7 @@ func (l *Learner) apply(t zkdata.Txn) error {
 		l.cfg.OnApply(t, l.f.Tree())
 	}
 	l.notify()
+	l.fw.delivered(t, results)
 	return nil
 }
 

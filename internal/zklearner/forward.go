@@ -1,0 +1,265 @@
+package zklearner
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Errors of forwarded requests.
+var (
+	// ErrNotSynced: the learner follows no leader now.
+	ErrNotSynced = errors.New("zklearner: not following a leader")
+	// ErrLeaderLost: the connection to the leader ended before the
+	// request's outcome arrived; it may or may not have been applied.
+	ErrLeaderLost = errors.New("zklearner: the connection to the leader ended before the outcome")
+)
+
+// Outcome is what became of a request forwarded to the leader: the
+// transaction the leader made of it, applied here.
+type Outcome struct {
+	Txn zkdata.Txn
+	// Err is an error transaction's code (the request failed on the
+	// leader); OK otherwise. A failed multi is a multi of error
+	// transactions, its codes in Txn.
+	Err jute.ErrCode
+	// Results are what applying the transaction here gave, one per
+	// change (none for an error transaction).
+	Results []*znode.Result
+}
+
+// reqKey names a forwarded request: its session and cxid, which the
+// leader's transaction header carries back.
+type reqKey struct {
+	session int64
+	cxid    int32
+}
+
+type reply struct {
+	out Outcome
+	err error
+}
+
+// forwarding is the state of requests forwarded to the leader
+// (Learner.request, Observer's REVALIDATE and SYNC).
+type forwarding struct {
+	mu            sync.Mutex
+	waiting       map[reqKey]chan reply
+	revalidations map[int64]chan bool
+	syncs         []chan error
+	touched       map[int64]int32
+	nextSession   int64
+}
+
+// Submit forwards a client's request to the leader as ZooKeeper's
+// learners do (REQUEST {long session, int cxid, int type, request}, the
+// session's identities as authinfo) and waits until the transaction the
+// leader made of it is applied here.
+func (l *Learner) Submit(ctx context.Context, session int64, cxid int32, op jute.Op, req []byte, auth []jute.Id) (Outcome, error) {
+	key := reqKey{session, cxid}
+	ch := make(chan reply, 1)
+	fw := &l.fw
+	fw.mu.Lock()
+	if fw.waiting == nil {
+		fw.waiting = make(map[reqKey]chan reply)
+	}
+	fw.waiting[key] = ch
+	fw.mu.Unlock()
+	defer func() {
+		fw.mu.Lock()
+		if fw.waiting[key] == ch {
+			delete(fw.waiting, key)
+		}
+		fw.mu.Unlock()
+	}()
+	data := binary.BigEndian.AppendUint64(nil, uint64(session))
+	data = binary.BigEndian.AppendUint32(data, uint32(cxid))
+	data = binary.BigEndian.AppendUint32(data, uint32(op))
+	data = append(data, req...)
+	if auth == nil {
+		auth = []jute.Id{}
+	}
+	if err := l.send(packet{typ: pktRequest, zxid: -1, data: data, auth: auth}); err != nil {
+		return Outcome{}, err
+	}
+	select {
+	case r := <-ch:
+		return r.out, r.err
+	case <-ctx.Done():
+		return Outcome{}, fmt.Errorf("zklearner: waiting for the leader: %w", ctx.Err())
+	}
+}
+
+// CreateSession opens a session on the ensemble for a client of this
+// learner, as a ZooKeeper observer does: the id is this server's (its id
+// in the top byte, SessionTrackerImpl.initializeNextSessionId), the
+// request a createSession of the timeout, and the password ZooKeeper's
+// for that id, so the session is valid on every server of the ensemble.
+func (l *Learner) CreateSession(ctx context.Context, timeout int32) (id int64, passwd []byte, err error) {
+	l.fw.mu.Lock()
+	if l.fw.nextSession == 0 {
+		l.fw.nextSession = int64(uint64(time.Now().UnixMilli()<<24)>>8) | l.cfg.ID<<56
+	}
+	id = l.fw.nextSession
+	l.fw.nextSession++
+	l.fw.mu.Unlock()
+	out, err := l.Submit(ctx, id, 0, jute.OpCreateSession, binary.BigEndian.AppendUint32(nil, uint32(timeout)), nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	if out.Err != jute.OK {
+		return 0, nil, fmt.Errorf("zklearner: createSession: %w", out.Err)
+	}
+	return id, zkimport.Passwd(id), nil
+}
+
+// Touch notes that a client of this learner used session, so the next
+// reply to the leader's PING keeps it alive (ZooKeeper's touch table).
+func (l *Learner) Touch(session int64, timeout int32) {
+	l.fw.mu.Lock()
+	defer l.fw.mu.Unlock()
+	if l.fw.touched == nil {
+		l.fw.touched = make(map[int64]int32)
+	}
+	l.fw.touched[session] = timeout
+}
+
+// Revalidate asks the leader whether a session a client brings from
+// another server is still valid (REVALIDATE {long id, int timeout},
+// answered {long id, bool valid}); a valid one is owned by this learner
+// from then on, so the leader accepts its writes from here.
+func (l *Learner) Revalidate(ctx context.Context, session int64, timeout int32) (bool, error) {
+	ch := make(chan bool, 1)
+	l.fw.mu.Lock()
+	if l.fw.revalidations == nil {
+		l.fw.revalidations = make(map[int64]chan bool)
+	}
+	l.fw.revalidations[session] = ch
+	l.fw.mu.Unlock()
+	data := binary.BigEndian.AppendUint64(nil, uint64(session))
+	data = binary.BigEndian.AppendUint32(data, uint32(timeout))
+	if err := l.send(packet{typ: pktRevalidate, zxid: -1, data: data}); err != nil {
+		return false, err
+	}
+	select {
+	case ok, open := <-ch:
+		if !open {
+			return false, ErrLeaderLost
+		}
+		return ok, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("zklearner: waiting for revalidation: %w", ctx.Err())
+	}
+}
+
+// Sync forwards a client's sync (a REQUEST of type sync with its
+// SyncRequest) and waits for the leader's SYNC: everything the leader
+// committed before it is applied here by then.
+func (l *Learner) Sync(ctx context.Context, session int64, cxid int32, path string) error {
+	ch := make(chan error, 1)
+	l.fw.mu.Lock()
+	l.fw.syncs = append(l.fw.syncs, ch)
+	l.fw.mu.Unlock()
+	data := binary.BigEndian.AppendUint64(nil, uint64(session))
+	data = binary.BigEndian.AppendUint32(data, uint32(cxid))
+	data = binary.BigEndian.AppendUint32(data, uint32(jute.OpSync))
+	data = append(data, jute.Marshal(&jute.PathRequest{Path: path})...)
+	if err := l.send(packet{typ: pktRequest, zxid: -1, data: data, auth: []jute.Id{}}); err != nil {
+		return err
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("zklearner: waiting for sync: %w", ctx.Err())
+	}
+}
+
+// send writes p to the leader followed now.
+func (l *Learner) send(p packet) error {
+	l.mu.RLock()
+	c := l.cur
+	l.mu.RUnlock()
+	if c == nil {
+		return ErrNotSynced
+	}
+	return c.write(p)
+}
+
+// delivered hands a transaction's outcome to the request waiting for it,
+// if any.
+func (fw *forwarding) delivered(t zkdata.Txn, results []*znode.Result) {
+	fw.mu.Lock()
+	ch := fw.waiting[reqKey{t.ClientID, t.Cxid}]
+	delete(fw.waiting, reqKey{t.ClientID, t.Cxid})
+	fw.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	out := Outcome{Txn: t, Results: results, Err: jute.OK}
+	if t.Type == jute.OpError && len(t.Body) >= 4 {
+		out.Err = jute.ErrCode(int32(binary.BigEndian.Uint32(t.Body)))
+	}
+	ch <- reply{out: out}
+}
+
+// revalidated hands a REVALIDATE answer to its waiter.
+func (fw *forwarding) revalidated(data []byte) error {
+	if len(data) < 9 {
+		return fmt.Errorf("zklearner: REVALIDATE of %d bytes", len(data))
+	}
+	id := int64(binary.BigEndian.Uint64(data))
+	fw.mu.Lock()
+	ch := fw.revalidations[id]
+	delete(fw.revalidations, id)
+	fw.mu.Unlock()
+	if ch != nil {
+		ch <- data[8] != 0
+	}
+	return nil
+}
+
+// synced completes the oldest sync waiting.
+func (fw *forwarding) synced() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if len(fw.syncs) > 0 {
+		fw.syncs[0] <- nil
+		fw.syncs = fw.syncs[1:]
+	}
+}
+
+// touches takes the sessions touched since the last PING reply.
+func (fw *forwarding) touches() map[int64]int32 {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	t := fw.touched
+	fw.touched = nil
+	return t
+}
+
+// lost fails everything waiting on the leader: its connection ended.
+func (fw *forwarding) lost() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	for k, ch := range fw.waiting {
+		ch <- reply{err: ErrLeaderLost}
+		delete(fw.waiting, k)
+	}
+	for id, ch := range fw.revalidations {
+		close(ch)
+		delete(fw.revalidations, id)
+	}
+	for _, ch := range fw.syncs {
+		ch <- ErrLeaderLost
+	}
+	fw.syncs = nil
+}
