@@ -64,6 +64,15 @@ func snapshotRestore(c *cli.Context) error {
 	if err := st.resolveMembers(c); err != nil {
 		return err
 	}
+	// A zkraft serving (or another restore writing) these directories
+	// must not have them written under it: it is named by its pid.
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return fmt.Errorf("snapshot restore: %w", err)
+		}
+		defer unlock()
+	}
 	for _, dir := range []string{st.DataDir, st.DataLogDir} {
 		if err := checkNewDir(dir); err != nil {
 			return err
@@ -119,7 +128,8 @@ func snapshotRestore(c *cli.Context) error {
 
 // checkNewDir refuses a directory that holds anything but what an
 // operator prepares for a new member (myid, zoo.cfg and its dynamic
-// files): restore starts a new member, it never adds to or replaces one.
+// files) and the lock file restore holds: restore starts a new member, it
+// never adds to or replaces one.
 func checkNewDir(dir string) error {
 	if dir == "" {
 		return nil
@@ -134,7 +144,7 @@ func checkNewDir(dir string) error {
 	var found []string
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() && (name == "myid" || strings.HasSuffix(name, ".cfg") || strings.Contains(name, ".cfg.dynamic")) {
+		if !e.IsDir() && (name == "myid" || name == pidFile || strings.HasSuffix(name, ".cfg") || strings.Contains(name, ".cfg.dynamic")) {
 			continue
 		}
 		found = append(found, name)

@@ -215,9 +215,21 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", damaged, "--data-dir", filepath.Join(dir, "d")); ok || !strings.Contains(errOut, "damaged snapshot file") {
 		t.Errorf("restore of a damaged file: ok=%v %q", ok, errOut)
 	}
-	// Over a member's data directory.
-	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--config", old[0].cfgPath); ok || !strings.Contains(errOut, "is not empty") {
-		t.Errorf("restore over a member's data: ok=%v %q", ok, errOut)
+	// Over a running member's data directory, and over a stopped one's.
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--config", old[0].cfgPath); ok || !strings.Contains(errOut, "in use by another zkraft, pid") {
+		t.Errorf("restore over a running member's data: ok=%v %q", ok, errOut)
+	}
+	stopped := filepath.Join(dir, "stopped")
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--data-dir", stopped); !ok {
+		t.Fatalf("restore into a new directory: %s", errOut)
+	}
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--data-dir", stopped); ok || !strings.Contains(errOut, "is not empty (raft.db, snapshots)") {
+		t.Errorf("restore over a restored member's data: ok=%v %q", ok, errOut)
+	}
+	// A failed restore (the damaged file above, into its own directory)
+	// leaves nothing that stops the next one.
+	if _, errOut, ok := runZkraft(t, nil, "snapshot", "restore", file, "--data-dir", filepath.Join(dir, "d")); !ok {
+		t.Errorf("restore after a refused one: %s", errOut)
 	}
 
 	// A new ensemble from the file, each member restored with its zoo.cfg.
