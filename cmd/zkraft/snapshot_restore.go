@@ -64,6 +64,10 @@ func snapshotRestore(c *cli.Context) error {
 	if err := st.resolveMembers(c); err != nil {
 		return err
 	}
+	fi, err := os.Stat(path) // before a directory is made for nothing
+	if err != nil {
+		return fmt.Errorf("snapshot restore: %w", err)
+	}
 	// A zkraft serving (or another restore writing) these directories
 	// must not have them written under it: it is named by its pid.
 	for _, dir := range lockDirs(st) {
@@ -79,10 +83,6 @@ func snapshotRestore(c *cli.Context) error {
 		}
 	}
 	errw := c.App.ErrWriter
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("snapshot restore: %w", err)
-	}
 	large := fi.Size() > 32<<20
 	stage(errw, large, "reading and checking %s (%s)", path, mib(fi.Size()))
 	f, err := snapfile.Read(path)
