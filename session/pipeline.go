@@ -5,6 +5,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/audit"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -47,8 +49,11 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	if len(parked) > 0 {
 		defer c.out.wakeReader() // after the parked reads are answered
 	}
-	if c.srv.audit != nil && audited(p.op) {
-		p.audit(res, p.auditReq)
+	if c.srv.audit != nil && audit.Audited(p.op) {
+		// The audit log (ZooKeeper 3.6+'s audit.enable): every write, once
+		// its outcome is known, by the member holding the connection.
+		audit.LogWrite(c.srv.audit, audit.Client{Session: c.sessionID, Ids: acl.IdentityOrder(c.Ids()), IP: c.remote},
+			p.op, p.auditReq, res)
 	}
 	switch {
 	case p.silent:
