@@ -61,3 +61,16 @@ func TestReadSnapshotBody(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadSnapshotBody: no stream makes the streamed snapshot reader
+// panic, hang or allocate past its bound.
+func FuzzReadSnapshotBody(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join(golden, "version-2", "snapshot.15")); err == nil && len(b) > 16+13 {
+		f.Add(b[16 : len(b)-13])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := NewStreamReader(bufio.NewReader(bytes.NewReader(b)))
+		_, _ = ReadSnapshotBody(s, 1)
+		_ = s.String()
+	})
+}
