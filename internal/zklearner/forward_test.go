@@ -118,3 +118,27 @@ func TestObserverForwardsRequests(t *testing.T) {
 	caughtUp(t, e, lead, l)
 	sameTree(t, c, l)
 }
+
+// TestObserverFollowsReconfig: with reconfigEnabled, a reconfig that adds
+// a server reaches observers as INFORMANDACTIVATE (the suggested leader's
+// id before the transaction); the learner applies it (the membership is
+// not the tree's: it is skipped) and its tree's digest still matches the
+// leader's after it and after the writes that follow.
+func TestObserverFollowsReconfig(t *testing.T) {
+	e := zktest.StartWith(t, []string{"reconfigEnabled=true", "skipACL=yes"})
+	lead := e.Leader()
+	l := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, CheckDigests: true})
+	runLearner(t, l)
+	caughtUp(t, e, lead, l)
+	c := connect(t, lead.ClientAddr)
+	skipped := l.Status()
+	if _, err := c.IncrementalReconfig([]string{"server.7=127.0.0.1:21001:21002:observer;127.0.0.1:21003"}, nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	workload(t, c, 1)
+	st := caughtUp(t, e, lead, l)
+	if st.Syncs != skipped.Syncs || st.Applied <= skipped.Applied {
+		t.Errorf("after the reconfig: %+v (before: %+v), want the same connection, applying", st, skipped)
+	}
+	sameTree(t, c, l)
+}

@@ -48,6 +48,12 @@ type Ensemble struct {
 // failure: .ci/run installs both. jvmProps are extra -D options.
 func Start(t *testing.T, jvmProps ...string) *Ensemble {
 	t.Helper()
+	return StartWith(t, nil, jvmProps...)
+}
+
+// StartWith is Start with extra zoo.cfg lines (reconfigEnabled=true...).
+func StartWith(t *testing.T, cfgLines []string, jvmProps ...string) *Ensemble {
+	t.Helper()
 	java, err := exec.LookPath("java")
 	if err == nil {
 		_, err = os.Stat(Jar)
@@ -81,7 +87,7 @@ func Start(t *testing.T, jvmProps ...string) *Ensemble {
 			t.Fatal(err)
 		}
 		cfg := fmt.Sprintf("tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nmaxClientCnxns=0\n"+
-			"4lw.commands.whitelist=*\nadmin.enableServer=false\n%s\n", s.dir, strings.Join(lines, "\n"))
+			"4lw.commands.whitelist=*\nadmin.enableServer=false\n%s\n%s\n", s.dir, strings.Join(cfgLines, "\n"), strings.Join(lines, "\n"))
 		if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
