@@ -261,12 +261,5 @@ func (c *conn) touches() []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 		b = binary.BigEndian.AppendUint32(b, uint32(timeout))
 	}
-	if c.l.cfg.Touches == nil {
-		return b
-	}
-	for _, t := range c.l.cfg.Touches() {
-		b = binary.BigEndian.AppendUint64(b, uint64(t.Session))
-		b = binary.BigEndian.AppendUint32(b, uint32(t.Timeout))
-	}
 	return b
 }

@@ -38,23 +38,16 @@ type Config struct {
 	Retry time.Duration
 	// Logger logs connections and syncs (default: none).
 	Logger *zap.Logger
-	// Touches, if set, returns the sessions to report as active in each
-	// reply to the leader's PING (session id and timeout in ms).
-	Touches func() []Touch
 	// CheckDigests compares the tree's digest (TreeDigest) with each
 	// streamed transaction's TxnDigest (ZooKeeper 3.6+ stamps it with the
 	// leader's digest after the transaction). It walks the whole tree per
 	// transaction: a check for tests and diagnosis, not for production.
 	CheckDigests bool
-	// OnApply, if set, is called after each transaction is applied (the
-	// Learner's lock held: it must not call back into the Learner).
-	OnApply func(t zkdata.Txn, tree *znode.Tree)
-}
-
-// Touch is a session a learner has seen active since its last PING reply.
-type Touch struct {
-	Session int64
-	Timeout int32
+	// OnApply, if set, is called after each transaction is applied, with
+	// what applying it gave (one result per change: the replies and watch
+	// events a server fires) and the tree. It runs with the Learner's lock
+	// held and must not call back into the Learner.
+	OnApply func(t zkdata.Txn, results []*znode.Result, tree *znode.Tree)
 }
 
 // SyncKind is how the leader brought the learner up to date.
@@ -215,7 +208,7 @@ func (l *Learner) apply(t zkdata.Txn) error {
 		l.checkDigest(t)
 	}
 	if l.cfg.OnApply != nil {
-		l.cfg.OnApply(t, l.f.Tree())
+		l.cfg.OnApply(t, results, l.f.Tree())
 	}
 	l.notify()
 	l.fw.delivered(t, results)

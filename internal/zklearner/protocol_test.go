@@ -69,7 +69,17 @@ func TestProtocolWithScriptedLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	l := New(Config{ID: 7, Servers: []string{ln.Addr().String()}, Retry: 10 * time.Millisecond})
+	var created []string // the paths OnApply saw created
+	l := New(Config{ID: 7, Servers: []string{ln.Addr().String()}, Retry: 10 * time.Millisecond,
+		OnApply: func(_ zkdata.Txn, results []*znode.Result, _ *znode.Tree) {
+			for _, r := range results {
+				for _, ev := range r.Events {
+					if ev.Type == jute.EventNodeCreated {
+						created = append(created, ev.Path)
+					}
+				}
+			}
+		}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = l.Run(ctx); close(done) }()
@@ -116,6 +126,9 @@ func TestProtocolWithScriptedLeader(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	l.Read(func(tree *znode.Tree) {
+		if len(created) != 3 || created[0] != "/a" || created[2] != "/c" {
+			t.Errorf("OnApply saw creations %v, want /a /b /c", created)
+		}
 		for _, path := range []string{"/a", "/b", "/c"} {
 			if _, st, err := tree.GetData(path, nil); err != nil || st.Czxid == 0 || st.Ctime != 1_700_000_000_000 {
 				t.Errorf("%s: %+v %v", path, st, err)
