@@ -134,12 +134,6 @@ func (c *conn) fourLetter(cmd string) {
 	c.out.raw([]byte(b.String()))
 }
 
-func (s *Server) numConns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
-
 // javaDouble formats f as Java's Double.toString does: plain decimals
 // from 10^-3 up to 10^7 ("0.0", "5.75", "0.3333333333333333"), and
 // Java's scientific notation outside that range ("5.0E-4", "1.25E7").
@@ -381,39 +375,6 @@ func (s *Server) writeConns(b *strings.Builder, brief bool) {
 		}
 		b.WriteString(")\n")
 	}
-}
-
-// connsByAge returns the open connections, oldest first.
-func (s *Server) connsByAge() []*conn {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	sort.Slice(conns, func(i, j int) bool { return conns[i].stats.established.Before(conns[j].stats.established) })
-	return conns
-}
-
-func (s *Server) resetConnStats() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		c.stats.received.Store(0)
-		c.stats.sent.Store(0)
-		c.stats.lat.Reset()
-	}
-}
-
-// queued is the number of this connection's requests in flight.
-func (c *conn) queued() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.pending)
-	for _, p := range c.pending {
-		n += len(p.parked)
-	}
-	return n
 }
 
 func (s *Server) writeWatchesBySession(b *strings.Builder) {
