@@ -72,7 +72,12 @@ type Config struct {
 	// that is the super user on the secure port
 	// (zookeeper.X509AuthenticationProvider.superUser).
 	X509SuperUser string
-	// FourLetterWhitelist lists the enabled four-letter words ("*" = all).
+	// FourLetter answers the four-letter words (package operator's
+	// FourLetter); nil: a connection sending one is closed as one sending
+	// an oversized frame.
+	FourLetter FourLetterHandler
+	// FourLetterWhitelist lists the enabled four-letter words ("*" = all),
+	// for FourLetter.
 	FourLetterWhitelist []string
 	// LinearizableReads makes every read wait for a barrier through the
 	// log (etcd-style reads) instead of answering from the local tree.

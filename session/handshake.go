@@ -22,10 +22,12 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	if err != nil {
 		return false
 	}
-	if cmd := string(head); isFourLetterWord(cmd) {
-		_, _ = br.Discard(4)
-		c.fourLetter(cmd)
-		return false
+	if h := c.srv.cfg.FourLetter; h != nil && lowerLetters(head) {
+		if cmd := string(head); h.IsFourLetterWord(cmd) {
+			_, _ = br.Discard(4)
+			c.fourLetter(h, cmd)
+			return false
+		}
 	}
 	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
 	if err != nil {

@@ -153,3 +153,11 @@ func (c *rawClient) connect(readOnlyByte bool) jute.ConnectResponse {
 }
 
 func be32(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+
+// ruokOnly answers ruok as package operator's FourLetter does, for the
+// tests of how a word reaches the handler (the words are operator's).
+type ruokOnly struct{}
+
+func (ruokOnly) IsFourLetterWord(cmd string) bool { return cmd == "ruok" }
+
+func (ruokOnly) AnswerFourLetterWord(*Server, string) []byte { return []byte("imok") }

@@ -54,7 +54,7 @@ func unifiedServer(t *testing.T) (*Server, string, *tls.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{TickTime: 200 * time.Millisecond, FourLetterWhitelist: []string{"*"}}, node)
+	srv := New(Config{TickTime: 200 * time.Millisecond, FourLetter: ruokOnly{}}, node)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

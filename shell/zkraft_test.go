@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/operator"
 	zksession "github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -21,7 +22,7 @@ func TestGoldenTranscriptsOnZkraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := zksession.New(zksession.Config{TickTime: 2 * time.Second, FourLetterWhitelist: []string{"*"}}, node)
+	srv := zksession.New(zksession.Config{TickTime: 2 * time.Second, FourLetter: operator.FourLetter{}, FourLetterWhitelist: []string{"*"}}, node)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

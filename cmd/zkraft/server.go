@@ -22,6 +22,7 @@ import (
 	"github.com/zkraft/zkraft/internal/gctune"
 	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -183,6 +184,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		AllowSASLFailedClients: st.AllowSASLFailed,
 		EnforceAuthSchemes:     st.EnforceSchemes,
 		SASLSuperUser:          st.SASLSuperUser,
+		FourLetter:             operator.FourLetter{},
 		FourLetterWhitelist:    st.FourLetterWords,
 		LinearizableReads:      c.Bool("linearizable-reads"),
 		ReconfigEnabled:        st.ReconfigEnabled,

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/operator"
 )
 
 // parseMemberLine is ensemble.ParseServerLine with ZooKeeper's format
@@ -47,7 +47,7 @@ func checkSuperDigest(v string) error {
 // checkFourLetterWords refuses a whitelist naming a word this server does
 // not know: a typo would otherwise leave a health check unanswered.
 func checkFourLetterWords(words []string) error {
-	known := session.FourLetterWords()
+	known := operator.Words()
 	for _, w := range words {
 		if w != "*" && !slices.Contains(known, w) {
 			return fmt.Errorf("unknown four-letter word %q (known: %s, or *)", w, strings.Join(known, ","))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -58,7 +59,7 @@ func (mntrCollector) Describe(chan<- *prometheus.Desc) {}
 // Collect implements prometheus.Collector.
 func (c mntrCollector) Collect(ch chan<- prometheus.Metric) {
 	info := map[string]string{}
-	for _, f := range c.srv.Figures() {
+	for _, f := range operator.Figures(c.srv) {
 		v, err := strconv.ParseFloat(f.Value, 64)
 		if err != nil {
 			info[f.Key] = f.Value

@@ -1,4 +1,4 @@
-package session
+package operator
 
 import (
 	"regexp"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
 )
 
 // dumpShape is ZooKeeper 3.8's dump on the member that tracks expiry (a
@@ -21,7 +22,7 @@ var dumpShape = regexp.MustCompile(`^SessionTracker dump:\nSession Sets \(1\)/\(
 // expiry time, as ZooKeeper's SessionTrackerImpl and connection expiry
 // queue do.
 func TestDumpShapedAsZooKeepers(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.TickTime = 2 * time.Second })
+	ts := startServer(t, func(c *session.Config) { c.TickTime = 2 * time.Second })
 	c := dialRaw(t, ts.addr)
 	resp := c.connect(false)
 	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/e", ACL: openACL, Flags: jute.FlagEphemeral})

@@ -1,0 +1,140 @@
+package operator
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/session"
+)
+
+// monitorValue is one monitoring figure, shared by mntr and /metrics.
+type monitorValue struct {
+	key   string // without the zk_ prefix
+	value any
+	gauge bool // a level rather than an ever-growing counter
+}
+
+// monitorValues are the figures mntr prints and /metrics exports.
+func (s view) monitorValues() []monitorValue {
+	znodes, ephemerals, dataSize, sessions := s.treeStats()
+	_, _, watches := s.node.Watches().Stats()
+	st := s.srv.Stats()
+	lmin, lavg, lmax := st.MinLatency, st.AvgLatency, st.MaxLatency
+	fsync := s.node.FsyncTimes()
+	out := []monitorValue{
+		{"version", Version, true},
+		{"server_state", s.mode(), true},
+		{"ephemerals_count", ephemerals, true},
+		{"num_alive_connections", s.srv.NumConnections(), true},
+		{"avg_latency", javaDouble(lavg), true},
+		{"outstanding_requests", st.Outstanding, true},
+		{"znode_count", znodes, true},
+		{"global_sessions", sessions, true},
+		{"local_sessions", 0, true},
+		{"packets_sent", st.PacketsSent, false},
+		{"packets_received", st.PacketsReceived, false},
+		{"watch_count", watches, true},
+		{"auth_failed_count", st.AuthFailed, false},
+		{"min_latency", lmin, true},
+		{"max_latency", lmax, true},
+		{"max_file_descriptor_count", maxFDs(), true},
+		{"open_file_descriptor_count", openFDs(), true},
+		{"approximate_data_size", dataSize, true},
+		// ZooKeeper's fsynctime summary: the log's syncs, in milliseconds.
+		{"avg_fsynctime", javaAvg(fsync.SumMs, fsync.Count), true},
+		{"min_fsynctime", fsync.MinMs, true},
+		{"max_fsynctime", fsync.MaxMs, true},
+		{"cnt_fsynctime", fsync.Count, false},
+		{"sum_fsynctime", fsync.SumMs, false},
+		{"uptime", time.Since(st.Started).Milliseconds(), false},
+	}
+	mode := s.node.Mode()
+	if state, ok := peerStates[mode]; ok {
+		// Every member of an ensemble: its role and the voting members.
+		out = append(out,
+			monitorValue{"peer_state", state, true},
+			monitorValue{"quorum_size", s.node.QuorumSize(), true})
+	}
+	if mode == "leader" {
+		// ZooKeeper 3.8's leader figures (LeaderZooKeeperServer's gauges),
+		// plus followers, the learner count under its 3.4 name that older
+		// monitoring still reads. Only learners answering the leader count,
+		// so a member that is down shows, as with ZooKeeper.
+		voters, observers := s.node.SyncedFollowers()
+		out = append(out,
+			monitorValue{"learners", voters + observers, true},
+			monitorValue{"synced_followers", voters, true},
+			monitorValue{"synced_non_voting_followers", 0, true},
+			monitorValue{"synced_observers", observers, true},
+			monitorValue{"pending_syncs", 0, true},
+			monitorValue{"leader_uptime", s.node.LeaderUptime().Milliseconds(), false},
+			monitorValue{"followers", voters + observers, true})
+	}
+	return out
+}
+
+// peerStates are ZooKeeper's zk_peer_state values by role (state - Zab
+// phase).
+var peerStates = map[string]string{
+	"leader": "leading - broadcast", "follower": "following - broadcast",
+	"observer": "observing - broadcast",
+}
+
+// writeMntr is mntr: tab-separated zk_* keys, the ones monitoring tools and
+// exporters parse.
+func (s view) writeMntr(b *strings.Builder) {
+	for _, v := range s.monitorValues() {
+		fmt.Fprintf(b, "zk_%s\t%v\n", v.key, v.value)
+	}
+}
+
+// javaDouble formats f as Java's Double.toString does: plain decimals
+// from 10^-3 up to 10^7 ("0.0", "5.75", "0.3333333333333333"), and
+// Java's scientific notation outside that range ("5.0E-4", "1.25E7").
+func javaDouble(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-3 || a >= 1e7) && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
+		if !strings.Contains(mant, ".") {
+			mant += ".0"
+		}
+		e, _ := strconv.Atoi(exp)
+		return mant + "E" + strconv.Itoa(e)
+	}
+	out := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(out, ".") {
+		out += ".0"
+	}
+	return out
+}
+
+// javaAvg is an AvgMinMaxCounter's average as ZooKeeper prints it: total /
+// count rounded half up to four decimals, 0.0 before the first sample.
+func javaAvg(total, count int64) string {
+	if count == 0 {
+		return "0.0"
+	}
+	return javaDouble(math.Round(float64(total)/float64(count)*1e4) / 1e4)
+}
+
+// Figure is one of the figures mntr prints, for the metrics endpoint: Key
+// without mntr's zk_ prefix (the name ZooKeeper's Prometheus metrics
+// provider uses), Value as mntr prints it, and whether it is a level
+// (gauge) rather than a count since the start or the last srst.
+type Figure struct {
+	Key   string
+	Value string
+	Gauge bool
+}
+
+// Figures returns srv's mntr figures now, in mntr's order.
+func Figures(srv *session.Server) []Figure {
+	vals := newView(srv).monitorValues()
+	out := make([]Figure, len(vals))
+	for i, v := range vals {
+		out[i] = Figure{Key: v.key, Value: fmt.Sprint(v.value), Gauge: v.gauge}
+	}
+	return out
+}

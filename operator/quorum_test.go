@@ -1,0 +1,80 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/session"
+)
+
+// TestFourLetterWordsWithoutQuorum: a member cut off from its majority
+// (read-only mode off) answers the words ZooKeeper's unstarted server does
+// with "not currently serving requests", isro with "null", and ruok and
+// envi as usual; with its quorum back it answers normally.
+func TestFourLetterWordsWithoutQuorum(t *testing.T) {
+	nodes := startEnsemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	survivor := nodes[0]
+	srv := session.New(session.Config{FourLetter: FourLetter{}, TickTime: 200 * time.Millisecond, FourLetterWhitelist: []string{"*"}}, survivor)
+	addr := serveOn(t, srv)
+	ask := func(cmd string) string {
+		c := dialRaw(t, addr)
+		c.sendRaw([]byte(cmd))
+		return readAll(t, c)
+	}
+	for !survivor.HasQuorum() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := ask("srvr"); !strings.Contains(out, "Mode: ") {
+		t.Fatalf("srvr with a quorum: %q", out)
+	}
+	if out := ask("isro"); out != "rw" {
+		t.Fatalf("isro with a quorum: %q", out)
+	}
+	loseQuorum(t, survivor, nodes[1], nodes[2])
+	for _, cmd := range []string{"srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "dirs", "wchs", "wchc", "wchp"} {
+		if out := ask(cmd); out != notServing {
+			t.Errorf("%s without a quorum: %q", cmd, out)
+		}
+	}
+	if out := ask("isro"); out != "null" {
+		t.Errorf("isro without a quorum: %q, want null", out)
+	}
+	if out := ask("ruok"); out != "imok" {
+		t.Errorf("ruok without a quorum: %q", out)
+	}
+	if out := ask("envi"); !strings.Contains(out, "Environment:") {
+		t.Errorf("envi without a quorum: %q", out)
+	}
+}
+
+// TestFourLetterWordsReadOnly: a member serving read-only clients without
+// its majority (readonlymode.enabled) says so: isro "ro", srvr's Mode
+// read-only.
+func TestFourLetterWordsReadOnly(t *testing.T) {
+	nodes := startEnsemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	survivor := nodes[0]
+	srv := session.New(session.Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true, FourLetter: FourLetter{}, FourLetterWhitelist: []string{"*"}}, survivor)
+	addr := serveOn(t, srv)
+	ask := func(cmd string) string {
+		c := dialRaw(t, addr)
+		c.sendRaw([]byte(cmd))
+		return readAll(t, c)
+	}
+	for !survivor.HasQuorum() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	loseQuorum(t, survivor, nodes[1], nodes[2])
+	if out := ask("isro"); out != "ro" {
+		t.Fatalf("isro: %q", out)
+	}
+	if out := ask("srvr"); !strings.Contains(out, "Mode: read-only\n") {
+		t.Fatalf("srvr: %q", out)
+	}
+}

@@ -1,0 +1,48 @@
+package operator
+
+import (
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/buildinfo"
+	"github.com/zkraft/zkraft/session"
+)
+
+// Version is reported by srvr, stat, mntr and envi in ZooKeeper's format,
+// so tools parsing "Zookeeper version: X.Y.Z" keep working; after the
+// release come zkraft's module version and revision (internal/buildinfo):
+// "3.9.3-zkraft-v1.2.0-0123456789ab, built on 2026-11-21 00:00 UTC".
+var Version = buildinfo.Read().ZooKeeperVersion()
+
+// view is a session.Server as the operator surfaces read it: its member
+// and its configuration, taken once per command.
+type view struct {
+	srv  *session.Server
+	node *ensemble.Node
+	cfg  session.Config
+}
+
+func newView(srv *session.Server) view {
+	return view{srv: srv, node: srv.Node(), cfg: srv.Config()}
+}
+
+// mode is the member's role for srvr and mntr (session.Server.Mode).
+func (s view) mode() string { return s.srv.Mode() }
+
+// serving reports whether this member serves clients
+// (session.Server.Serving).
+func (s view) serving() bool { return s.srv.Serving() }
+
+// logDir is the directory holding the replicated log (Env "dataLogDir"),
+// the data directory when it is not set apart.
+func (s view) logDir() string {
+	if d := s.cfg.Env["dataLogDir"]; d != "" {
+		return d
+	}
+	return s.cfg.Env["dataDir"]
+}
+
+func (s view) treeStats() (znodes, ephemerals int, dataSize int64, sessions int) {
+	t := s.node.RLockTree()
+	st := t.Stats()
+	s.node.RUnlockTree()
+	return st.ZnodeCount, st.Ephemerals, st.DataSize, st.Sessions
+}
