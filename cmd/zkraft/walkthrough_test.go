@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 // docBlocks returns the ```sh blocks of docs/operations.md between the
@@ -60,14 +63,35 @@ func TestBackupWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts seven server processes")
 	}
-	script := "set -e\n" + strings.Join(docBlocks(t, "TestBackupWalkthrough"), "")
+	net, out := runWalkthrough(t, "TestBackupWalkthrough", 3*time.Minute)
+	for _, want := range []string{
+		"saved           backup.snap", "LARGEST SUBTREES BY BYTES", "members         standalone",
+		"members         3 (1, 2, 3), this member is 3",
+		"server.1=" + net + ".21:2888:3888:participant;" + net + ".21:2181",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the walk-through's output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// runWalkthrough runs the sh blocks docs/operations.md marks for test as
+// one bash script with `set -e`, zkraft on its PATH and a loopback prefix
+// (NET) of the test's own, so parallel runs do not meet. It returns the
+// prefix and the script's output, failing t if the script fails.
+func runWalkthrough(t *testing.T, test string, timeout time.Duration) (net, output string) {
+	t.Helper()
+	script := "set -e\n" + strings.Join(docBlocks(t, test), "")
 	bin := zkraftBinary(t)
-	net := fmt.Sprintf("127.%d.%d", 100+rand.IntN(150), 1+rand.IntN(250))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	net = fmt.Sprintf("127.%d.%d", 100+rand.IntN(150), 1+rand.IntN(250))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "NET="+net, "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A server the script left running holds its output open: once bash
+	// is gone, Wait gives up on the output after WaitDelay.
+	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -76,17 +100,35 @@ func TestBackupWalkthrough(t *testing.T) {
 	// Whatever the script left running (it stopped early) goes with its
 	// process group.
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
-	err := cmd.Wait()
-	if err != nil {
+	if err := cmd.Wait(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		t.Fatalf("the walk-through failed: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{
-		"saved           backup.snap", "LARGEST SUBTREES BY BYTES", "members         standalone",
-		"members         3 (1, 2, 3), this member is 3",
-		"server.1=" + net + ".21:2888:3888:participant;" + net + ".21:2181",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the walk-through's output lacks %q:\n%s", want, out.String())
+	return net, out.String()
+}
+
+// TestMigrationWalkthrough runs the migration walk-through of
+// docs/operations.md as written: a three-server Apache ZooKeeper 3.8
+// ensemble (Debian's package) started from zoo.cfg files and written to,
+// stopped, each server's data directory imported with import-zookeeper
+// and zkraft started on the same zoo.cfg; every server then serves the
+// same data with the same Stat (the doc diffs them), and a new sequential
+// create goes on from ZooKeeper's counter.
+func TestMigrationWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper and three zkraft servers")
+	}
+	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+		if _, err := os.Stat(f); err != nil {
+			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
+		}
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
+	}
+	_, out := runWalkthrough(t, "TestMigrationWalkthrough", 3*time.Minute)
+	for _, want := range []string{"znodes ", "leader", "Created /app/jobs/job-0000000002"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the walk-through's output lacks %q:\n%s", want, out)
 		}
 	}
 }
