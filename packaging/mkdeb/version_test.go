@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"testing"
+
+	"github.com/zkraft/zkraft/internal/testenv"
 )
 
 func TestDebVersion(t *testing.T) {
@@ -31,7 +34,7 @@ func TestDebVersion(t *testing.T) {
 // TestDebVersionOrder: dpkg sorts the versions as the releases come.
 func TestDebVersionOrder(t *testing.T) {
 	if _, err := exec.LookPath("dpkg"); err != nil {
-		t.Skip("dpkg not found (Debian: dpkg)")
+		testenv.Require(t, fmt.Errorf("dpkg not found (Debian: dpkg): %w", err))
 	}
 	order := []string{"abcdef0", "v1.2.0-rc1", "v1.2.0-rc1-4-g1111111", "v1.2.0", "v1.2.0-dirty", "v1.2.0-3-gabcdef0", "v1.2.1"}
 	for i := 1; i < len(order); i++ {
