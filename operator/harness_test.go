@@ -25,10 +25,16 @@ type testServer struct {
 
 func startServer(t testing.TB, mutate ...func(*session.Config)) *testServer {
 	t.Helper()
+	return startServerTree(t, znode.Options{ExtendedTypes: true}, mutate...)
+}
+
+// startServerTree is startServer with the tree's options given.
+func startServerTree(t testing.TB, opts znode.Options, mutate ...func(*session.Config)) *testServer {
+	t.Helper()
 	node, err := ensemble.Open(ensemble.Config{
 		DataDir:  t.TempDir(),
 		TickTime: 200 * time.Millisecond,
-		Tree:     znode.Options{ExtendedTypes: true},
+		Tree:     opts,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -49,6 +49,23 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 	if out := ask("envi"); !strings.Contains(out, "Environment:") {
 		t.Errorf("envi without a quorum: %q", out)
 	}
+	admin := NewAdmin(srv)
+	// The AdminServer likewise, but for the commands ZooKeeper runs without
+	// a server (monitor, environment, zabstate, ...).
+	for _, name := range []string{"srvr", "stats", "conf", "is_read_only", "dump"} {
+		want := "{\n  \"command\" : \"" + name + "\",\n  \"error\" : \"This ZooKeeper instance is not currently serving requests\"\n}"
+		if got := admin.Response(name); got != want {
+			t.Errorf("admin %s without a quorum:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	for _, name := range []string{"monitor", "envi", "zabstate"} {
+		if got := admin.Response(name); strings.Contains(got, "not currently serving") {
+			t.Errorf("admin %s without a quorum: %s", name, got)
+		}
+	}
+	if got, want := admin.Response("zabstate"), "{\n  \"voting\" : false,\n  \"zabstate\" : \"\",\n  \"command\" : \"zabstate\",\n  \"error\" : null\n}"; got != want {
+		t.Errorf("admin zabstate without a quorum:\n%s\nwant\n%s", got, want)
+	}
 }
 
 // TestFourLetterWordsReadOnly: a member serving read-only clients without

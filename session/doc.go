@@ -1,7 +1,11 @@
 // Package session serves ZooKeeper clients: the listener, per-connection
 // read and write loops, the handshake that opens or resumes a session, the
-// per-session FIFO pipeline, authentication identities and the four-letter
-// words.
+// per-session FIFO pipeline and authentication identities: the client
+// protocol. The operator surfaces (four-letter words, AdminServer, metrics
+// figures) are package operator's: they read the server through its
+// read-only view (view.go), and the four-letter words, which arrive on the
+// client port, are detected here and answered by Config.FourLetter. The
+// audit log of writes is internal/audit's.
 //
 // Ordering. At most one reader and one writer goroutine serve each
 // connection at a time (the writer runs while there is something to send;

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"crypto/subtle"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -158,3 +159,6 @@ func (c *conn) connected(req *jute.ConnectRequest, passwd []byte) {
 	})
 	c.countSent()
 }
+
+// hexID formats a session id as ZooKeeper logs it.
+func hexID(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,40 +123,6 @@ func serveOn(t *testing.T, srv *Server) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
-}
-
-// TestAdminWithoutQuorum: a member cut off from its majority (read-only
-// mode off) answers the AdminServer's commands ZooKeeper's unstarted
-// server does with "not currently serving requests", but for the commands
-// ZooKeeper runs without a server (monitor, environment, zabstate, ...).
-func TestAdminWithoutQuorum(t *testing.T) {
-	nodes := startEnsemble(t, 3)
-	if nodes == nil {
-		return
-	}
-	survivor := nodes[0]
-	srv := New(Config{TickTime: 200 * time.Millisecond}, survivor)
-	serveOn(t, srv)
-	for !survivor.HasQuorum() {
-		time.Sleep(20 * time.Millisecond)
-	}
-	loseQuorum(t, survivor, nodes[1], nodes[2])
-	// The AdminServer likewise, but for the commands ZooKeeper runs without
-	// a server (monitor, environment, zabstate, ...).
-	for _, name := range []string{"srvr", "stats", "conf", "is_read_only", "dump"} {
-		want := "{\n  \"command\" : \"" + name + "\",\n  \"error\" : \"This ZooKeeper instance is not currently serving requests\"\n}"
-		if got := srv.AdminResponse(name); got != want {
-			t.Errorf("admin %s without a quorum:\n%s\nwant\n%s", name, got, want)
-		}
-	}
-	for _, name := range []string{"monitor", "envi", "zabstate"} {
-		if got := srv.AdminResponse(name); strings.Contains(got, "not currently serving") {
-			t.Errorf("admin %s without a quorum: %s", name, got)
-		}
-	}
-	if got, want := srv.AdminResponse("zabstate"), "{\n  \"voting\" : false,\n  \"zabstate\" : \"\",\n  \"command\" : \"zabstate\",\n  \"error\" : null\n}"; got != want {
-		t.Errorf("admin zabstate without a quorum:\n%s\nwant\n%s", got, want)
-	}
 }
 
 // loseQuorum closes others and waits until survivor knows it has no

@@ -38,9 +38,6 @@ type Server struct {
 	ln        net.Listener // the client port
 	secureLn  net.Listener // the secure client port (ServeSecure), if any
 	audit     *zap.Logger  // audit events (Config.Audit), nil when off
-	// lastSnapshot is when the AdminServer's snapshot command last ran
-	// (Config.AdminSnapshotInterval), guarded by mu.
-	lastSnapshot time.Time
 
 	closeOnce   sync.Once
 	closeParker sync.Once

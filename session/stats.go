@@ -1,8 +1,6 @@
 package session
 
 import (
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -106,65 +104,4 @@ func (c *conn) answered(start time.Time, zxid int64, op jute.Op, kind answeredKi
 	c.stats.lastLat.Store(ms)
 	c.stats.lastResp.Store(now.UnixMilli())
 	c.stats.lastZxid.Store(zxid)
-}
-
-// opName is ZooKeeper's short name of an operation in cons output.
-func opName(op int32) string {
-	switch jute.Op(op) {
-	case 0:
-		return "NA"
-	case jute.OpPing:
-		return "PING"
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		return "CREA"
-	case jute.OpDelete:
-		return "DELE"
-	case jute.OpSetData:
-		return "SETD"
-	case jute.OpGetData:
-		return "GETD"
-	case jute.OpExists:
-		return "EXIS"
-	case jute.OpGetChildren, jute.OpGetChildren2:
-		return "GETC"
-	case jute.OpGetACL:
-		return "GETA"
-	case jute.OpSetACL:
-		return "SETA"
-	case jute.OpSync:
-		return "SYNC"
-	case jute.OpMulti:
-		return "MULT"
-	case jute.OpMultiRead:
-		return "MLTR"
-	case jute.OpSetWatches, jute.OpSetWatches2:
-		return "SETW"
-	case jute.OpCloseSession:
-		return "CLOS"
-	}
-	return "OTHR"
-}
-
-// dirSize sums the sizes of the files under dir (dirs, conf).
-func dirSize(dir string) int64 {
-	if dir == "" {
-		return 0
-	}
-	var total int64
-	_ = filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			total += info.Size()
-		}
-		return nil
-	})
-	return total
-}
-
-// logDir is the directory holding the replicated log (Env "dataLogDir"),
-// the data directory when it is not set apart.
-func (s *Server) logDir() string {
-	if d := s.cfg.Env["dataLogDir"]; d != "" {
-		return d
-	}
-	return s.cfg.Env["dataDir"]
 }

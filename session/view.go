@@ -75,7 +75,7 @@ func (s *Server) Mode() string { return s.mode() }
 // Serving reports whether this member serves clients: it is part of a
 // working majority, or serves read-only clients without one
 // (readonlymode.enabled).
-func (s *Server) Serving() bool { return s.serving() }
+func (s *Server) Serving() bool { return s.node.HasQuorum() || s.cfg.ReadOnlyMode }
 
 // Stats returns the server's counters now.
 func (s *Server) Stats() Stats {

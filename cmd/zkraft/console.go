@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkraft/zkraft/console"
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -21,7 +22,7 @@ const consolePrefix = "/console"
 // console's ZooKeeper sessions connect to clientAddr, this member's own
 // client port. The returned func closes the console's sessions.
 func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientAddr net.Addr, log *zap.Logger) (http.Handler, func()) {
-	admin := srv.AdminHandler(st.AdminCommandURL)
+	admin := operator.NewAdmin(srv).Handler(st.AdminCommandURL)
 	if !st.ConsoleEnabled {
 		return admin, func() {}
 	}

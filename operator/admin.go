@@ -1,4 +1,4 @@
-package session
+package operator
 
 import (
 	"fmt"
@@ -11,9 +11,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/session"
 )
 
 // adminCommand is one AdminServer command (ZooKeeper 3.8's
@@ -22,49 +24,49 @@ import (
 // "error" fields every response ends with.
 type adminCommand struct {
 	names []string
-	run   func(s *Server) jsonObj
+	run   func(s view) jsonObj
 }
 
 // adminCommands are ZooKeeper 3.8's AdminServer commands; responses keep
 // its field names, types and order.
 var adminCommands = []adminCommand{
-	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
-	{[]string{"connection_stat_reset", "crst"}, func(s *Server) jsonObj { s.resetConnStats(); return nil }},
-	{[]string{"connections", "cons"}, func(s *Server) jsonObj {
+	{[]string{"configuration", "conf", "config"}, view.adminConf},
+	{[]string{"connection_stat_reset", "crst"}, func(s view) jsonObj { s.srv.ResetConnectionStats(); return nil }},
+	{[]string{"connections", "cons"}, func(s view) jsonObj {
 		return jsonObj{}.add("connections", s.adminConns(false)).add("secure_connections", []any{})
 	}},
-	{[]string{"dirs"}, func(s *Server) jsonObj {
+	{[]string{"dirs"}, func(s view) jsonObj {
 		return jsonObj{}.add("datadir_size", dirSize(s.cfg.Env["dataDir"])).add("logdir_size", dirSize(s.logDir()))
 	}},
-	{[]string{"dump"}, (*Server).adminDump},
-	{[]string{"environment", "env", "envi"}, (*Server).adminEnv},
+	{[]string{"dump"}, view.adminDump},
+	{[]string{"environment", "env", "envi"}, view.adminEnv},
 	{[]string{"get_trace_mask", "gtmk"}, notSupported("get_trace_mask")},
-	{[]string{"hash"}, func(*Server) jsonObj { return jsonObj{}.add("digests", []any{}) }},
-	{[]string{"initial_configuration", "icfg"}, func(s *Server) jsonObj {
+	{[]string{"hash"}, func(view) jsonObj { return jsonObj{}.add("digests", []any{}) }},
+	{[]string{"initial_configuration", "icfg"}, func(s view) jsonObj {
 		return jsonObj{}.add("initial_configuration", redactConfig(s.cfg.InitialConfig))
 	}},
-	{[]string{"is_read_only", "isro"}, func(s *Server) jsonObj { return jsonObj{}.add("read_only", !s.node.HasQuorum()) }},
-	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},
-	{[]string{"leader", "lead"}, (*Server).adminLeader},
-	{[]string{"monitor", "mntr"}, (*Server).adminMonitor},
-	{[]string{"observer_connection_stat_reset", "orst"}, func(*Server) jsonObj { return nil }},
-	{[]string{"observers", "obsr"}, (*Server).adminObservers},
-	{[]string{"ruok"}, func(*Server) jsonObj { return nil }},
-	{[]string{"server_stats", "srvr"}, func(s *Server) jsonObj { return s.adminServerStats() }},
+	{[]string{"is_read_only", "isro"}, func(s view) jsonObj { return jsonObj{}.add("read_only", !s.node.HasQuorum()) }},
+	{[]string{"last_snapshot", "lsnp"}, view.adminLastSnapshot},
+	{[]string{"leader", "lead"}, view.adminLeader},
+	{[]string{"monitor", "mntr"}, view.adminMonitor},
+	{[]string{"observer_connection_stat_reset", "orst"}, func(view) jsonObj { return nil }},
+	{[]string{"observers", "obsr"}, view.adminObservers},
+	{[]string{"ruok"}, func(view) jsonObj { return nil }},
+	{[]string{"server_stats", "srvr"}, func(s view) jsonObj { return s.adminServerStats() }},
 	{[]string{"set_trace_mask", "stmk"}, notSupported("set_trace_mask")},
-	{[]string{"stat_reset", "srst"}, func(s *Server) jsonObj { s.resetStats(); return nil }},
-	{[]string{"stats", "stat"}, func(s *Server) jsonObj {
+	{[]string{"stat_reset", "srst"}, func(s view) jsonObj { s.srv.ResetStats(); return nil }},
+	{[]string{"stats", "stat"}, func(s view) jsonObj {
 		return s.adminServerStats().add("connections", s.adminConns(true)).add("secure_connections", []any{})
 	}},
 	{[]string{"system_properties", "sysp"}, notSupported("system_properties")},
-	{[]string{"voting_view"}, (*Server).adminVotingView},
-	{[]string{"watch_summary", "wchs"}, func(s *Server) jsonObj {
+	{[]string{"voting_view"}, view.adminVotingView},
+	{[]string{"watch_summary", "wchs"}, func(s view) jsonObj {
 		conns, paths, total := s.node.Watches().Stats()
 		return jsonObj{}.add("num_connections", conns).add("num_paths", paths).add("num_total_watches", total)
 	}},
-	{[]string{"watches", "wchc"}, (*Server).adminWatchesBySession},
-	{[]string{"watches_by_path", "wchp"}, (*Server).adminWatchesByPath},
-	{[]string{"zabstate"}, (*Server).adminZabState},
+	{[]string{"watches", "wchc"}, view.adminWatchesBySession},
+	{[]string{"watches_by_path", "wchp"}, view.adminWatchesByPath},
+	{[]string{"zabstate"}, view.adminZabState},
 }
 
 // adminWithoutServer are the commands ZooKeeper answers while its server
@@ -81,8 +83,8 @@ const errorField = "error"
 
 // notSupported answers a JVM-specific command (trace masks, Java system
 // properties) that has no meaning here.
-func notSupported(name string) func(*Server) jsonObj {
-	return func(*Server) jsonObj {
+func notSupported(name string) func(view) jsonObj {
+	return func(view) jsonObj {
 		return jsonObj{}.add(errorField, name+" is not supported by this server")
 	}
 }
@@ -100,9 +102,23 @@ func adminCommandByName(name string) (adminCommand, bool) {
 	return adminCommand{}, false
 }
 
-// AdminResponse runs the AdminServer command name (or alias) and returns
-// its JSON response as ZooKeeper 3.8's AdminServer writes it.
-func (s *Server) AdminResponse(name string) string {
+// Admin is the AdminServer of one session.Server (ZooKeeper's
+// admin.enableServer): its commands, in JSON, over HTTP.
+type Admin struct {
+	srv *session.Server
+	// mu guards lastSnapshot: when the snapshot command last ran
+	// (session.Config.AdminSnapshotInterval).
+	mu           sync.Mutex
+	lastSnapshot time.Time
+}
+
+// NewAdmin returns the AdminServer of srv.
+func NewAdmin(srv *session.Server) *Admin { return &Admin{srv: srv} }
+
+// Response runs the AdminServer command name (or alias) and returns its
+// JSON response as ZooKeeper 3.8's AdminServer writes it.
+func (a *Admin) Response(name string) string {
+	s := newView(a.srv)
 	var out jsonObj
 	c, ok := adminCommandByName(name)
 	switch {
@@ -123,11 +139,11 @@ func (s *Server) AdminResponse(name string) string {
 	return b.String()
 }
 
-// AdminHandler serves the AdminServer under commandURL (ZooKeeper's
+// Handler serves the AdminServer under commandURL (ZooKeeper's
 // admin.commandURL, "/commands" by default): GET commandURL lists the
 // commands as links, GET commandURL/<name> answers one in JSON (200 even
 // for an unknown name, with the error in the body). Other methods get 405.
-func (s *Server) AdminHandler(commandURL string) http.Handler {
+func (a *Admin) Handler(commandURL string) http.Handler {
 	commandURL = "/" + strings.Trim(commandURL, "/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, commandURL)
@@ -151,10 +167,10 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 			return
 		}
 		if name == "snapshot" || name == "snap" {
-			s.serveSnapshot(w, r, "snapshot")
+			a.serveSnapshot(w, r, "snapshot")
 			return
 		}
-		body := s.AdminResponse(name)
+		body := a.Response(name)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write([]byte(body))
@@ -171,12 +187,12 @@ func adminCommandNames() []string {
 	return names
 }
 
-func (s *Server) adminConf() jsonObj {
+func (s view) adminConf() jsonObj {
 	serverID := 0
 	if s.node.Mode() != "standalone" {
 		serverID = int(s.node.ID())
 	}
-	port, _ := strconv.Atoi(portOf(s.Addr()))
+	port, _ := strconv.Atoi(portOf(s.srv.Addr()))
 	dataDir := s.cfg.Env["dataDir"]
 	return jsonObj{}.
 		add("client_port", port).
@@ -191,36 +207,32 @@ func (s *Server) adminConf() jsonObj {
 }
 
 // adminConns lists connections as ZooKeeper's getConnectionInfo(brief).
-func (s *Server) adminConns(brief bool) []any {
+func (s view) adminConns(brief bool) []any {
 	out := []any{}
-	for _, c := range s.connsByAge() {
-		sess := c.session()
+	for _, c := range s.srv.Connections() {
 		interest := 1
-		if sess.id == 0 {
+		if c.SessionID == 0 {
 			interest = 0
 		}
 		info := jsonObj{}.
-			add("remote_socket_address", c.nc.RemoteAddr().String()).
+			add("remote_socket_address", c.Remote).
 			add("interest_ops", interest).
-			add("outstanding_requests", c.queued()).
-			add("packets_received", c.stats.received.Load()).
-			add("packets_sent", c.stats.sent.Load())
+			add("outstanding_requests", c.Queued).
+			add("packets_received", c.Received).
+			add("packets_sent", c.Sent)
 		if !brief {
-			st := &c.stats
-			lmin, _, lmax := st.lat.latencies()
-			avg := st.lat.longAvg()
 			info = info.
-				add("session_id", sess.id).
-				add("last_operation", opName(st.lastOp.Load())).
-				add("established", st.established.UnixMilli()).
-				add("session_timeout", sess.timeout).
-				add("last_cxid", st.lastCxid.Load()).
-				add("last_zxid", st.lastZxid.Load()).
-				add("last_response_time", st.lastResp.Load()).
-				add("last_latency", st.lastLat.Load()).
-				add("min_latency", lmin).
-				add("avg_latency", avg).
-				add("max_latency", lmax)
+				add("session_id", c.SessionID).
+				add("last_operation", opName(c.LastOp)).
+				add("established", c.Established.UnixMilli()).
+				add("session_timeout", c.Timeout).
+				add("last_cxid", c.LastCxid).
+				add("last_zxid", c.LastZxid).
+				add("last_response_time", c.LastResponse).
+				add("last_latency", c.LastLatency).
+				add("min_latency", c.MinLatency).
+				add("avg_latency", c.AvgLatency).
+				add("max_latency", c.MaxLatency)
 		}
 		out = append(out, info)
 	}
@@ -229,7 +241,7 @@ func (s *Server) adminConns(brief bool) []any {
 
 // adminDump is dump: sessions by expiry time (unix milliseconds, rounded
 // up to a tick as ZooKeeper's buckets are) and their ephemeral nodes.
-func (s *Server) adminDump() jsonObj {
+func (s view) adminDump() jsonObj {
 	sessions, eph := s.sessionsAndEphemerals()
 	deadlines := s.node.SessionDeadlines()
 	tick := s.cfg.TickTime.Milliseconds()
@@ -258,7 +270,7 @@ func (s *Server) adminDump() jsonObj {
 	return jsonObj{}.add("expiry_time_to_session_ids", expiry).add("session_id_to_ephemeral_paths", ephemerals)
 }
 
-func (s *Server) adminEnv() jsonObj {
+func (s view) adminEnv() jsonObj {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
 	home, _ := os.UserHomeDir()
@@ -277,7 +289,7 @@ func (s *Server) adminEnv() jsonObj {
 		add("os.memory.total", fmt.Sprintf("%dMB", ms.Sys>>20))
 }
 
-func (s *Server) adminLastSnapshot() jsonObj {
+func (s view) adminLastSnapshot() jsonObj {
 	index, at, ok := s.node.LastSnapshot()
 	if !ok {
 		return jsonObj{}.add("zxid", "0").add("timestamp", int64(0))
@@ -285,7 +297,7 @@ func (s *Server) adminLastSnapshot() jsonObj {
 	return jsonObj{}.add("zxid", strconv.FormatUint(index, 16)).add("timestamp", at.Unix())
 }
 
-func (s *Server) adminLeader() jsonObj {
+func (s view) adminLeader() jsonObj {
 	if s.node.Mode() == "standalone" {
 		return jsonObj{}.add(errorField, "server is not initialized")
 	}
@@ -303,7 +315,7 @@ func (s *Server) adminLeader() jsonObj {
 
 // adminMonitor is mntr's figures without the zk_ prefix, numbers as JSON
 // numbers.
-func (s *Server) adminMonitor() jsonObj {
+func (s view) adminMonitor() jsonObj {
 	out := jsonObj{}
 	for _, v := range s.monitorValues() {
 		val := v.value
@@ -315,7 +327,7 @@ func (s *Server) adminMonitor() jsonObj {
 	return out
 }
 
-func (s *Server) adminObservers() jsonObj {
+func (s view) adminObservers() jsonObj {
 	observers := []any{}
 	if s.node.IsLeader() {
 		for _, p := range s.node.Members() {
@@ -328,15 +340,16 @@ func (s *Server) adminObservers() jsonObj {
 }
 
 // adminServerStats is server_stats (srvr); stats adds the connections.
-func (s *Server) adminServerStats() jsonObj {
-	lmin, lavg, lmax := s.stats.latencies()
+func (s view) adminServerStats() jsonObj {
+	st := s.srv.Stats()
+	lmin, lavg, lmax := st.MinLatency, st.AvgLatency, st.MaxLatency
 	size := dirSize(s.cfg.Env["dataDir"])
 	// Reply sizes are not tracked per response (that would cost the hot
 	// path); -1 is ZooKeeper's value before its first response.
 	responses := jsonObj{}.add("last_buffer_size", -1).add("min_buffer_size", -1).add("max_buffer_size", -1)
 	stats := jsonObj{}.
-		add("packets_sent", s.stats.packetsSent.Load()).
-		add("packets_received", s.stats.packetsReceived.Load()).
+		add("packets_sent", st.PacketsSent).
+		add("packets_received", st.PacketsReceived).
 		add("fsync_threshold_exceed_count", s.node.FsyncTimes().Slow).
 		add("client_response_stats", responses).
 		add("data_dir_size", size).
@@ -344,13 +357,13 @@ func (s *Server) adminServerStats() jsonObj {
 		add("provider_null", false).
 		add("server_state", s.mode()).
 		add("last_processed_zxid", s.node.LastZxid()).
-		add("outstanding_requests", s.stats.outstanding.Load()).
+		add("outstanding_requests", st.Outstanding).
 		add("avg_latency", jsonNumber(javaDouble(lavg))).
 		add("max_latency", lmax).
 		add("min_latency", lmin).
-		add("num_alive_client_connections", s.numConns()).
-		add("uptime", time.Since(s.stats.started).Milliseconds()).
-		add("auth_failed_count", s.stats.authFailed.Load()).
+		add("num_alive_client_connections", s.srv.NumConnections()).
+		add("uptime", time.Since(st.Started).Milliseconds()).
+		add("auth_failed_count", st.AuthFailed).
 		add("non_mtlsremote_conn_count", 0).
 		add("non_mtlslocal_conn_count", 0)
 	znodes, _, _, _ := s.treeStats()
@@ -364,7 +377,7 @@ func (s *Server) adminServerStats() jsonObj {
 
 // adminVotingView is voting_view: the members (observers included, as
 // ZooKeeper's getVotingView has them) by id.
-func (s *Server) adminVotingView() jsonObj {
+func (s view) adminVotingView() jsonObj {
 	view := jsonObj{}
 	if s.node.Mode() != "standalone" {
 		peers := s.node.Members()
@@ -385,7 +398,7 @@ func (s *Server) adminVotingView() jsonObj {
 	return jsonObj{}.add("current_config", view)
 }
 
-func (s *Server) adminWatchesBySession() jsonObj {
+func (s view) adminWatchesBySession() jsonObj {
 	bySession := s.node.Watches().BySession()
 	out := jsonObj{}
 	for _, id := range slices.Sorted(maps.Keys(bySession)) {
@@ -394,7 +407,7 @@ func (s *Server) adminWatchesBySession() jsonObj {
 	return jsonObj{}.add("session_id_to_watched_paths", out)
 }
 
-func (s *Server) adminWatchesByPath() jsonObj {
+func (s view) adminWatchesByPath() jsonObj {
 	byPath := s.node.Watches().ByPath()
 	out := jsonObj{}
 	for _, p := range slices.Sorted(maps.Keys(byPath)) {
@@ -406,7 +419,7 @@ func (s *Server) adminWatchesByPath() jsonObj {
 // adminZabState is zabstate with Raft's counterparts: the term for the
 // epoch, "broadcast" while a leader is known and "election" otherwise. A
 // standalone server answers as ZooKeeper's does.
-func (s *Server) adminZabState() jsonObj {
+func (s view) adminZabState() jsonObj {
 	if s.node.Mode() == "standalone" || !s.node.HasQuorum() {
 		// ZooKeeper's answer without a QuorumZooKeeperServer: a lone
 		// server, or a member between leaders or cut off (read-only too).
@@ -432,7 +445,7 @@ func (s *Server) adminZabState() jsonObj {
 		add("is_leader", s.node.IsLeader()).
 		add("quorum_address", quorum).
 		add("election_address", election).
-		add("client_address", s.Addr().String()).
+		add("client_address", s.srv.Addr().String()).
 		add("voting", s.node.Mode() != "observer").
 		add("last_zxid", "0x"+strconv.FormatInt(zxid, 16)).
 		add("zab_epoch", s.node.Term()).

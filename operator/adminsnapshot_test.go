@@ -1,4 +1,4 @@
-package session
+package operator
 
 import (
 	"io"
@@ -12,6 +12,7 @@ import (
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -21,7 +22,7 @@ import (
 // headers; a second request within the interval gets 429; streaming=false
 // takes a snapshot of the member's own.
 func TestAdminSnapshot(t *testing.T) {
-	ts := startServer(t, func(c *Config) {
+	ts := startServer(t, func(c *session.Config) {
 		c.SuperDigest = acl.DigestID("super", "pw")
 		c.AdminSnapshotInterval = 300 * time.Millisecond
 	})
@@ -49,7 +50,7 @@ func TestAdminSnapshot(t *testing.T) {
 		t.Fatalf("setACL /: %v", h.Err)
 	}
 
-	hs := httptest.NewServer(ts.srv.AdminHandler("/commands"))
+	hs := httptest.NewServer(NewAdmin(ts.srv).Handler("/commands"))
 	defer hs.Close()
 	get := func(path, auth string) (*http.Response, []byte) {
 		t.Helper()
@@ -132,7 +133,7 @@ func TestAdminSnapshot(t *testing.T) {
 // opens nothing here.
 func TestAdminSnapshotNeedsEveryPermission(t *testing.T) {
 	for _, skip := range []bool{false, true} {
-		ts := startServerTree(t, znode.Options{SkipACL: skip}, func(c *Config) {
+		ts := startServerTree(t, znode.Options{SkipACL: skip}, func(c *session.Config) {
 			c.SuperDigest = acl.DigestID("super", "pw")
 			c.AdminSnapshotInterval = time.Millisecond
 		})
@@ -145,7 +146,7 @@ func TestAdminSnapshotNeedsEveryPermission(t *testing.T) {
 		if h := c.reply(nil); h.Err != jute.OK {
 			t.Fatalf("setACL /: %v", h.Err)
 		}
-		hs := httptest.NewServer(ts.srv.AdminHandler("/commands"))
+		hs := httptest.NewServer(NewAdmin(ts.srv).Handler("/commands"))
 		for _, tc := range []struct {
 			auth   string
 			status int

@@ -1,4 +1,4 @@
-package session
+package operator
 
 import (
 	"io"
@@ -36,7 +36,8 @@ const (
 )
 
 // serveSnapshot answers the snapshot command.
-func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name string) {
+func (a *Admin) serveSnapshot(w http.ResponseWriter, r *http.Request, name string) {
+	s := newView(a.srv)
 	reply := func(status int, msg any) {
 		var b strings.Builder
 		writeJackson(&b, jsonObj{}.add("command", name).add("error", msg))
@@ -52,7 +53,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 	}
 	ids, ok := s.adminIdentities(r, authInfo)
 	if !ok {
-		s.stats.authFailed.Add(1)
+		s.srv.CountAuthFailure()
 		fail(http.StatusUnauthorized, "Not authenticated")
 		return
 	}
@@ -68,8 +69,8 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 		fail(http.StatusForbidden, "Not authorized")
 		return
 	}
-	if !s.snapshotAllowed(time.Now()) {
-		s.log.Warn("admin snapshot request was rate limited")
+	if !a.snapshotAllowed(s.cfg.AdminSnapshotInterval, time.Now()) {
+		s.srv.Logger().Warn("admin snapshot request was rate limited")
 		reply(http.StatusTooManyRequests, nil)
 		return
 	}
@@ -100,7 +101,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 	defer os.Remove(f.Name())
 	defer f.Close()
 	if err := writeZooKeeperSnapshot(f, clone); err != nil {
-		s.log.Warn("admin snapshot", zap.Error(err))
+		s.srv.Logger().Warn("admin snapshot", zap.Error(err))
 		fail(http.StatusInternalServerError, err.Error())
 		return
 	}
@@ -119,31 +120,32 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request, name stri
 }
 
 // snapshotAllowed takes the snapshot command's turn: at most one per
-// Config.AdminSnapshotInterval (ZooKeeper's rate limiter, 429 otherwise).
-func (s *Server) snapshotAllowed(now time.Time) bool {
-	if s.cfg.AdminSnapshotInterval < 0 {
+// interval (session.Config.AdminSnapshotInterval; ZooKeeper's rate
+// limiter, 429 otherwise).
+func (a *Admin) snapshotAllowed(interval time.Duration, now time.Time) bool {
+	if interval < 0 {
 		return true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.lastSnapshot.IsZero() && now.Sub(s.lastSnapshot) < s.cfg.AdminSnapshotInterval {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.lastSnapshot.IsZero() && now.Sub(a.lastSnapshot) < interval {
 		return false
 	}
-	s.lastSnapshot = now
+	a.lastSnapshot = now
 	return true
 }
 
 // adminIdentities authenticates an Authorization header as ZooKeeper's
 // AdminServer does: "<scheme> <auth>", digest (user:password, the super
 // user too) or ip (the caller's address).
-func (s *Server) adminIdentities(r *http.Request, authInfo string) ([]jute.Id, bool) {
+func (s view) adminIdentities(r *http.Request, authInfo string) ([]jute.Id, bool) {
 	scheme, auth, _ := strings.Cut(authInfo, " ")
 	switch scheme {
 	case "digest":
 		if auth == "" {
 			return nil, false
 		}
-		return s.digestIdentities(auth), true
+		return s.srv.DigestIdentities(auth), true
 	case "ip":
 		return []jute.Id{{Scheme: "ip", ID: remoteIPString(r.RemoteAddr)}}, true
 	}

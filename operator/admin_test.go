@@ -1,4 +1,4 @@
-package session
+package operator
 
 import (
 	"bytes"
@@ -185,7 +185,7 @@ func TestAdminResponsesShapedAsZooKeepers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := ts.srv.AdminResponse(name)
+		got := NewAdmin(ts.srv).Response(name)
 		if g, w := shapeOf(t, got), shapeOf(t, string(want)); g != w {
 			t.Errorf("%s:\n got shape %s\nwant shape %s\nresponse:\n%s", name, g, w, got)
 		}
@@ -195,12 +195,12 @@ func TestAdminResponsesShapedAsZooKeepers(t *testing.T) {
 		if !ok {
 			t.Fatalf("alias %s unknown", alias)
 		}
-		if got := ts.srv.AdminResponse(alias); !strings.Contains(got, `"command" : "`+c.names[0]+`"`) {
+		if got := NewAdmin(ts.srv).Response(alias); !strings.Contains(got, `"command" : "`+c.names[0]+`"`) {
 			t.Errorf("alias %s answered as\n%s", alias, got)
 		}
 	}
 	unknown, _ := os.ReadFile(filepath.Join(zkAdminDir, "unknown-nosuch.json"))
-	if got := ts.srv.AdminResponse("nosuch"); got != string(unknown) {
+	if got := NewAdmin(ts.srv).Response("nosuch"); got != string(unknown) {
 		t.Errorf("unknown command:\n%s\nwant\n%s", got, unknown)
 	}
 }
@@ -219,7 +219,7 @@ func TestAdminMonitorFieldsAreZooKeepers(t *testing.T) {
 	for _, f := range parseOrdered(t, want) {
 		zk[f.key] = valueShape(t, f.val)
 	}
-	got := parseOrdered(t, []byte(ts.srv.AdminResponse("monitor")))
+	got := parseOrdered(t, []byte(NewAdmin(ts.srv).Response("monitor")))
 	values := map[string]any{}
 	for _, f := range got {
 		if s, ok := zk[f.key]; !ok || s != valueShape(t, f.val) {
@@ -240,7 +240,7 @@ func TestAdminMonitorFieldsAreZooKeepers(t *testing.T) {
 // ZooKeeper 3.8), other methods and paths outside the command URL.
 func TestAdminHandler(t *testing.T) {
 	ts := startServer(t)
-	hs := httptest.NewServer(ts.srv.AdminHandler("/commands"))
+	hs := httptest.NewServer(NewAdmin(ts.srv).Handler("/commands"))
 	defer hs.Close()
 	get := func(method, path string) (*http.Response, string) {
 		t.Helper()
@@ -276,7 +276,7 @@ func TestAdminHandler(t *testing.T) {
 			t.Errorf("GET %s: %s", p, resp.Status)
 		}
 	}
-	hs2 := httptest.NewServer(ts.srv.AdminHandler("zk/"))
+	hs2 := httptest.NewServer(NewAdmin(ts.srv).Handler("zk/"))
 	defer hs2.Close()
 	r2, err := http.Get(hs2.URL + "/zk/isro")
 	if err != nil {
@@ -294,45 +294,45 @@ func TestAdminHandler(t *testing.T) {
 func TestAdminStatefulCommands(t *testing.T) {
 	ts := startServer(t)
 	c := adminClientState(t, ts)
-	if s := shapeOf(t, ts.srv.AdminResponse("server_stats")); !strings.Contains(s, "packets_received:number") {
+	if s := shapeOf(t, NewAdmin(ts.srv).Response("server_stats")); !strings.Contains(s, "packets_received:number") {
 		t.Fatalf("server_stats shape %s", s)
 	}
-	if ts.srv.stats.packetsReceived.Load() == 0 {
+	if ts.srv.Stats().PacketsReceived == 0 {
 		t.Fatal("no packets counted")
 	}
-	ts.srv.AdminResponse("stat_reset")
-	if n := ts.srv.stats.packetsReceived.Load(); n != 0 {
+	NewAdmin(ts.srv).Response("stat_reset")
+	if n := ts.srv.Stats().PacketsReceived; n != 0 {
 		t.Fatalf("stat_reset left %d packets", n)
 	}
-	sid := fmt.Sprint(ts.srv.connsByAge()[0].sessionID)
+	sid := fmt.Sprint(ts.srv.Connections()[0].SessionID)
 	for cmd, want := range map[string][]string{
 		"dump":            {`"` + sid + `" : [ "/a/e" ]`, `[ ` + sid + ` ]`},
 		"watches":         {`"` + sid + `" : [ `},
 		"watches_by_path": {`"/a" : [ ` + sid + ` ]`, `"/a/b" : [ ` + sid + ` ]`},
 		"connections":     {`"session_id" : ` + sid, `"last_operation" : "EXIS"`},
 	} {
-		got := ts.srv.AdminResponse(cmd)
+		got := NewAdmin(ts.srv).Response(cmd)
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s lacks %s:\n%s", cmd, w, got)
 			}
 		}
 	}
-	ts.srv.AdminResponse("crst")
-	for _, cn := range ts.srv.connsByAge() {
-		if cn.stats.received.Load() != 0 {
+	NewAdmin(ts.srv).Response("crst")
+	for _, cn := range ts.srv.Connections() {
+		if cn.Received != 0 {
 			t.Fatal("connection_stat_reset left counts")
 		}
 	}
 	c.request(100, jute.OpAuth, &jute.AuthPacket{Scheme: "nosuchscheme", Auth: []byte("x")})
 	c.reply(nil)
 	for _, cmd := range []string{"srvr", "mntr"} {
-		if got := ts.srv.AdminResponse(cmd); !strings.Contains(got, `"auth_failed_count" : 1`) {
+		if got := NewAdmin(ts.srv).Response(cmd); !strings.Contains(got, `"auth_failed_count" : 1`) {
 			t.Errorf("%s: auth failure not counted:\n%s", cmd, got)
 		}
 	}
 	keys := []string{}
-	for _, f := range parseOrdered(t, []byte(ts.srv.AdminResponse("environment"))) {
+	for _, f := range parseOrdered(t, []byte(NewAdmin(ts.srv).Response("environment"))) {
 		keys = append(keys, f.key)
 	}
 	sort.Strings(keys)
