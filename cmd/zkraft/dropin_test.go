@@ -298,6 +298,17 @@ func TestStartErrors(t *testing.T) {
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Errorf("a server refused for its port created its data directory: %v", err)
 	}
+	// The metrics port as well, as ZooKeeper does not start without it.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	runRefused(t, "metrics: listen tcp "+busy.Addr().String()+": bind: address already in use",
+		"server", "--data-dir", other, "--client-addr", freeAddr(t), "--metrics-addr", busy.Addr().String())
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a server refused for its metrics port created its data directory: %v", err)
+	}
 
 	missing := filepath.Join(dir, "missing", "zoo.cfg")
 	out, _ := exec.Command(zkraftBinary(t), "server", "--config", missing).CombinedOutput()

@@ -15,14 +15,11 @@ import (
 
 // startMetrics serves reg on /metrics in the Prometheus text format, as
 // ZooKeeper's PrometheusMetricsProvider does on metricsProvider.httpPort,
-// once node and srv are there to be read at scrape time.
-func startMetrics(addr string, reg *metrics.Registry, node *ensemble.Node, srv *session.Server, log *zap.Logger) (func(), error) {
+// on ln (bound before the member opened its files, so a port in use stops
+// the start first), once node and srv are there to be read at scrape time.
+func startMetrics(ln net.Listener, reg *metrics.Registry, node *ensemble.Node, srv *session.Server, log *zap.Logger) (func(), error) {
 	if err := reg.Watch(node, srv); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", reg.Handler())

@@ -109,6 +109,15 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		}
 		defer secureLn.Close()
 	}
+	// The metrics port too: ZooKeeper does not start when its metrics
+	// provider cannot bind it.
+	var metricsLn net.Listener
+	if st.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", st.MetricsAddr); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	for _, dir := range lockDirs(st) {
 		unlock, err := lockDataDir(dir)
 		if err != nil {
@@ -198,7 +207,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}, node)
 
 	if reg != nil {
-		stop, err := startMetrics(st.MetricsAddr, reg, node, srv, log)
+		stop, err := startMetrics(metricsLn, reg, node, srv, log)
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
