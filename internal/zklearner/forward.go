@@ -147,6 +147,11 @@ func (l *Learner) Revalidate(ctx context.Context, session int64, timeout int32) 
 	data := binary.BigEndian.AppendUint64(nil, uint64(session))
 	data = binary.BigEndian.AppendUint32(data, uint32(timeout))
 	if err := l.send(packet{typ: pktRevalidate, zxid: -1, data: data}); err != nil {
+		l.fw.mu.Lock()
+		if l.fw.revalidations[session] == ch {
+			delete(l.fw.revalidations, session)
+		}
+		l.fw.mu.Unlock()
 		return false, err
 	}
 	select {
@@ -173,6 +178,9 @@ func (l *Learner) Sync(ctx context.Context, session int64, cxid int32, path stri
 	data = binary.BigEndian.AppendUint32(data, uint32(jute.OpSync))
 	data = append(data, jute.Marshal(&jute.PathRequest{Path: path})...)
 	if err := l.send(packet{typ: pktRequest, zxid: -1, data: data, auth: []jute.Id{}}); err != nil {
+		// Not sent: no SYNC will answer it, so it must not take the
+		// answer to a later one.
+		l.fw.dropSync(ch)
 		return err
 	}
 	select {
@@ -234,6 +242,18 @@ func (fw *forwarding) synced() {
 	if len(fw.syncs) > 0 {
 		fw.syncs[0] <- nil
 		fw.syncs = fw.syncs[1:]
+	}
+}
+
+// dropSync removes ch from the syncs waiting, if it is there still.
+func (fw *forwarding) dropSync(ch chan error) {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	for i, c := range fw.syncs {
+		if c == ch {
+			fw.syncs = append(fw.syncs[:i:i], fw.syncs[i+1:]...)
+			return
+		}
 	}
 }
 
