@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -72,7 +73,12 @@ var serverSettings = []setting{
 	{Flag: "id", Kind: kindUint, Topic: catEnsemble, Default: "the data directory's `myid` file, when there are members",
 		Help: "this member's server id",
 		apply: func(s *settings, c *cli.Context) error {
-			s.ServerID, s.idSet = uint8(c.Uint("id")), true
+			id := c.Uint("id")
+			if id == 0 || id > 255 {
+				// uint8 would wrap 257 to member 1: refuse, as myid's 1..255.
+				return fmt.Errorf("%d: a server id is 1 to 255", id)
+			}
+			s.ServerID, s.idSet = uint8(id), true
 			return nil
 		}},
 	{Flag: "peers", Topic: catEnsemble, Default: "standalone; zoo.cfg: `server.N=host:port1:port2[:observer][;clientAddr]` lines",
