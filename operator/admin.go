@@ -343,7 +343,6 @@ func (s view) adminObservers() jsonObj {
 func (s view) adminServerStats() jsonObj {
 	st := s.srv.Stats()
 	lmin, lavg, lmax := st.MinLatency, st.AvgLatency, st.MaxLatency
-	size := dirSize(s.cfg.Env["dataDir"])
 	// Reply sizes are not tracked per response (that would cost the hot
 	// path); -1 is ZooKeeper's value before its first response.
 	responses := jsonObj{}.add("last_buffer_size", -1).add("min_buffer_size", -1).add("max_buffer_size", -1)
@@ -352,8 +351,8 @@ func (s view) adminServerStats() jsonObj {
 		add("packets_received", st.PacketsReceived).
 		add("fsync_threshold_exceed_count", s.node.FsyncTimes().Slow).
 		add("client_response_stats", responses).
-		add("data_dir_size", size).
-		add("log_dir_size", size).
+		add("data_dir_size", dirSize(s.cfg.Env["dataDir"])).
+		add("log_dir_size", dirSize(s.logDir())).
 		add("provider_null", false).
 		add("server_state", s.mode()).
 		add("last_processed_zxid", s.node.LastZxid()).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/jsonshape"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
 )
 
 // zkAdminDir holds real ZooKeeper 3.8 AdminServer responses.
@@ -338,5 +339,33 @@ func TestAdminStatefulCommands(t *testing.T) {
 	sort.Strings(keys)
 	if !strings.Contains(strings.Join(keys, ","), "zookeeper.version") {
 		t.Errorf("environment keys %v", keys)
+	}
+}
+
+// TestAdminServerStatsDirSizes: server_stats reports the data directory's
+// size and the log directory's (dataLogDir) each of its own, as dirs does.
+func TestAdminServerStatsDirSizes(t *testing.T) {
+	dataDir, logDir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dataDir, "snap"), make([]byte, 10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logDir, "log"), make([]byte, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *session.Config) {
+		c.Env = map[string]string{"dataDir": dataDir, "dataLogDir": logDir}
+	})
+	var stats jsonObj
+	for _, f := range parseOrdered(t, []byte(NewAdmin(ts.srv).Response("server_stats"))) {
+		if f.key == "server_stats" {
+			stats = f.val.(jsonObj)
+		}
+	}
+	got := map[string]any{}
+	for _, f := range stats {
+		got[f.key] = f.val
+	}
+	if got["data_dir_size"] != jsonNumber("10") || got["log_dir_size"] != jsonNumber("1000") {
+		t.Fatalf("data_dir_size %v, log_dir_size %v; want 10 and 1000", got["data_dir_size"], got["log_dir_size"])
 	}
 }
