@@ -16,17 +16,23 @@ type EnsembleSource interface {
 	Leadership() (leaderID int, term uint64)
 	// Members reports every member's state now.
 	Members(ctx context.Context) []MemberStatus
-	// Sessions lists the ensemble's open sessions with their ephemeral
-	// nodes, every path (the console hides those the login may not read).
-	Sessions() []SessionStatus
+	// Sessions lists the ensemble's open sessions, lowest id first, and
+	// tells how many are open: at most maxSessions of them, with at most
+	// maxEphemerals ephemeral paths listed in all (every path: the
+	// console hides those the login may not read), so that a page polling
+	// it costs a member holding many sessions little.
+	Sessions(maxSessions, maxEphemerals int) (list []SessionStatus, total int)
 }
 
 // SessionStatus is one open session and its ephemeral nodes. It never
 // carries the session's password.
 type SessionStatus struct {
-	ID         int64
-	TimeoutMs  int32
-	Ephemerals []string
+	ID        int64
+	TimeoutMs int32
+	// Ephemerals are the session's ephemeral paths listed, sorted;
+	// NumEphemerals counts all it owns, listed or not.
+	Ephemerals    []string
+	NumEphemerals int
 }
 
 // MemberStatus is one member's row on the ensemble page.

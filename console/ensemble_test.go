@@ -22,8 +22,8 @@ func (f *fakeEnsemble) Leadership() (int, uint64) {
 	return id, uint64(id) + 1
 }
 
-func (f *fakeEnsemble) Sessions() []SessionStatus {
-	return []SessionStatus{{ID: 0x99, TimeoutMs: 4000, Ephemerals: []string{"/priv", "/pub"}}, {ID: 0x9a, TimeoutMs: 30000}}
+func (f *fakeEnsemble) Sessions(int, int) ([]SessionStatus, int) {
+	return []SessionStatus{{ID: 0x99, TimeoutMs: 4000, Ephemerals: []string{"/priv", "/pub"}, NumEphemerals: 2}, {ID: 0x9a, TimeoutMs: 30000}}, 2
 }
 
 func (f *fakeEnsemble) Members(context.Context) []MemberStatus {
@@ -89,5 +89,45 @@ func TestSessionsEndpoint(t *testing.T) {
 		if st != http.StatusOK || string(got) != want || out["total"] != 2.0 {
 			t.Fatalf("%s: %d %s, want %s", user, st, got, want)
 		}
+	}
+}
+
+// boundedEnsemble is an EnsembleSource that lists fewer sessions and
+// ephemerals than there are, as a member holding many does, and records
+// the bounds it was asked for.
+type boundedEnsemble struct {
+	fakeEnsemble
+	asked [2]atomic.Int64
+}
+
+func (f *boundedEnsemble) Sessions(maxSessions, maxEphemerals int) ([]SessionStatus, int) {
+	f.asked[0].Store(int64(maxSessions))
+	f.asked[1].Store(int64(maxEphemerals))
+	return []SessionStatus{{ID: 0x99, TimeoutMs: 4000, Ephemerals: []string{"/pub"}, NumEphemerals: 4}}, 600
+}
+
+// TestSessionsEndpointBounded: the console asks its source for no more
+// sessions and paths than the page shows, and ephemerals the source did
+// not list are counted as unlisted, not as refused to the login.
+func TestSessionsEndpointBounded(t *testing.T) {
+	addr := startZK(t)
+	owner := dialZK(t, addr)
+	if _, err := owner.Create("/pub", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	src := &boundedEnsemble{}
+	c := New(Config{ClientAddr: addr, Ensemble: src})
+	hs := httptest.NewServer(c.Handler())
+	t.Cleanup(func() { hs.Close(); c.Close() })
+	b := newBrowser(t, hs)
+	b.login("bob", "pw")
+	st, out := b.get("/api/sessions")
+	got, _ := json.Marshal(out["sessions"])
+	want := `[{"ephemerals":["/pub"],"id":"0x99","timeoutMs":4000,"unlisted":3}]`
+	if st != http.StatusOK || string(got) != want || out["total"] != 600.0 || out["truncated"] != true {
+		t.Fatalf("%d %s total %v truncated %v, want %s total 600 truncated", st, got, out["total"], out["truncated"], want)
+	}
+	if s, e := src.asked[0].Load(), src.asked[1].Load(); s != maxSessionsShown || e != maxEphemeralsShown {
+		t.Fatalf("asked for %d sessions and %d paths, want %d and %d", s, e, maxSessionsShown, maxEphemeralsShown)
 	}
 }

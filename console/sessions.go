@@ -9,14 +9,16 @@ const (
 )
 
 // sessionJSON is one session on the page: its ephemerals the login may
-// read, and how many others it holds.
+// read, how many others it holds that the login may not read, and how
+// many were not looked at (the page's bounds).
 type sessionJSON struct {
 	ID         string   `json:"id"`
 	TimeoutMs  int32    `json:"timeoutMs"`
 	Yours      bool     `json:"yours,omitempty"`    // the login's own session
 	LiveView   bool     `json:"liveView,omitempty"` // the session of one of the login's live streams
 	Ephemerals []string `json:"ephemerals"`
-	Hidden     int      `json:"hidden,omitempty"` // ephemerals the login may not read
+	Hidden     int      `json:"hidden,omitempty"`   // ephemerals the login may not read
+	Unlisted   int      `json:"unlisted,omitempty"` // ephemerals beyond the page's bounds
 }
 
 // sessionsJSON answers api/sessions.
@@ -26,10 +28,12 @@ type sessionsJSON struct {
 	Truncated bool          `json:"truncated"`
 }
 
-// handleSessions lists the open sessions with their ephemerals. A path is
-// shown only if the login's own exists on it succeeds: exists needs READ,
-// so an ephemeral's path is told only to whoever may read the node, as
-// the tree would.
+// handleSessions lists the open sessions with their ephemerals, up to
+// maxSessionsShown sessions and maxEphemeralsShown paths (the source
+// lists no more, so a member with many sessions is not asked for all of
+// them every time the page polls). A path is shown only if the login's
+// own exists on it succeeds: exists needs READ, so an ephemeral's path is
+// told only to whoever may read the node, as the tree would.
 func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 	out := sessionsJSON{Sessions: []sessionJSON{}}
 	if c.cfg.Ensemble == nil {
@@ -37,13 +41,15 @@ func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := current(r)
-	all := c.cfg.Ensemble.Sessions()
-	out.Total = len(all)
+	all, total := c.cfg.Ensemble.Sessions(maxSessionsShown, maxEphemeralsShown)
+	out.Total = max(total, len(all))
 	if len(all) > maxSessionsShown {
-		all, out.Truncated = all[:maxSessionsShown], true
+		all = all[:maxSessionsShown]
 	}
+	out.Truncated = out.Total > len(all)
 	type check struct{ session, index int }
 	var checks []check
+	listed := make([]int, len(all))
 	out.Sessions = make([]sessionJSON, len(all))
 	for i, s := range all {
 		_, live := l.liveIDs.Load(s.ID)
@@ -51,10 +57,10 @@ func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 			LiveView: live, Ephemerals: make([]string, len(s.Ephemerals))}
 		for j := range s.Ephemerals {
 			if len(checks) == maxEphemeralsShown {
-				out.Truncated = true
 				break
 			}
 			checks = append(checks, check{i, j})
+			listed[i]++
 		}
 	}
 	readable := make([]bool, len(checks))
@@ -76,8 +82,12 @@ func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 				shown = append(shown, p)
 			}
 		}
-		out.Sessions[i].Hidden = len(all[i].Ephemerals) - len(shown)
 		out.Sessions[i].Ephemerals = shown
+		out.Sessions[i].Hidden = listed[i] - len(shown)
+		out.Sessions[i].Unlisted = max(all[i].NumEphemerals, len(all[i].Ephemerals)) - listed[i]
+		if out.Sessions[i].Unlisted > 0 {
+			out.Truncated = true
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

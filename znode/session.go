@@ -70,6 +70,15 @@ func (t *Tree) GetEphemerals(sessionID int64, prefix string) []string {
 	return out
 }
 
+// NumEphemerals is the number of ephemeral nodes the session owns (0 for
+// a session that is not live), without listing them.
+func (t *Tree) NumEphemerals(sessionID int64) int {
+	if s := t.sessions[sessionID]; s != nil {
+		return len(s.ephemerals)
+	}
+	return 0
+}
+
 // sessionPaths returns a session's ephemeral paths in deletion order:
 // sorted, so every member deletes (and notifies) in the same order.
 func (s *session) sessionPaths() []string {

@@ -1,9 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/session"
 )
 
 // TestConsoleSettings: zoo.cfg's console.enabled and console.readOnly
@@ -52,5 +59,65 @@ func TestLoopbackAddr(t *testing.T) {
 		if got := loopbackAddr(a); got != want {
 			t.Errorf("loopbackAddr(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestEnsembleViewSessionsBounded: the sessions the console's page polls
+// are listed within the bounds it asks for (they are read under the
+// tree's lock): no more sessions, no more ephemeral paths in all, each
+// session's count given even when its paths are not.
+func TestEnsembleViewSessionsBounded(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := session.New(session.Config{TickTime: 200 * time.Millisecond}, node)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close(); node.Close() })
+	owned := map[int64]int{} // session id → ephemerals
+	for i := 1; i <= 3; i++ {
+		conn, ev, err := zk.Connect([]string{ln.Addr().String()}, 4*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		for e := range ev {
+			if e.State == zk.StateHasSession {
+				break
+			}
+		}
+		for j := 0; j < i; j++ {
+			if _, err := conn.Create(fmt.Sprintf("/s%d-%d", i, j), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		owned[conn.SessionID()] = i
+	}
+	v := &ensembleView{node: node}
+	list, total := v.Sessions(2, 2)
+	if total != 3 || len(list) != 2 {
+		t.Fatalf("Sessions(2, 2): %d listed of %d, want 2 of 3", len(list), total)
+	}
+	paths := 0
+	for _, s := range list {
+		if s.NumEphemerals != owned[s.ID] || len(s.Ephemerals) != 0 && len(s.Ephemerals) != s.NumEphemerals {
+			t.Fatalf("session %#x: %d of %d listed, owns %d", s.ID, len(s.Ephemerals), s.NumEphemerals, owned[s.ID])
+		}
+		paths += len(s.Ephemerals)
+	}
+	if paths == 0 || paths > 2 {
+		t.Fatalf("Sessions(2, 2) listed %d paths, want 1 or 2", paths)
+	}
+	list, total = v.Sessions(10, 100)
+	paths = 0
+	for _, s := range list {
+		paths += len(s.Ephemerals)
+	}
+	if total != 3 || len(list) != 3 || paths != 6 {
+		t.Fatalf("Sessions(10, 100): %d sessions of %d, %d paths; want 3 of 3, 6", len(list), total, paths)
 	}
 }

@@ -128,15 +128,24 @@ func parseZxid(s string) int64 {
 }
 
 // Sessions implements console.EnsembleSource: the replicated session
-// table (every member has all of it) with each session's ephemerals,
-// without the passwords.
-func (v *ensembleView) Sessions() []console.SessionStatus {
+// table (every member has all of it), lowest ids first, with each
+// session's ephemerals, without the passwords. It holds the tree's read
+// lock, so it lists no more than it is asked for: a session whose
+// ephemerals would overrun maxEphemerals is given with its count only.
+func (v *ensembleView) Sessions(maxSessions, maxEphemerals int) ([]console.SessionStatus, int) {
 	tree := v.node.RLockTree()
 	defer v.node.RUnlockTree()
 	all := tree.Sessions()
-	out := make([]console.SessionStatus, 0, len(all))
-	for _, s := range all {
-		out = append(out, console.SessionStatus{ID: s.ID, TimeoutMs: s.Timeout, Ephemerals: tree.GetEphemerals(s.ID, "/")})
+	n := min(len(all), max(maxSessions, 0))
+	out := make([]console.SessionStatus, 0, n)
+	budget := maxEphemerals
+	for _, s := range all[:n] {
+		st := console.SessionStatus{ID: s.ID, TimeoutMs: s.Timeout, Ephemerals: []string{}, NumEphemerals: tree.NumEphemerals(s.ID)}
+		if st.NumEphemerals > 0 && st.NumEphemerals <= budget {
+			st.Ephemerals = tree.GetEphemerals(s.ID, "/")
+			budget -= len(st.Ephemerals)
+		}
+		out = append(out, st)
 	}
-	return out
+	return out, len(all)
 }

@@ -460,7 +460,8 @@ function renderEnsemble(e) {
 function renderSessions(s) {
   $("#sessions-note").textContent = `${s.total} open` + (s.truncated ? ", not all shown" : "");
   $("#sessions tbody").replaceChildren(...s.sessions.map((x) => {
-    const eph = x.ephemerals.join(", ") + (x.hidden ? ` (+${x.hidden} you may not read)` : "");
+    const eph = x.ephemerals.join(", ") + (x.hidden ? ` (+${x.hidden} you may not read)` : "") +
+      (x.unlisted ? ` (+${x.unlisted} not listed)` : "");
     return el("tr", { class: x.yours ? "yours" : "" }, el("td", {}, x.id + (x.yours ? " (you)" : x.liveView ? " (your live view)" : "")),
       el("td", {}, String(x.timeoutMs)), el("td", { class: "paths" }, eph));
   }));
