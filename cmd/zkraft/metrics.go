@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -12,6 +13,11 @@ import (
 	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/session"
 )
+
+// headerTimeout bounds the time a client of the metrics and pprof ports
+// has to send its request's headers: a connection that sends them slowly,
+// or never, is closed, so such connections cannot pile up.
+var headerTimeout = 10 * time.Second
 
 // startMetrics serves reg on /metrics in the Prometheus text format, as
 // ZooKeeper's PrometheusMetricsProvider does on metricsProvider.httpPort,
@@ -23,7 +29,7 @@ func startMetrics(ln net.Listener, reg *metrics.Registry, node *ensemble.Node, s
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", reg.Handler())
-	hs := &http.Server{Handler: mux}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("metrics server stopped", zap.Error(err))
