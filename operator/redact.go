@@ -13,15 +13,24 @@ const redacted = "********"
 func redactConfig(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, line := range lines {
-		key, _, ok := strings.Cut(line, "=")
-		if !ok || !isSecretKey(strings.TrimSpace(key)) {
+		// zoo.cfg separates a key from its value by '=' or ':'
+		// (internal/javaprops, Java's properties); the value is hidden
+		// after the first of them that ends a secret's key, which also
+		// finds the key in a commented-out line ("# old: x.password=...").
+		sep := -1
+		for j := 0; j < len(line) && sep < 0; j++ {
+			if (line[j] == '=' || line[j] == ':') && isSecretKey(strings.TrimSpace(line[:j])) {
+				sep = j
+			}
+		}
+		if sep < 0 {
 			continue
 		}
 		end := ""
 		if strings.HasSuffix(line, "\n") {
 			end = "\n"
 		}
-		lines[i] = key + "=" + redacted + end
+		lines[i] = line[:sep+1] + redacted + end
 	}
 	return strings.Join(lines, "")
 }
