@@ -62,7 +62,9 @@ func snapshotSave(c *cli.Context) error {
 		return err
 	}
 	prog := newProgress(c.App.ErrWriter, "received", size)
-	_, err = io.Copy(w, io.TeeReader(resp.Body, prog))
+	// One byte past the size told is enough to know the member sent too
+	// much: a body that never ends must not fill the disk.
+	_, err = io.Copy(w, io.TeeReader(io.LimitReader(resp.Body, size+1), prog))
 	prog.finish()
 	if err != nil {
 		w.Abort()

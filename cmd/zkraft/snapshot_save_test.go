@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestSnapshotSaveStopsAtTheSizeTold: a member whose body runs past the
+// snapshot_size it announced is refused as soon as one byte too many
+// arrives, instead of being written to the disk to its end (a body
+// without end filled it); nothing is left beside FILE.
+func TestSnapshotSaveStopsAtTheSizeTold(t *testing.T) {
+	const most = 256 << 20 // what the member would send
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("last_zxid", "0x5")
+		w.Header().Set("snapshot_size", "100")
+		chunk := make([]byte, 64<<10)
+		for sent.Load() < most && r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "backup.snap")
+	var out, errw bytes.Buffer
+	app := &cli.App{Commands: []*cli.Command{snapshotSaveCommand()}, Writer: &out, ErrWriter: &errw}
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run([]string{"zkraft", "save", "--admin-addr", strings.TrimPrefix(srv.URL, "http://"), file})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "the member said 100") {
+			t.Errorf("save of an overlong body: %v, want a size mismatch", err)
+		}
+	case <-time.After(time.Minute):
+		srv.CloseClientConnections()
+		t.Fatal("save of an overlong body still receiving after a minute")
+	}
+	// Loopback buffers hold a few MiB the member got rid of; the rest it
+	// could not send, as save stopped reading.
+	if n := sent.Load(); n >= most/2 {
+		t.Errorf("save read %d MiB of a body announced as 100 bytes", n>>20)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left in the directory: %v", left)
+	}
+}
