@@ -56,7 +56,7 @@ vet:
 
 # Every test: unit, raw-frame, end-to-end with real clients; then the
 # server's concurrent core once more under the race detector.
-RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/
+RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/ ./operator/ ./console/ ./internal/metrics/ ./internal/zklearner/
 test: vet
 	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(PKGS)
 	GO=$(GO) scripts/gotest.sh -race -count=1 -timeout 10m $(RACEPKGS)
