@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/session"
 )
 
 // sseEvent is one server-sent event.
@@ -133,5 +135,35 @@ func TestEventsStreamChanges(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the stream outlived the login")
 		}
+	}
+}
+
+// TestEventsStreamOutlivesShortSessionTimeout: the live stream's watch
+// session pings at a third of the timeout the server granted, not of the
+// one the console asked for, so a member whose maxSessionTimeout is below
+// the console's SessionTimeout does not expire it (ending the stream)
+// while the page is open.
+func TestEventsStreamOutlivesShortSessionTimeout(t *testing.T) {
+	addr := startZKWith(t, session.Config{TickTime: 100 * time.Millisecond, MaxSessionTimeout: time.Second})
+	other := dialZK(t, addr)
+	if _, err := other.Create("/live", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c := New(Config{ClientAddr: addr, SessionTimeout: 30 * time.Second})
+	hs := httptest.NewServer(c.Handler())
+	t.Cleanup(func() { hs.Close(); c.Close() })
+	b := newBrowser(t, hs)
+	b.login("", "")
+	events := openStream(t, b, "/live")
+	if ev := <-events; ev.name != "ready" {
+		t.Fatalf("first event %v, want ready", ev)
+	}
+	time.Sleep(3 * time.Second) // three granted timeouts
+	if _, err := other.Create("/live/a", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := nextChange(t, events, 5*time.Second) // fails if the stream ended
+	if !ok || got.Path != "/live/a" {
+		t.Fatalf("got %+v (arrived %v), want /live/a's creation", got, ok)
 	}
 }

@@ -23,12 +23,18 @@ import (
 // address.
 func startZK(t testing.TB) string {
 	t.Helper()
+	return startZKWith(t, session.Config{TickTime: 200 * time.Millisecond})
+}
+
+// startZKWith is startZK with the session server's configuration given.
+func startZKWith(t testing.TB, cfg session.Config) string {
+	t.Helper()
 	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
 		Tree: znode.Options{ExtendedTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := session.New(session.Config{TickTime: 200 * time.Millisecond}, node)
+	srv := session.New(cfg, node)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,11 @@ import (
 // client: the watch's notifications are filtered by the identity's READ
 // permission.
 type watchSession struct {
-	id     int64 // its ZooKeeper session id
-	nc     net.Conn
-	events chan watchEvent
-	done   chan struct{}
+	id      int64         // its ZooKeeper session id
+	timeout time.Duration // the session timeout the server granted
+	nc      net.Conn
+	events  chan watchEvent
+	done    chan struct{}
 
 	wmu sync.Mutex // one frame at a time
 
@@ -61,7 +62,7 @@ func openWatch(addr, user, password, root string, timeout time.Duration) (*watch
 	if err != nil {
 		return nil, fmt.Errorf("watch session: %w", err)
 	}
-	ws := &watchSession{nc: nc, events: make(chan watchEvent, 256), done: make(chan struct{})}
+	ws := &watchSession{nc: nc, timeout: timeout, events: make(chan watchEvent, 256), done: make(chan struct{})}
 	br := bufio.NewReader(nc)
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := ws.handshake(br, user, password, root, timeout); err != nil {
@@ -70,7 +71,7 @@ func openWatch(addr, user, password, root string, timeout time.Duration) (*watch
 	}
 	_ = nc.SetDeadline(time.Time{})
 	go ws.readLoop(br)
-	go ws.pingLoop(timeout / 3)
+	go ws.pingLoop(ws.timeout / 3)
 	return ws, nil
 }
 
@@ -93,6 +94,9 @@ func (ws *watchSession) handshake(br *bufio.Reader, user, password, root string,
 		return errors.New("connect: the server opened no session")
 	}
 	ws.id = cr.SessionID
+	if cr.TimeOut > 0 { // the server's bounds may grant less than asked
+		ws.timeout = time.Duration(cr.TimeOut) * time.Millisecond
+	}
 	if user != "" {
 		if err := ws.send(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(user + ":" + password)}); err != nil {
 			return err
