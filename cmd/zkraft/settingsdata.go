@@ -269,8 +269,10 @@ var serverSettings = []setting{
 	{Keys: []string{"peerType"}, Topic: catIgnored, Help: "the `:observer` suffix of a server.N line says it"},
 	{Keys: []string{"metricsProvider.className", "metricsProvider.exportJvmInfo"}, Topic: catIgnored,
 		Help: "the metrics provider is built in (there is no JVM)"},
-	{Keys: []string{"ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class"},
-		Props: []string{"ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class"},
+	{Keys: []string{"ssl.authProvider", "ssl.quorum.authProvider", "serverCnxnFactory", "clientCnxnSocket",
+		"ssl.context.supplier.class", "ssl.quorum.context.supplier.class"},
+		Props: []string{"ssl.authProvider", "ssl.quorum.authProvider", "serverCnxnFactory", "clientCnxnSocket",
+			"ssl.context.supplier.class", "ssl.quorum.context.supplier.class"},
 		Topic: catIgnored, Help: "Java class choices; `authProvider.N` too: ip, digest, x509 and sasl are built in"},
 }
 

@@ -293,3 +293,15 @@ func TestZooConfigDynamicFile(t *testing.T) {
 		t.Error("a missing dynamic file was accepted")
 	}
 }
+
+// TestZooConfigQuorumClassKeys: the member connections' Java class
+// choices (ssl.quorum.authProvider, ssl.quorum.context.supplier.class),
+// which zkraft took silently before its settings table, are accepted
+// without a warning, as their client-port counterparts are.
+func TestZooConfigQuorumClassKeys(t *testing.T) {
+	cfg := "dataDir=/tmp/x\nssl.quorum.authProvider=x509\nzookeeper.ssl.quorum.context.supplier.class=a.B\n" +
+		"ssl.authProvider=x509\nssl.context.supplier.class=a.B\n"
+	if _, logs := mustApply(t, cfg); logs.Len() != 0 {
+		t.Errorf("warnings: %v", logs.All())
+	}
+}
