@@ -112,8 +112,9 @@ type Config struct {
 
 // RequestObserver is told the latency of each request answered, from the
 // moment it was read to its reply being queued: write is true for a
-// request that went through the log (ZooKeeper's updatelatency; the rest
-// are its readlatency). ObserveRequest runs for every request on the
+// transaction, a change that went through the log (ZooKeeper's
+// updatelatency); the rest, sync included (ZooKeeper answers it without a
+// transaction), are its readlatency. ObserveRequest runs for every request on the
 // connection's or the FSM's goroutine: it must not block or allocate.
 type RequestObserver interface {
 	ObserveRequest(op jute.Op, write bool, took time.Duration)

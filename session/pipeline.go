@@ -65,8 +65,13 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 		c.countSent()
 	}
 	kind := answeredWrite
-	if p.silent {
+	switch {
+	case p.silent:
 		kind = answeredBarrier
+	case p.op == jute.OpSync:
+		// ZooKeeper answers sync without a transaction (no header), so
+		// its latency is a read's (readlatency), as there.
+		kind = answeredRead
 	}
 	c.answered(p.start, res.Zxid, p.op, kind)
 	if p.op == jute.OpCloseSession {

@@ -60,7 +60,7 @@ func newRequests() *Requests {
 		read: newLatencyWindow("readlatency",
 			"Read request latency in milliseconds (requests answered from this member's tree); quantiles over the last 1-2 minutes."),
 		updates: newLatencyWindow("updatelatency",
-			"Update request latency in milliseconds (requests that went through the log); quantiles over the last 1-2 minutes."),
+			"Update request latency in milliseconds (changes that went through the log; sync is a read); quantiles over the last 1-2 minutes."),
 	}
 	for op, name := range opNames {
 		r.byOp[op-minOp] = r.hist.WithLabelValues(name)
