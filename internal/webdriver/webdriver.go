@@ -127,6 +127,7 @@ func (d *Driver) call(method, path string, in, out any) error {
 // Error is a WebDriver error ("no such element", ...).
 type Error struct{ Code, Message string }
 
+// Error implements error: "webdriver: <code>: <message>".
 func (e *Error) Error() string { return "webdriver: " + e.Code + ": " + e.Message }
 
 // Session is one browser window.
