@@ -2,7 +2,9 @@ package zkdata
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -68,13 +70,31 @@ func (s *StreamReader) Buffer() []byte {
 		s.err = fmt.Errorf("%w: stream field of %d bytes", ErrCorrupt, n)
 		return nil
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(s.r, b); err != nil {
+	if n <= streamChunk {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(s.r, b); err != nil {
+			s.err = fmt.Errorf("zkdata: stream: %w", err)
+			return nil
+		}
+		return b
+	}
+	// A large field grows as its bytes arrive: a length alone (four
+	// bytes on the wire) must not cost its whole size in memory.
+	var buf bytes.Buffer
+	buf.Grow(streamChunk)
+	if _, err := io.CopyN(&buf, s.r, int64(n)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		s.err = fmt.Errorf("zkdata: stream: %w", err)
 		return nil
 	}
-	return b
+	return buf.Bytes()
 }
+
+// streamChunk is the size up to which a field's buffer is allocated at
+// once, before its bytes are read.
+const streamChunk = 64 << 10
 
 // String reads a length-prefixed UTF-8 string; null reads as "".
 func (s *StreamReader) String() string { return string(s.Buffer()) }

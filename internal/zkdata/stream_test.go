@@ -3,10 +3,13 @@ package zkdata
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -73,4 +76,29 @@ func FuzzReadSnapshotBody(f *testing.F) {
 		_, _ = ReadSnapshotBody(s, 1)
 		_ = s.String()
 	})
+}
+
+// TestStreamLengthCostsNoMemory: a field's length is not memory until its
+// bytes arrive. A stream that names a 255 MiB path and then ends (twelve
+// bytes from a hostile or broken leader) is corrupt, and reading it
+// allocates far less than the length said.
+func TestStreamLengthCostsNoMemory(t *testing.T) {
+	in := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0x0f, 0xf0, 0, 0, 'x'}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadSnapshotBody(NewStreamReader(bufio.NewReader(bytes.NewReader(in))), 1)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a cut 255 MiB path: %v, want ErrCorrupt and an unexpected EOF", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("reading it allocated %d MiB", got>>20)
+	}
+	// A large field that does arrive whole is read whole.
+	data := bytes.Repeat([]byte("d"), 300<<10)
+	field := append(binary.BigEndian.AppendUint32(nil, uint32(len(data))), data...)
+	s := NewStreamReader(bufio.NewReader(bytes.NewReader(field)))
+	if got := s.Buffer(); !bytes.Equal(got, data) || s.Err() != nil {
+		t.Errorf("a 300 KiB field: %d bytes, %v", len(got), s.Err())
+	}
 }
