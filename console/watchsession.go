@@ -141,9 +141,11 @@ func (ws *watchSession) send(xid int32, op jute.Op, body jute.Record) error {
 	return nil
 }
 
-// readLoop passes notifications on until the connection ends. A full
-// events channel drops the event (the page reloads what it shows when
-// it sees a gap).
+// readLoop passes notifications on until the connection ends. When the
+// events channel is full (the stream's reader is behind) it ends the
+// session rather than drop a change: the events already queued are still
+// handed on, the stream then ends, and the page's EventSource reconnects
+// and reloads what it shows.
 func (ws *watchSession) readLoop(br *bufio.Reader) {
 	defer close(ws.events)
 	defer ws.close()
@@ -170,6 +172,7 @@ func (ws *watchSession) readLoop(br *bufio.Reader) {
 		select {
 		case ws.events <- watchEvent{Type: name, Path: ev.Path, Zxid: hex(hdr.Zxid)}:
 		default:
+			return
 		}
 	}
 }

@@ -386,9 +386,23 @@ function startLive(root) {
   const es = new EventSource("api/events?path=" + q(root));
   state.live = es;
   const badge = $("#live-state");
-  es.addEventListener("ready", () => { badge.textContent = "live"; badge.className = "badge on"; });
+  let readyBefore = false;
+  es.addEventListener("ready", () => {
+    badge.textContent = "live"; badge.className = "badge on";
+    // A stream that ended (the server ends one that fell behind) may have
+    // missed changes: on reconnecting, reload what the page shows.
+    if (readyBefore) reloadShown();
+    readyBefore = true;
+  });
   es.addEventListener("error", () => { badge.textContent = "live: reconnecting"; badge.className = "badge"; });
   es.addEventListener("change", (m) => onChange(JSON.parse(m.data)));
+}
+
+// reloadShown reloads the open directories and the selected node.
+async function reloadShown() {
+  const root = nodeLi("/");
+  if (root) await expand(root, true);
+  if (state.selected) await loadNode(false);
 }
 
 function stopLive() {
