@@ -8,6 +8,7 @@ package cliflags
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -116,6 +117,10 @@ func ParseDuration(s string) (time.Duration, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 {
 			return 0, fmt.Errorf("%q: negative", s)
+		}
+		if ms > math.MaxInt64/int64(time.Millisecond) {
+			// It would wrap to a negative or short duration.
+			return 0, fmt.Errorf("%q milliseconds: too long", s)
 		}
 		return time.Duration(ms) * time.Millisecond, nil
 	}

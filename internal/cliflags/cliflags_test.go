@@ -31,14 +31,16 @@ func TestParseCredential(t *testing.T) {
 }
 
 // TestParseDuration: Go durations, bare milliseconds (zkCli's -timeout),
-// no negative values.
+// no negative values, and no milliseconds that overflow a Duration (they
+// wrapped to negative ones).
 func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"10s": 10 * time.Second, "30000": 30 * time.Second, "1m30s": 90 * time.Second, "0": 0} {
+	for in, want := range map[string]time.Duration{"10s": 10 * time.Second, "30000": 30 * time.Second, "1m30s": 90 * time.Second, "0": 0,
+		"9223372036854": 9223372036854 * time.Millisecond} {
 		if got, err := ParseDuration(in); err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"-1", "-1s", "ten", ""} {
+	for _, in := range []string{"-1", "-1s", "ten", "", "9300000000000", "9223372036854775807"} {
 		if _, err := ParseDuration(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}
