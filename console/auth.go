@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -94,7 +93,7 @@ type whoAmI struct {
 func (c *Console) whoAmI(l *login) whoAmI {
 	return whoAmI{
 		User:      l.user,
-		Session:   fmt.Sprintf("0x%x", l.conn.SessionID()),
+		Session:   hex(l.conn.SessionID()),
 		Writable:  c.cfg.Writable,
 		CSRF:      l.csrf,
 		ServerURL: c.cfg.ClientAddr,
@@ -137,7 +136,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
 	})
-	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "session", fmt.Sprintf("0x%x", l.conn.SessionID()))
+	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "session", hex(l.conn.SessionID()))
 	writeJSON(w, http.StatusOK, c.whoAmI(l))
 }
 

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -25,7 +26,10 @@ type statJSON struct {
 	NumChildren    int32  `json:"numChildren"`
 }
 
-func hex(v int64) string { return fmt.Sprintf("0x%x", v) }
+// hex formats an id or zxid as ZooKeeper prints them (Long.toHexString,
+// unsigned): a session of a member whose id is 128 or more has its top
+// bit set.
+func hex(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
 
 func toStat(s *zk.Stat) *statJSON {
 	if s == nil {
