@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -365,4 +366,32 @@ func TestCreateModes(t *testing.T) {
 			t.Fatalf("%s gone after the logout", p)
 		}
 	}
+}
+
+// TestLoginsBoundedPerAddress: one client address cannot take every
+// console login (it would lock the operators out): past MaxLoginsPerAddr
+// the login is refused with 503 before a ZooKeeper session is opened, and
+// logging out of one makes room again.
+func TestLoginsBoundedPerAddress(t *testing.T) {
+	addr := startZK(t)
+	c := New(Config{ClientAddr: addr, SessionTimeout: 4 * time.Second, MaxLoginsPerAddr: 3})
+	hs := httptest.NewServer(c.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		c.Close()
+	})
+	var in []*browser
+	for i := 0; i < 3; i++ {
+		b := newBrowser(t, hs)
+		b.login("alice", "pw")
+		in = append(in, b)
+	}
+	extra := newBrowser(t, hs)
+	if st, out := extra.do("POST", "/api/login", loginRequest{User: "alice", Password: "pw"}, nil); st != http.StatusServiceUnavailable {
+		t.Fatalf("a fourth login from one address: %d %v, want 503", st, out)
+	}
+	if st, out := in[0].post("/api/logout", struct{}{}); st != http.StatusOK {
+		t.Fatalf("logout: %d %v", st, out)
+	}
+	extra.login("alice", "pw")
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -116,12 +117,18 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "login failed: "+err.Error())
 		return
 	}
+	from := remoteIP(r)
+	if err := c.logins.room(from); err != nil {
+		fail(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	l, err := dialLogin(c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout, min(c.cfg.SessionTimeout, 5*time.Second), c.ops)
 	if err != nil {
 		c.cfg.Logger.Sugar().Infow("console login failed", "user", req.User, "error", err)
 		fail(w, http.StatusUnauthorized, "login failed: the server opened no session")
 		return
 	}
+	l.from = from
 	token, err := c.logins.add(l)
 	if err != nil {
 		l.close()
@@ -153,4 +160,12 @@ func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request) {
 // handleWhoAmI tells the page who is logged in (and its CSRF token).
 func (c *Console) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c.whoAmI(current(r)))
+}
+
+// remoteIP is the address a request came from, without its port.
+func remoteIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }

@@ -24,6 +24,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxLogins bounds the console logins open at once (default 64).
 	MaxLogins int
+	// MaxLoginsPerAddr bounds those from one client address (default 8).
+	MaxLoginsPerAddr int
 	// Ensemble tells the ensemble page about the members; nil shows none.
 	Ensemble EnsembleSource
 	// Logger receives the console's log lines (default: none).
@@ -43,6 +45,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxLogins <= 0 {
 		c.MaxLogins = 64
+	}
+	if c.MaxLoginsPerAddr <= 0 {
+		c.MaxLoginsPerAddr = 8
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

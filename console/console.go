@@ -26,7 +26,7 @@ func New(cfg Config) *Console {
 	cfg = cfg.withDefaults()
 	c := &Console{
 		cfg:    cfg,
-		logins: newLoginStore(cfg.MaxLogins),
+		logins: newLoginStore(cfg.MaxLogins, cfg.MaxLoginsPerAddr),
 		lead:   &leaderLog{},
 		ops:    &opStats{},
 		stop:   make(chan struct{}),

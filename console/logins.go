@@ -18,6 +18,7 @@ import (
 // the live view's watch session.
 type login struct {
 	user     string // "" for an anonymous login (world:anyone only)
+	from     string // the browser's IP address, for the per-address bound
 	password string
 	csrf     string // sent back in X-CSRF-Token on writes
 	conn     *zk.Conn
@@ -40,18 +41,48 @@ func (l *login) close() {
 // loginStore maps cookie tokens to logins. Tokens are kept only as their
 // SHA-256, so the map holds nothing a browser could present.
 type loginStore struct {
-	max int
+	max, maxPerAddr int
 
 	mu     sync.Mutex
 	byHash map[[32]byte]*login
 }
 
-func newLoginStore(max int) *loginStore {
-	return &loginStore{max: max, byHash: make(map[[32]byte]*login)}
+func newLoginStore(max, maxPerAddr int) *loginStore {
+	return &loginStore{max: max, maxPerAddr: maxPerAddr, byHash: make(map[[32]byte]*login)}
 }
 
-// errTooManyLogins is returned by add when MaxLogins are open.
-var errTooManyLogins = errors.New("too many console logins open; try again later")
+// errTooManyLogins is returned by add when MaxLogins are open, and
+// errTooManyFromAddr when MaxLoginsPerAddr are open from one address (so
+// one client cannot take every login and lock the operators out).
+var (
+	errTooManyLogins   = errors.New("too many console logins open; try again later")
+	errTooManyFromAddr = errors.New("too many console logins open from this address; log out of one first")
+)
+
+// room reports why a login from addr would be refused, nil if it would
+// not. The login handler asks before it opens a ZooKeeper session, so a
+// refused login costs the ensemble nothing.
+func (s *loginStore) room(addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.roomLocked(addr)
+}
+
+func (s *loginStore) roomLocked(addr string) error {
+	if len(s.byHash) >= s.max {
+		return errTooManyLogins
+	}
+	n := 0
+	for _, l := range s.byHash {
+		if l.from == addr {
+			n++
+		}
+	}
+	if n >= s.maxPerAddr {
+		return errTooManyFromAddr
+	}
+	return nil
+}
 
 // add registers l and returns the cookie token that names it.
 func (s *loginStore) add(l *login) (string, error) {
@@ -60,8 +91,8 @@ func (s *loginStore) add(l *login) (string, error) {
 	l.lastUsed.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.byHash) >= s.max {
-		return "", errTooManyLogins
+	if err := s.roomLocked(l.from); err != nil {
+		return "", err
 	}
 	s.byHash[sha256.Sum256([]byte(token))] = l
 	return token, nil
