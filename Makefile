@@ -43,7 +43,7 @@ IMAGE      ?= zkraft
 IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 image:
 	$(MAKE) release PLATFORMS=linux/$(IMAGE_ARCH)
-	rm -rf $(DIST)/image && mkdir -p $(DIST)/image/data
+	rm -rf $(DIST)/image && mkdir -p $(DIST)/image/data $(DIST)/image/tmp
 	cp $(DIST)/zkraft-$(VERSION)-linux-$(IMAGE_ARCH) $(DIST)/image/zkraft
 	docker build -f packaging/docker/Dockerfile -t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(DIST)/image
 

@@ -2,6 +2,8 @@ package packaging
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -31,7 +33,8 @@ const (
 // their private network (client ports published on 127.0.0.1 ports of
 // the test's own), checks they form one ensemble (one leader, two
 // followers), writes through the first member's container and reads
-// through the third's, and takes it all down with its volumes.
+// through the third's, and takes it all down with its volumes. The image
+// run alone with its AdminServer gives a snapshot to zkraft snapshot save.
 func TestCompose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and runs three containers")
@@ -85,6 +88,52 @@ func TestCompose(t *testing.T) {
 	t.Logf("members: %v", modes)
 	if err := writeRead(addrs[0], addrs[2], "/compose", []byte("through zk1, read through zk3")); err != nil {
 		t.Fatal(err)
+	}
+	snapshotFromImage(t, filepath.Join(dist, "image", "zkraft"), fmt.Sprintf("%s-admin", project))
+}
+
+// snapshotFromImage runs the image standalone with its AdminServer on and
+// saves a snapshot from it with the host's zkraft (bin): the member
+// writes the snapshot to a temporary file before it sends it, so the
+// FROM scratch image must give it a writable temporary directory.
+func snapshotFromImage(t *testing.T, bin, name string) {
+	t.Helper()
+	port, err := testport.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum([]byte("super:secret"))
+	digest := "super:" + base64.StdEncoding.EncodeToString(sum[:])
+	if _, err := run("", nil, "docker", "run", "-d", "--name", name, "-p", fmt.Sprintf("127.0.0.1:%d:8080", port),
+		testImage+":latest", "server", "--client-addr", "0.0.0.0:2181", "--data-dir", "/data",
+		"--admin-addr", "0.0.0.0:8080", "--super-digest", digest); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out, err := run("", nil, "docker", "logs", "--tail", "20", name); err == nil {
+				t.Logf("%s's log:\n%s", name, out)
+			}
+		}
+		if _, err := run("", nil, "docker", "rm", "-f", "-v", name); err != nil {
+			t.Log(err)
+		}
+	})
+	file := filepath.Join(t.TempDir(), "backup.snap")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := run("", nil, bin, "snapshot", "save", "--admin-addr", fmt.Sprintf("127.0.0.1:%d", port),
+			"--auth", "digest:super:secret", "--timeout", "30s", file)
+		if err == nil {
+			t.Logf("snapshot save from the image:\n%s", out)
+			return
+		}
+		// Refused by a member that is up is the answer; a connection
+		// refused means it is still starting.
+		if strings.Contains(err.Error(), "refused the snapshot") || time.Now().After(deadline) {
+			t.Fatalf("snapshot save from the image: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
