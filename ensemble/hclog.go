@@ -246,7 +246,9 @@ func zapField(key string, v interface{}) zap.Field {
 	case string:
 		return zap.String(key, x)
 	case error:
-		return zap.String(key, x.Error())
+		// fmt calls Error as x.Error() would, but a typed nil (a nil
+		// *SomeError in an error) prints as <nil> instead of panicking.
+		return zap.String(key, fmt.Sprint(x))
 	case hclog.Format:
 		if len(x) == 0 {
 			return zap.String(key, "")

@@ -94,3 +94,21 @@ func TestHCLogLevels(t *testing.T) {
 		t.Fatal("trace is not zap's debug")
 	}
 }
+
+// nilDerefError is an error whose Error dereferences its receiver.
+type nilDerefError struct{ msg string }
+
+func (e *nilDerefError) Error() string { return e.msg }
+
+// TestHCLogTypedNilError: a typed nil error among raft's fields is
+// logged as <nil>; it used to panic the member in the logger.
+func TestHCLogTypedNilError(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	hl := newHCLogger(zap.New(core), true)
+	var e *nilDerefError
+	hl.Error("failed to appendEntries", "error", error(e))
+	got := logs.AllUntimed()
+	if len(got) != 1 || got[0].ContextMap()["error"] != "<nil>" {
+		t.Fatalf("entries %+v, want one with error <nil>", got)
+	}
+}
