@@ -151,7 +151,7 @@ func (s *Shell) onEvent(ss *session, ev zk.Event) {
 	case zk.StateHasSession:
 		ss.state = "CONNECTED"
 		if ss.lost {
-			note = fmt.Sprintf("Reconnected to %s (session 0x%x)", ev.Server, ss.conn.SessionID())
+			note = fmt.Sprintf("Reconnected to %s (session 0x%x)", ev.Server, uint64(ss.conn.SessionID()))
 		}
 		ss.lost = false
 		ss.connected = true
