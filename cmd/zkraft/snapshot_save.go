@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -29,7 +30,7 @@ func snapshotSaveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "admin-addr", Value: "127.0.0.1:8080", Usage: "the member's AdminServer: host:port, or a URL up to the command prefix (http://host:8080/commands)"},
 			cliflags.Auth("credentials holding every permission on /: digest:user:password (user:password alone is digest) or ip:"),
-		}, cliflags.Timeout(5*time.Minute, "limit on the member's answer (it writes the snapshot before it sends it)")...),
+		}, cliflags.Timeout(5*time.Minute, "limit on the member's answer (it writes the snapshot before it sends it), and on a pause in the transfer")...),
 		Action: snapshotSave,
 	}
 }
@@ -44,11 +45,16 @@ func snapshotSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := requestSnapshot(url, auth, cliflags.TimeoutValue(c))
+	timeout := cliflags.TimeoutValue(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := requestSnapshot(ctx, url, auth, timeout)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	body := newIdleBody(resp.Body, timeout, cancel)
+	defer body.stop()
 	zxid, err := strconv.ParseInt(resp.Header.Get("last_zxid"), 0, 64)
 	if err != nil {
 		return fmt.Errorf("snapshot save: %s sent last_zxid %q: %w", url, resp.Header.Get("last_zxid"), err)
@@ -64,7 +70,7 @@ func snapshotSave(c *cli.Context) error {
 	prog := newProgress(c.App.ErrWriter, "received", size)
 	// One byte past the size told is enough to know the member sent too
 	// much: a body that never ends must not fill the disk.
-	_, err = io.Copy(w, io.TeeReader(io.LimitReader(resp.Body, size+1), prog))
+	_, err = io.Copy(w, io.TeeReader(io.LimitReader(body, size+1), prog))
 	prog.finish()
 	if err != nil {
 		w.Abort()
@@ -124,9 +130,10 @@ func adminAuth(c *cli.Context) (string, error) {
 // errSnapshotRefused wraps the AdminServer's refusals.
 var errSnapshotRefused = errors.New("the AdminServer refused the snapshot")
 
-// requestSnapshot asks url for a snapshot with digest credentials auth.
-func requestSnapshot(url, auth string, timeout time.Duration) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+// requestSnapshot asks url for a snapshot with digest credentials auth;
+// cancelling ctx ends the transfer.
+func requestSnapshot(ctx context.Context, url, auth string, timeout time.Duration) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot save: %w", err)
 	}
@@ -158,4 +165,41 @@ func requestSnapshot(url, auth string, timeout time.Duration) (*http.Response, e
 		return nil, fmt.Errorf("%w (%s): no snapshot command at %s (is it an AdminServer, and the command prefix right?)", errSnapshotRefused, resp.Status, url)
 	}
 	return nil, fmt.Errorf("%w (%s): %s", errSnapshotRefused, resp.Status, why)
+}
+
+// idleBody reads a snapshot's body and cancels its request when no byte
+// of it arrives for timeout (0: never): a member that stalls in the
+// middle of a transfer must not hang save.
+type idleBody struct {
+	r       io.Reader
+	timeout time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+}
+
+func newIdleBody(r io.Reader, timeout time.Duration, cancel context.CancelFunc) *idleBody {
+	b := &idleBody{r: r, timeout: timeout}
+	if timeout > 0 {
+		b.timer = time.AfterFunc(timeout, func() { b.stalled.Store(true); cancel() })
+	}
+	return b
+}
+
+// Read reads from the body and restarts the idle limit on data.
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 && b.timer != nil {
+		b.timer.Reset(b.timeout)
+	}
+	if err != nil && b.stalled.Load() {
+		err = fmt.Errorf("no data for %v (--timeout): %w", b.timeout, err)
+	}
+	return n, err
+}
+
+// stop ends the idle limit.
+func (b *idleBody) stop() {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 }

@@ -60,3 +60,43 @@ func TestSnapshotSaveStopsAtTheSizeTold(t *testing.T) {
 		t.Errorf("left in the directory: %v", left)
 	}
 }
+
+// TestSnapshotSaveStalledMember: a member that stops sending in the
+// middle of a snapshot fails save once --timeout passes without a byte,
+// instead of hanging it; nothing is left beside FILE.
+func TestSnapshotSaveStalledMember(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("last_zxid", "0x5")
+		w.Header().Set("snapshot_size", "100")
+		_, _ = w.Write([]byte("ZKSN"))
+		w.(http.Flusher).Flush()
+		select { // stalled
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	dir := t.TempDir()
+	var out, errw bytes.Buffer
+	app := &cli.App{Commands: []*cli.Command{snapshotSaveCommand()}, Writer: &out, ErrWriter: &errw}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		done <- app.Run([]string{"zkraft", "save", "--admin-addr", strings.TrimPrefix(srv.URL, "http://"),
+			"--timeout", "500ms", filepath.Join(dir, "backup.snap")})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no data for 500ms") {
+			t.Errorf("save from a stalled member: %v, want no data for 500ms", err)
+		}
+		t.Logf("failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("save from a stalled member still waiting after 20s (--timeout 500ms)")
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left in the directory: %v", left)
+	}
+}
