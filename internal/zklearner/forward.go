@@ -51,9 +51,11 @@ type reply struct {
 // forwarding is the state of requests forwarded to the leader
 // (Learner.request, Observer's REVALIDATE and SYNC).
 type forwarding struct {
-	mu            sync.Mutex
-	waiting       map[reqKey]chan reply
-	revalidations map[int64]chan bool
+	mu      sync.Mutex
+	waiting map[reqKey]chan reply
+	// revalidations are the waiters of each session's REVALIDATEs, in
+	// the order sent: the leader answers them in that order.
+	revalidations map[int64][]chan bool
 	syncs         []chan error
 	touched       map[int64]int32
 	nextSession   int64
@@ -140,17 +142,15 @@ func (l *Learner) Revalidate(ctx context.Context, session int64, timeout int32) 
 	ch := make(chan bool, 1)
 	l.fw.mu.Lock()
 	if l.fw.revalidations == nil {
-		l.fw.revalidations = make(map[int64]chan bool)
+		l.fw.revalidations = make(map[int64][]chan bool)
 	}
-	l.fw.revalidations[session] = ch
+	l.fw.revalidations[session] = append(l.fw.revalidations[session], ch)
 	l.fw.mu.Unlock()
 	data := binary.BigEndian.AppendUint64(nil, uint64(session))
 	data = binary.BigEndian.AppendUint32(data, uint32(timeout))
 	if err := l.send(packet{typ: pktRevalidate, zxid: -1, data: data}); err != nil {
 		l.fw.mu.Lock()
-		if l.fw.revalidations[session] == ch {
-			delete(l.fw.revalidations, session)
-		}
+		l.fw.dropRevalidation(session, ch)
 		l.fw.mu.Unlock()
 		return false, err
 	}
@@ -226,13 +226,32 @@ func (fw *forwarding) revalidated(data []byte) error {
 	}
 	id := int64(binary.BigEndian.Uint64(data))
 	fw.mu.Lock()
-	ch := fw.revalidations[id]
-	delete(fw.revalidations, id)
+	var ch chan bool
+	if waiting := fw.revalidations[id]; len(waiting) > 0 {
+		ch = waiting[0]
+		fw.dropRevalidation(id, ch)
+	}
 	fw.mu.Unlock()
 	if ch != nil {
 		ch <- data[8] != 0
 	}
 	return nil
+}
+
+// dropRevalidation removes ch from session's waiters; fw.mu must be held.
+func (fw *forwarding) dropRevalidation(session int64, ch chan bool) {
+	waiting := fw.revalidations[session]
+	for i, c := range waiting {
+		if c == ch {
+			waiting = append(waiting[:i:i], waiting[i+1:]...)
+			break
+		}
+	}
+	if len(waiting) == 0 {
+		delete(fw.revalidations, session)
+		return
+	}
+	fw.revalidations[session] = waiting
 }
 
 // synced completes the oldest sync waiting.
@@ -274,8 +293,10 @@ func (fw *forwarding) lost() {
 		ch <- reply{err: ErrLeaderLost}
 		delete(fw.waiting, k)
 	}
-	for id, ch := range fw.revalidations {
-		close(ch)
+	for id, waiting := range fw.revalidations {
+		for _, ch := range waiting {
+			close(ch)
+		}
 		delete(fw.revalidations, id)
 	}
 	for _, ch := range fw.syncs {

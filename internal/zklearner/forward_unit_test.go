@@ -3,11 +3,14 @@ package zklearner
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/zkdata"
 )
 
 // TestSyncNotSentLeavesNoWaiter: a Sync that could not be sent (no leader
@@ -56,5 +59,62 @@ func TestSyncNotSentLeavesNoWaiter(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the leader's SYNC went to a Sync that was never sent: this one still waits")
+	}
+}
+
+// TestRevalidateTwiceForOneSession: two REVALIDATEs of one session in
+// flight (two clients bringing it at once) each get an answer; the
+// second no longer takes the first one's place, leaving it to wait for
+// its context.
+func TestRevalidateTwiceForOneSession(t *testing.T) {
+	l := New(Config{SyncTimeout: time.Second})
+	here, leader := net.Pipe()
+	defer here.Close()
+	defer leader.Close()
+	// The leader reads the REVALIDATEs as they come.
+	got := make(chan packet, 2)
+	go func() {
+		in := zkdata.NewStreamReader(bufio.NewReader(leader))
+		for {
+			p, err := readPacket(in)
+			if err != nil {
+				return
+			}
+			got <- p
+		}
+	}()
+	l.mu.Lock()
+	l.cur = &conn{l: l, nc: here, out: bufio.NewWriter(here)}
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	type answer struct {
+		ok  bool
+		err error
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			ok, err := l.Revalidate(ctx, 7, 1000)
+			answers <- answer{ok, err}
+		}()
+	}
+	for range 2 {
+		if p := <-got; p.typ != pktRevalidate {
+			t.Fatalf("the leader got packet type %d, want REVALIDATE", p.typ)
+		}
+	}
+	// Both sent: the leader answers each, valid.
+	reply := append(binary.BigEndian.AppendUint64(nil, 7), 1)
+	for range 2 {
+		if err := l.fw.revalidated(reply); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if a := <-answers; !a.ok || a.err != nil {
+			t.Errorf("revalidation: %v %v, want valid", a.ok, a.err)
+		}
 	}
 }
