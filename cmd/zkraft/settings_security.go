@@ -67,25 +67,25 @@ func (s *settings) applySecurityKey(key, v string) bool {
 			s.QuorumVerifyHost = v != "false"
 		}
 	case "client.portUnification":
-		s.PortUnification = v == "true"
+		s.PortUnification = javaTrue(v)
 	case "sslQuorum":
-		s.SSLQuorum = v == "true"
+		s.SSLQuorum = javaTrue(v)
 	case "superUser":
 		s.SASLSuperUser = v
 	case "enforce.auth.enabled":
-		s.EnforceAuth = v == "true"
+		s.EnforceAuth = javaTrue(v)
 	case "enforce.auth.schemes":
 		s.EnforceSchemes = splitList(v)
 	case "sessionRequireClientSASLAuth":
-		if v == "true" {
+		if javaTrue(v) {
 			s.EnforceAuth, s.EnforceSchemes = true, []string{"sasl"}
 		}
 	case "kerberos.removeHostFromPrincipal":
-		s.KerberosRemoveHost = v == "true"
+		s.KerberosRemoveHost = javaTrue(v)
 	case "kerberos.removeRealmFromPrincipal":
-		s.KerberosRemoveRealm = v == "true"
+		s.KerberosRemoveRealm = javaTrue(v)
 	case "allowSaslFailedClients":
-		s.AllowSASLFailed = v == "true"
+		s.AllowSASLFailed = javaTrue(v)
 	case "sasl.serverconfig":
 		s.JAASSection = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
@@ -96,3 +96,7 @@ func (s *settings) applySecurityKey(key, v string) bool {
 	}
 	return true
 }
+
+// javaTrue reads a zoo.cfg boolean as ZooKeeper does with Java's
+// Boolean.parseBoolean: "true" in any case is true, anything else false.
+func javaTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }

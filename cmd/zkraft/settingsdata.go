@@ -199,7 +199,7 @@ var serverSettings = []setting{
 		Default: "off: quota limits are only noted",
 		Help:    "fail creates and setData beyond a quota's hard limits with QuotaExceeded",
 		ptr:     func(s *settings) any { return &s.EnforceQuota },
-		zoo:     func(s *settings, _ *zooParts, _, v string) error { s.EnforceQuota = v == "true"; return nil }},
+		zoo:     func(s *settings, _ *zooParts, _, v string) error { s.EnforceQuota = javaTrue(v); return nil }},
 
 	// Znodes
 	{Flag: "extended-types", Kind: kindBool, Keys: []string{"extendedTypesEnabled"}, Props: []string{"extendedTypesEnabled"}, Topic: catZnodes,
@@ -223,7 +223,7 @@ var serverSettings = []setting{
 	{Flag: "audit", Kind: kindBool, Keys: []string{"audit.enable"}, Props: []string{"audit.enable"}, Topic: catObservability,
 		Help: "log every client write's outcome in ZooKeeper's audit format to the logger \"audit\"",
 		ptr:  func(s *settings) any { return &s.Audit },
-		zoo:  func(s *settings, _ *zooParts, _, v string) error { s.Audit = v == "true"; return nil }},
+		zoo:  func(s *settings, _ *zooParts, _, v string) error { s.Audit = javaTrue(v); return nil }},
 	{Flag: "metrics-addr", Keys: []string{"metricsProvider.httpHost", "metricsProvider.httpPort"}, Topic: catObservability,
 		Default: "off; `metricsProvider.httpPort` alone listens on every interface",
 		Help:    "serve Prometheus /metrics here",

@@ -305,3 +305,13 @@ func TestZooConfigQuorumClassKeys(t *testing.T) {
 		t.Errorf("warnings: %v", logs.All())
 	}
 }
+
+// TestZooConfigBooleansAsJava: the keys ZooKeeper reads with Java's
+// Boolean.parseBoolean take "true" in any case, as ZooKeeper does
+// (audit.enable=TRUE turned the audit log on there, and silently not here).
+func TestZooConfigBooleansAsJava(t *testing.T) {
+	st, _ := mustApply(t, "dataDir=/tmp/x\naudit.enable=TRUE\nenforceQuota=True\nsslQuorum=TRUE\nallowSaslFailedClients=yes\n")
+	if !st.Audit || !st.EnforceQuota || !st.SSLQuorum || st.AllowSASLFailed {
+		t.Fatalf("audit %v enforceQuota %v sslQuorum %v allowSaslFailedClients=yes %v", st.Audit, st.EnforceQuota, st.SSLQuorum, st.AllowSASLFailed)
+	}
+}
