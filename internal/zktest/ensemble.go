@@ -92,9 +92,8 @@ func StartWith(t *testing.T, cfgLines []string, jvmProps ...string) *Ensemble {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range e.Servers {
-		e.start(s, jvmProps)
-	}
+	// Registered first: a server that fails to start must not leave the
+	// ones already running behind.
 	t.Cleanup(func() {
 		for _, s := range e.Servers {
 			e.Kill(s)
@@ -109,6 +108,9 @@ func StartWith(t *testing.T, cfgLines []string, jvmProps ...string) *Ensemble {
 			}
 		}
 	})
+	for _, s := range e.Servers {
+		e.start(s, jvmProps)
+	}
 	e.Leader()
 	return e
 }
