@@ -151,6 +151,12 @@ func (ws *watchSession) readLoop(br *bufio.Reader) {
 	defer ws.close()
 	var buf []byte
 	for {
+		// A ping is answered every third of the timeout: a member silent
+		// for two thirds of it is gone (a dead host closes nothing), as
+		// ZooKeeper's clients judge with their read timeout.
+		if ws.timeout > 0 {
+			_ = ws.nc.SetReadDeadline(time.Now().Add(ws.timeout * 2 / 3))
+		}
 		frame, err := jute.ReadFrame(br, buf, maxWatchFrame)
 		if err != nil {
 			return

@@ -19,7 +19,7 @@ func TestWatchSessionEndsWhenBehind(t *testing.T) {
 	client, server := net.Pipe()
 	defer server.Close()
 	go func() { _, _ = io.Copy(io.Discard, server) }() // the closeSession
-	ws := &watchSession{nc: client, events: make(chan watchEvent, 2), done: make(chan struct{})}
+	ws := &watchSession{nc: client, timeout: time.Minute, events: make(chan watchEvent, 2), done: make(chan struct{})}
 	go ws.readLoop(bufio.NewReader(client))
 	go func() {
 		for i := 1; i <= 5; i++ {
