@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,7 +73,7 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 	fmt.Fprintf(w, "zxid\t%s\n", r.Zxid)
 	fmt.Fprintf(w, "znodes\t%d (%d ephemeral, %d container, %d TTL)\n", r.Znodes, r.Ephemerals, r.Containers, r.TTLs)
 	fmt.Fprintf(w, "sessions\t%d\n", r.Sessions)
-	fmt.Fprintf(w, "bytes\t%d of paths and data (%d of data; largest znode %s, %d bytes)\n", r.Bytes, r.DataBytes, r.Largest.Path, r.Largest.Bytes)
+	fmt.Fprintf(w, "bytes\t%d of paths and data (%d of data; largest znode %s, %d bytes)\n", r.Bytes, r.DataBytes, printable(r.Largest.Path), r.Largest.Bytes)
 	fmt.Fprintf(w, "acl lists\t%d\n", r.ACLs)
 	fmt.Fprintf(w, "snapshot size\t%s\n", bytesAndMiB(r.FileBytes))
 	fmt.Fprintf(w, "watches\tnone: a snapshot holds none (they live with a member's connections)\n")
@@ -80,7 +83,7 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 	}{{"LARGEST SUBTREES BY BYTES", r.ByBytes}, {"LARGEST SUBTREES BY ZNODES", r.ByZnodes}} {
 		fmt.Fprintf(w, "\n%s (depth 1-%d)\nPATH\tZNODES\tBYTES\n", t.title, r.Depth)
 		for _, s := range t.rows {
-			fmt.Fprintf(w, "%s\t%d\t%d\n", s.Path, s.Znodes, s.Bytes)
+			fmt.Fprintf(w, "%s\t%d\t%d\n", printable(s.Path), s.Znodes, s.Bytes)
 		}
 	}
 	if len(r.EphemeralsBySession) == 0 {
@@ -97,7 +100,10 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 		if s.TimeoutMs > 0 {
 			timeout = fmt.Sprintf("%dms", s.TimeoutMs)
 		}
-		paths := s.Paths
+		var paths []string
+		for _, p := range s.Paths {
+			paths = append(paths, printable(p))
+		}
 		more := ""
 		if len(paths) > 3 {
 			paths, more = paths[:3], fmt.Sprintf(" and %d more", len(s.Paths)-3)
@@ -105,4 +111,16 @@ func writeInspectTable(out io.Writer, path string, r *snapfile.Report, top int) 
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s%s\n", s.Session, timeout, s.Count, strings.Join(paths, " "), more)
 	}
 	return w.Flush()
+}
+
+// printable is a znode path as the table shows it: as it is, or quoted
+// with Go's escapes when it holds control characters (a snapshot's paths
+// are any bytes, and a crafted one must not drive the terminal).
+func printable(path string) string {
+	for _, r := range path {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return strconv.Quote(path)
+		}
+	}
+	return path
 }
