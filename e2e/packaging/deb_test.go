@@ -207,6 +207,21 @@ func checkInstalled(t *testing.T) {
 	if owner := ownerOf(t, dataDir); owner != "zkraft" {
 		t.Errorf("%s is owned by %s, want zkraft", dataDir, owner)
 	}
+	// zoo.cfg takes passwords (ssl.keyStore.password, superDigest): the
+	// server's group reads it, nobody else.
+	fi, err := os.Stat(configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := ""
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if g, err := user.LookupGroupId(strconv.Itoa(int(st.Gid))); err == nil {
+			group = g.Name
+		}
+	}
+	if fi.Mode().Perm() != 0o640 || group != "zkraft" {
+		t.Errorf("%s is %v, group %q; want 0640, group zkraft", configPath, fi.Mode().Perm(), group)
+	}
 }
 
 // unit is what the test reads of a systemd unit's [Service] section.

@@ -82,7 +82,7 @@ func packageInfo(o options, version string) *nfpm.Info {
 			Contents: files.Contents{
 				{Source: o.bin, Destination: "/usr/bin/zkraft", FileInfo: &files.ContentFileInfo{Mode: 0o755}},
 				{Source: in("zkraft.service"), Destination: "/usr/lib/systemd/system/zkraft.service", FileInfo: &files.ContentFileInfo{Mode: 0o644}},
-				{Source: in("zoo.cfg"), Destination: "/etc/zkraft/zoo.cfg", Type: files.TypeConfig, FileInfo: &files.ContentFileInfo{Mode: 0o644}},
+				{Source: in("zoo.cfg"), Destination: "/etc/zkraft/zoo.cfg", Type: files.TypeConfig, FileInfo: &files.ContentFileInfo{Mode: 0o640}},
 			},
 			Scripts: nfpm.Scripts{
 				PostInstall: in("deb/postinst"),
