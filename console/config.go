@@ -14,6 +14,11 @@ type Config struct {
 	// Writable enables create, set, delete and setACL; without it the
 	// console only reads.
 	Writable bool
+	// AllowedHosts are the host names (besides IP addresses, localhost and
+	// this machine's name) a request's Host header may carry; others are
+	// refused, so a page on another site cannot reach the console through
+	// DNS rebinding.
+	AllowedHosts []string
 	// Prefix is the URL path the console is mounted under ("/console").
 	Prefix string
 	// SessionTimeout is the timeout the console asks for its ZooKeeper

@@ -36,8 +36,18 @@ func New(cfg Config) *Console {
 	return c
 }
 
-// Handler serves the console under Config.Prefix.
-func (c *Console) Handler() http.Handler { return c.mux }
+// Handler serves the console under Config.Prefix, to requests whose Host
+// header names this server (hostAllowed).
+func (c *Console) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, c.cfg.AllowedHosts) {
+			fail(w, http.StatusMisdirectedRequest, "the console does not answer for host "+r.Host+
+				": add it to console.allowedHosts (--console-allowed-hosts)")
+			return
+		}
+		c.mux.ServeHTTP(w, r)
+	})
+}
 
 // Close ends every login and its ZooKeeper sessions.
 func (c *Console) Close() {

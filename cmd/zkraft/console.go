@@ -28,11 +28,12 @@ func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientA
 	}
 	self := loopbackAddr(clientAddr)
 	c := console.New(console.Config{
-		ClientAddr: self,
-		Writable:   st.ConsoleWritable,
-		Prefix:     consolePrefix,
-		Ensemble:   &ensembleView{node: node, self: self, standaloneAddr: self},
-		Logger:     log.Named("console"),
+		ClientAddr:   self,
+		Writable:     st.ConsoleWritable,
+		AllowedHosts: st.ConsoleAllowedHosts,
+		Prefix:       consolePrefix,
+		Ensemble:     &ensembleView{node: node, self: self, standaloneAddr: self},
+		Logger:       log.Named("console"),
 	})
 	mux := http.NewServeMux()
 	mux.Handle(consolePrefix+"/", c.Handler())

@@ -32,6 +32,10 @@ func TestConsoleSettings(t *testing.T) {
 	if st.ConsoleWritable {
 		t.Fatal("console.readOnly does not default to true")
 	}
+	st, _ = mustApply(t, "dataDir=/d\nconsole.enabled=true\nconsole.allowedHosts=zk1.example.com, zk1\n")
+	if len(st.ConsoleAllowedHosts) != 2 || st.ConsoleAllowedHosts[0] != "zk1.example.com" || st.ConsoleAllowedHosts[1] != "zk1" {
+		t.Fatalf("console.allowedHosts: %q", st.ConsoleAllowedHosts)
+	}
 	if _, err := apply(t, "dataDir=/d\nconsole.enabled=yes\n"); err == nil || !strings.Contains(err.Error(), "console.enabled") {
 		t.Fatalf("console.enabled=yes: %v", err)
 	}

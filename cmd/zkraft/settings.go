@@ -52,6 +52,7 @@ type settings struct {
 	AdminNeedClientAuth bool          // admin.needClientAuth: HTTPS clients must present a trusted certificate
 	ConsoleEnabled      bool          // console.enabled / --console: the web console on the AdminServer
 	ConsoleWritable     bool          // console.readOnly=false / --console-writable: it may change the tree
+	ConsoleAllowedHosts []string      // console.allowedHosts / --console-allowed-hosts: host names it answers for
 	InitialConfig       string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SecureClientAddr    string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	PortUnification     bool          // client.portUnification: the client port takes TLS clients too

@@ -258,6 +258,14 @@ var serverSettings = []setting{
 	{Flag: "console-writable", Kind: kindBool, Keys: []string{"console.readOnly"}, Props: []string{"console.readOnly"}, Topic: catObservability,
 		Default: "read-only (console.readOnly=true)", Help: "let the console create, change and delete znodes (zoo.cfg console.readOnly=false)",
 		ptr: func(s *settings) any { return &s.ConsoleWritable }, zoo: zooConsole},
+	{Flag: "console-allowed-hosts", Keys: []string{"console.allowedHosts"}, Props: []string{"console.allowedHosts"}, Topic: catObservability,
+		Default: "IP addresses, localhost and this machine's host name",
+		Help:    "other host names (comma separated) the console answers for; a request under any other name is refused, against DNS rebinding",
+		apply: func(s *settings, c *cli.Context) error {
+			s.ConsoleAllowedHosts = splitList(c.String("console-allowed-hosts"))
+			return nil
+		},
+		zoo: func(s *settings, _ *zooParts, _, v string) error { s.ConsoleAllowedHosts = splitList(v); return nil }},
 	{Flag: "pprof-addr", Topic: catObservability, Default: "off", Help: "serve Go profiles (/debug/pprof) on this address"},
 	{Flag: "log-level", Value: "info", Topic: catObservability, Help: "debug, info, warn or error"},
 	{Flag: "log-format", Value: "console", Topic: catObservability, Help: "console or json"},
