@@ -29,6 +29,11 @@ type StoredNode struct {
 // ttlMask marks a TTL node's EphemeralOwner in ZooKeeper's EphemeralType.
 const ttlMask = int64(-1) << 56
 
+// IsTTLOwner reports whether an EphemeralOwner as ZooKeeper stores it
+// (snapshots, transaction logs, a Stat) marks a TTL node rather than a
+// session: EphemeralType's top byte 0xFF.
+func IsTTLOwner(owner int64) bool { return owner&ttlMask == ttlMask }
+
 // Import builds a tree from nodes (the root first, every parent before
 // its children), sessions and the zxid of the last transaction they
 // reflect. The result is checked as a snapshot is: a node without its
@@ -145,7 +150,7 @@ func importedKind(owner int64, extended bool) (kind nodeKind, sessionID, ttl int
 		return kindPersistent, 0, 0
 	case owner == math.MinInt64:
 		return kindContainer, 0, 0
-	case extended && owner&ttlMask == ttlMask:
+	case extended && IsTTLOwner(owner):
 		return kindTTL, 0, owner &^ ttlMask
 	default:
 		return kindEphemeral, owner, 0

@@ -166,9 +166,8 @@ func ttlNode(s *zkdata.Snapshot) string {
 	for _, ss := range s.Sessions {
 		known[ss.ID] = true
 	}
-	const ttlMask = int64(-1) << 56
 	for _, n := range s.Nodes {
-		if o := n.Stat.EphemeralOwner; o&ttlMask == ttlMask && !known[o] {
+		if o := n.Stat.EphemeralOwner; znode.IsTTLOwner(o) && !known[o] {
 			return n.Path
 		}
 	}

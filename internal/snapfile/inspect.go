@@ -5,10 +5,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-)
 
-// ttlMask marks a TTL node's ephemeralOwner (ZooKeeper's EphemeralType).
-const ttlMask = int64(-1) << 56
+	"github.com/zkraft/zkraft/znode"
+)
 
 // Report is what `zkraft snapshot inspect` tells of a snapshot.
 type Report struct {
@@ -79,7 +78,7 @@ func Inspect(f *File, depth, top int) *Report {
 		case owner == 0:
 		case owner == math.MinInt64:
 			r.Containers++
-		case owner&ttlMask == ttlMask && bySession[owner] == nil:
+		case znode.IsTTLOwner(owner) && bySession[owner] == nil:
 			r.TTLs++
 		default:
 			r.Ephemerals++

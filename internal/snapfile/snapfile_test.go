@@ -30,7 +30,7 @@ func sample(t *testing.T) []byte {
 	node("/app/lock", "", math.MinInt64)
 	node("/app/lock/n1", "a", 0x100)
 	node("/app/lock/n2", "b", 0x100)
-	node("/app/t", "x", ttlMask|5000)
+	node("/app/t", "x", int64(-1)<<56|5000) // a TTL node: EphemeralType 0xFF
 	node("/svc", "", 0)
 	node("/svc/m1", "c", 0x200)
 	node("/zookeeper", "", 0)
