@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/buildinfo"
 	"github.com/zkraft/zkraft/session"
 )
@@ -16,20 +15,33 @@ var Version = buildinfo.Read().ZooKeeperVersion()
 // and its configuration, taken once per command.
 type view struct {
 	srv  *session.Server
-	node *ensemble.Node
+	node Member
 	cfg  session.Config
 }
 
 func newView(srv *session.Server) view {
-	return view{srv: srv, node: srv.Node(), cfg: srv.Config()}
+	return view{srv: srv, node: memberOf(srv), cfg: srv.Config()}
 }
 
-// mode is the member's role for srvr and mntr (session.Server.Mode).
-func (s view) mode() string { return s.srv.Mode() }
+// absent reports whether the server has no member (memberOf): then it is
+// not asked its mode, which it would take from the member.
+func (s view) absent() bool {
+	_, ok := s.node.(absentMember)
+	return ok
+}
+
+// mode is the member's role for srvr and mntr (session.Server.Mode), ""
+// without a member.
+func (s view) mode() string {
+	if s.absent() {
+		return ""
+	}
+	return s.srv.Mode()
+}
 
 // serving reports whether this member serves clients
-// (session.Server.Serving).
-func (s view) serving() bool { return s.srv.Serving() }
+// (session.Server.Serving); never without a member.
+func (s view) serving() bool { return !s.absent() && s.srv.Serving() }
 
 // logDir is the directory holding the replicated log (Env "dataLogDir"),
 // the data directory when it is not set apart.
