@@ -123,6 +123,14 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 		if res.Err != jute.OK {
 			continue // id collision: try the next one
 		}
+		// The password is the one the tree holds: this one, unless the
+		// backend's ensemble makes its own (ZooKeeper's, which every
+		// ZooKeeper server derives from the id).
+		t := c.srv.node.RLockTree()
+		if info, ok := t.Session(id); ok {
+			passwd = info.Passwd
+		}
+		c.srv.node.RUnlockTree()
 		c.srv.bind(c, id, timeout, false, false)
 		c.connected(req, passwd)
 		if c.debugOn() {
@@ -137,7 +145,19 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	t := c.srv.node.RLockTree()
 	info, ok := t.Session(req.SessionID)
 	c.srv.node.RUnlockTree()
-	if !ok || subtle.ConstantTimeCompare(info.Passwd, req.Passwd) != 1 {
+	if ok && subtle.ConstantTimeCompare(info.Passwd, req.Passwd) == 1 {
+		if rv, is := c.srv.node.(Revalidator); is {
+			valid, err := rv.Revalidate(req.SessionID, timeout)
+			if err != nil {
+				c.logger().Info("could not revalidate a session; closing", zap.String("session", hexID(req.SessionID)), zap.Error(err))
+				return false
+			}
+			ok = valid
+		}
+	} else {
+		ok = false
+	}
+	if !ok {
 		// Unknown, expired or wrong password all look like expiry to the
 		// client: timeout 0, session 0, a zero password, then close.
 		c.out.record(&jute.ConnectResponse{

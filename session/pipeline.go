@@ -31,6 +31,10 @@ type pendingWrite struct {
 // away, its later writes must not reach the log.
 func (p *pendingWrite) Abandoned() bool { return p.c.out.isDead() }
 
+// Session is the session whose write or sync this is (a backend that
+// forwards syncs names it to the leader).
+func (p *pendingWrite) Session() int64 { return p.c.sessionID }
+
 // parkedRead is a read waiting for the writes before it.
 type parkedRead struct {
 	h     jute.RequestHeader

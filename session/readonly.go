@@ -78,7 +78,7 @@ func (s *Server) watchQuorum() {
 		if s.cfg.LeaderServesNot {
 			leads := s.node.Mode() == "leader"
 			if leads && !led {
-				s.dropClients("this member became leader and leaderServes=no")
+				s.DropClients("this member became leader and leaderServes=no")
 			}
 			led = leads
 		}
@@ -98,9 +98,9 @@ func (s *Server) watchQuorum() {
 	}
 }
 
-// dropClients closes every client connection with a session (they
-// reconnect to another member).
-func (s *Server) dropClients(why string) {
+// DropClients closes every client connection with a session (they
+// reconnect to another member, or here, with their session).
+func (s *Server) DropClients(why string) {
 	s.log.Info("closing client connections", zap.String("why", why))
 	s.mu.Lock()
 	defer s.mu.Unlock()

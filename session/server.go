@@ -18,7 +18,7 @@ import (
 // Server accepts ZooKeeper client connections for one ensemble member.
 type Server struct {
 	cfg   Config
-	node  *ensemble.Node
+	node  Backend
 	log   *zap.Logger
 	stats *serverStats
 	thr   throttle // globalOutstandingLimit
@@ -45,8 +45,9 @@ type Server struct {
 	wg          sync.WaitGroup
 }
 
-// New returns a Server for node. Call Serve to accept connections.
-func New(cfg Config, node *ensemble.Node) *Server {
+// New returns a Server for node (an *ensemble.Node, or another Backend).
+// Call Serve to accept connections.
+func New(cfg Config, node Backend) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:       cfg,

@@ -59,8 +59,15 @@ type Connection struct {
 	MaxLatency  int64
 }
 
-// Node is the ensemble member the server serves.
-func (s *Server) Node() *ensemble.Node { return s.node }
+// Node is the ensemble member the server serves, or nil when its Backend
+// is not one (an observer of a ZooKeeper ensemble: see Backend).
+func (s *Server) Node() *ensemble.Node {
+	n, _ := s.node.(*ensemble.Node)
+	return n
+}
+
+// Backend is the state the server serves: its Node, or another Backend.
+func (s *Server) Backend() any { return s.node }
 
 // Config is the server's configuration, defaults applied.
 func (s *Server) Config() Config { return s.cfg }

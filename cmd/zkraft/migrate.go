@@ -124,23 +124,36 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir 
 	if err := st.resolveMembers(c); err != nil {
 		return zklearner.Config{}, "", err
 	}
+	cfg, err := learnerConfig(st, c.String("config"), log)
+	if err != nil {
+		return zklearner.Config{}, "", err
+	}
+	cfg.CheckDigests = c.Bool("check-digests")
+	return cfg, st.DataDir, nil
+}
+
+// learnerConfig is the configuration of an Observer of the ZooKeeper
+// ensemble the settings name: ZooKeeper's voting servers are the
+// addresses to try, this server's line must be an observer's (a
+// participant's would be counted in ZooKeeper's quorum), and initLimit
+// and syncLimit give the timeouts.
+func learnerConfig(st settings, config string, log *zap.Logger) (zklearner.Config, error) {
 	cfg := zklearner.Config{
 		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
 		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
-		CheckDigests: c.Bool("check-digests"),
 	}
 	for _, m := range st.Members {
 		switch {
 		case m.ID == st.ServerID && !m.Observer:
-			return zklearner.Config{}, "", fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
+			return zklearner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
 		case !m.Observer:
 			cfg.Servers = append(cfg.Servers, m.Addr)
 		}
 	}
 	if len(cfg.Servers) == 0 {
-		return zklearner.Config{}, "", fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", c.String("config"))
+		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
 	}
-	return cfg, st.DataDir, nil
+	return cfg, nil
 }
 
 // followState is the file in the observer's dataDir holding the tree it

@@ -73,6 +73,9 @@ func runServer(c *cli.Context) error {
 	if err := st.checkConsole(); err != nil {
 		return err
 	}
+	if st.FollowZooKeeper {
+		return serveFollowing(c, st, log)
+	}
 	return serve(c, st, log)
 }
 
@@ -159,52 +162,11 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	defer node.Close()
 
-	var sasl saslServer
-	if st.JAASConfig != "" {
-		if sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection); err != nil {
-			return fmt.Errorf("SASL: %w", err)
-		}
-		if sasl.kerberos != nil {
-			sasl.kerberos.RemoveHost, sasl.kerberos.RemoveRealm = st.KerberosRemoveHost, st.KerberosRemoveRealm
-		}
+	sasl, tlsCfg, err := clientSecurity(st)
+	if err != nil {
+		return err
 	}
-	var tlsCfg *tls.Config
-	if st.SecureClientAddr != "" || st.PortUnification {
-		if tlsCfg, err = zktls.ServerConfig(st.TLS); err != nil {
-			return fmt.Errorf("TLS clients (secureClientPort or client.portUnification): %w", err)
-		}
-	}
-	srv := session.New(session.Config{
-		ServerID:               st.ServerID,
-		TickTime:               st.TickTime,
-		MinSessionTimeout:      st.MinSessionTimeout,
-		MaxSessionTimeout:      st.MaxSessionTimeout,
-		MaxClientCnxns:         st.MaxClientCnxns,
-		InitLimit:              st.InitLimit,
-		SyncLimit:              st.SyncLimit,
-		OutstandingLimit:       outstandingLimit(st.OutstandingLimit),
-		MaxCnxns:               st.MaxCnxns,
-		LeaderServesNot:        st.LeaderServesNot,
-		MaxBuffer:              st.JuteMaxBuffer,
-		SuperDigest:            st.SuperDigest,
-		X509SuperUser:          st.X509SuperUser,
-		SASLUsers:              sasl.users,
-		Kerberos:               sasl.kerberos,
-		AllowSASLFailedClients: st.AllowSASLFailed,
-		EnforceAuthSchemes:     st.EnforceSchemes,
-		SASLSuperUser:          st.SASLSuperUser,
-		FourLetter:             operator.FourLetter{},
-		FourLetterWhitelist:    st.FourLetterWords,
-		LinearizableReads:      c.Bool("linearizable-reads"),
-		ReconfigEnabled:        st.ReconfigEnabled,
-		ReadOnlyMode:           st.ReadOnlyMode,
-		Env:                    map[string]string{"dataDir": st.DataDir, "dataLogDir": node.LogDir()},
-		InitialConfig:          st.InitialConfig,
-		Audit:                  st.Audit,
-		AdminSnapshotInterval:  st.AdminRateLimit,
-		Logger:                 log,
-		Requests:               requests,
-	}, node)
+	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": node.LogDir()}, requests, log), node)
 
 	if reg != nil {
 		stop, err := startMetrics(metricsLn, reg, node, srv, log)
@@ -304,4 +266,60 @@ func lockDirs(st settings) []string {
 		return []string{st.DataDir}
 	}
 	return []string{st.DataDir, st.DataLogDir}
+}
+
+// clientSecurity loads what the client ports need: the SASL users and
+// Kerberos of the JAAS file, and the TLS configuration of
+// secureClientPort or client.portUnification (nil without either).
+func clientSecurity(st settings) (sasl saslServer, tlsCfg *tls.Config, err error) {
+	if st.JAASConfig != "" {
+		if sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection); err != nil {
+			return saslServer{}, nil, fmt.Errorf("SASL: %w", err)
+		}
+		if sasl.kerberos != nil {
+			sasl.kerberos.RemoveHost, sasl.kerberos.RemoveRealm = st.KerberosRemoveHost, st.KerberosRemoveRealm
+		}
+	}
+	if st.SecureClientAddr != "" || st.PortUnification {
+		if tlsCfg, err = zktls.ServerConfig(st.TLS); err != nil {
+			return saslServer{}, nil, fmt.Errorf("TLS clients (secureClientPort or client.portUnification): %w", err)
+		}
+	}
+	return sasl, tlsCfg, nil
+}
+
+// sessionConfig is the client server's configuration from the settings;
+// env is what conf and envi report of the directories.
+func sessionConfig(c *cli.Context, st settings, sasl saslServer, env map[string]string, requests session.RequestObserver, log *zap.Logger) session.Config {
+	return session.Config{
+		ServerID:               st.ServerID,
+		TickTime:               st.TickTime,
+		MinSessionTimeout:      st.MinSessionTimeout,
+		MaxSessionTimeout:      st.MaxSessionTimeout,
+		MaxClientCnxns:         st.MaxClientCnxns,
+		InitLimit:              st.InitLimit,
+		SyncLimit:              st.SyncLimit,
+		OutstandingLimit:       outstandingLimit(st.OutstandingLimit),
+		MaxCnxns:               st.MaxCnxns,
+		LeaderServesNot:        st.LeaderServesNot,
+		MaxBuffer:              st.JuteMaxBuffer,
+		SuperDigest:            st.SuperDigest,
+		X509SuperUser:          st.X509SuperUser,
+		SASLUsers:              sasl.users,
+		Kerberos:               sasl.kerberos,
+		AllowSASLFailedClients: st.AllowSASLFailed,
+		EnforceAuthSchemes:     st.EnforceSchemes,
+		SASLSuperUser:          st.SASLSuperUser,
+		FourLetter:             operator.FourLetter{},
+		FourLetterWhitelist:    st.FourLetterWords,
+		LinearizableReads:      c.Bool("linearizable-reads"),
+		ReconfigEnabled:        st.ReconfigEnabled,
+		ReadOnlyMode:           st.ReadOnlyMode,
+		Env:                    env,
+		InitialConfig:          st.InitialConfig,
+		Audit:                  st.Audit,
+		AdminSnapshotInterval:  st.AdminRateLimit,
+		Logger:                 log,
+		Requests:               requests,
+	}
 }

@@ -42,6 +42,7 @@ type settings struct {
 	FsyncWarning        time.Duration // fsync.warningthresholdms; 0: ZooKeeper's 1 s
 	ServerID            uint8
 	ReconfigEnabled     bool
+	FollowZooKeeper     bool // migration.followZooKeeper: serve as an Observer of ZooKeeper
 	ReadOnlyMode        bool
 	MetricsAddr         string        // host:port for /metrics, "" = off
 	AdminAddr           string        // host:port of the AdminServer, "" = off

@@ -248,7 +248,9 @@ func (c *conn) stream() error {
 				return err
 			}
 		case pktSync:
-			l.fw.synced()
+			l.mu.RLock()
+			l.fw.synced(l.f.Tree())
+			l.mu.RUnlock()
 		}
 	}
 }

@@ -48,41 +48,66 @@ type reply struct {
 	err error
 }
 
+// Done receives a forwarded request's outcome: once, either with the
+// outcome and the tree, locked, right after the transaction is applied
+// here (OnApply has run), or with an error and a nil tree. It must not
+// call back into the Learner.
+type Done func(out Outcome, tree *znode.Tree, err error)
+
+// waiter is one forwarded request's Done; a pointer, so that a canceled
+// wait removes its own entry and no other.
+type waiter struct{ done Done }
+
 // forwarding is the state of requests forwarded to the leader
 // (Learner.request, Observer's REVALIDATE and SYNC).
 type forwarding struct {
 	mu      sync.Mutex
-	waiting map[reqKey]chan reply
+	waiting map[reqKey]*waiter
 	// revalidations are the waiters of each session's REVALIDATEs, in
 	// the order sent: the leader answers them in that order.
 	revalidations map[int64][]chan bool
-	syncs         []chan error
+	syncs         []*waiter
 	touched       map[int64]int32
 	nextSession   int64
 }
 
-// Submit forwards a client's request to the leader as ZooKeeper's
-// learners do (REQUEST {long session, int cxid, int type, request}, the
-// session's identities as authinfo) and waits until the transaction the
-// leader made of it is applied here.
+// Submit forwards a client's request to the leader and waits until the
+// transaction the leader made of it is applied here (Forward).
 func (l *Learner) Submit(ctx context.Context, session int64, cxid int32, op jute.Op, req []byte, auth []jute.Id) (Outcome, error) {
-	key := reqKey{session, cxid}
 	ch := make(chan reply, 1)
+	w := l.forward(session, cxid, op, req, auth, func(out Outcome, _ *znode.Tree, err error) { ch <- reply{out, err} })
+	select {
+	case r := <-ch:
+		return r.out, r.err
+	case <-ctx.Done():
+		l.fw.drop(reqKey{session, cxid}, w)
+		return Outcome{}, fmt.Errorf("zklearner: waiting for the leader: %w", ctx.Err())
+	}
+}
+
+// Forward forwards a client's request to the leader as ZooKeeper's
+// learners do (REQUEST {long session, int cxid, int type, request}, the
+// session's identities as authinfo) and returns at once; done receives
+// the transaction the leader made of it once it is applied here, or
+// ErrNotSynced or ErrLeaderLost. A session's requests are forwarded, and
+// so applied, in the order of the calls; (session, cxid) must not repeat
+// among the requests in flight.
+func (l *Learner) Forward(session int64, cxid int32, op jute.Op, req []byte, auth []jute.Id, done Done) {
+	l.forward(session, cxid, op, req, auth, done)
+}
+
+func (l *Learner) forward(session int64, cxid int32, op jute.Op, req []byte, auth []jute.Id, done Done) *waiter {
+	key := reqKey{session, cxid}
+	w := &waiter{done: done}
 	fw := &l.fw
 	fw.mu.Lock()
 	if fw.waiting == nil {
-		fw.waiting = make(map[reqKey]chan reply)
+		fw.waiting = make(map[reqKey]*waiter)
 	}
-	fw.waiting[key] = ch
+	fw.waiting[key] = w
 	fw.mu.Unlock()
-	defer func() {
-		fw.mu.Lock()
-		if fw.waiting[key] == ch {
-			delete(fw.waiting, key)
-		}
-		fw.mu.Unlock()
-	}()
-	data := binary.BigEndian.AppendUint64(nil, uint64(session))
+	data := make([]byte, 0, 16+len(req))
+	data = binary.BigEndian.AppendUint64(data, uint64(session))
 	data = binary.BigEndian.AppendUint32(data, uint32(cxid))
 	data = binary.BigEndian.AppendUint32(data, uint32(op))
 	data = append(data, req...)
@@ -90,14 +115,22 @@ func (l *Learner) Submit(ctx context.Context, session int64, cxid int32, op jute
 		auth = []jute.Id{}
 	}
 	if err := l.send(packet{typ: pktRequest, zxid: -1, data: data, auth: auth}); err != nil {
-		return Outcome{}, err
+		if fw.drop(key, w) { // else the lost connection failed it already
+			done(Outcome{}, nil, err)
+		}
 	}
-	select {
-	case r := <-ch:
-		return r.out, r.err
-	case <-ctx.Done():
-		return Outcome{}, fmt.Errorf("zklearner: waiting for the leader: %w", ctx.Err())
+	return w
+}
+
+// drop removes key's waiter if it is still w, and reports whether it was.
+func (fw *forwarding) drop(key reqKey, w *waiter) bool {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.waiting[key] != w {
+		return false
 	}
+	delete(fw.waiting, key)
+	return true
 }
 
 // CreateSession opens a session on the ensemble for a client of this
@@ -170,8 +203,27 @@ func (l *Learner) Revalidate(ctx context.Context, session int64, timeout int32) 
 // committed before it is applied here by then.
 func (l *Learner) Sync(ctx context.Context, session int64, cxid int32, path string) error {
 	ch := make(chan error, 1)
+	w := l.forwardSync(session, cxid, path, func(_ Outcome, _ *znode.Tree, err error) { ch <- err })
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		l.fw.dropSync(w)
+		return fmt.Errorf("zklearner: waiting for sync: %w", ctx.Err())
+	}
+}
+
+// ForwardSync forwards a sync as Sync does and returns at once; done
+// receives the tree, locked, once the leader's SYNC arrives (Outcome is
+// empty), or an error and a nil tree.
+func (l *Learner) ForwardSync(session int64, cxid int32, path string, done Done) {
+	l.forwardSync(session, cxid, path, done)
+}
+
+func (l *Learner) forwardSync(session int64, cxid int32, path string, done Done) *waiter {
+	w := &waiter{done: done}
 	l.fw.mu.Lock()
-	l.fw.syncs = append(l.fw.syncs, ch)
+	l.fw.syncs = append(l.fw.syncs, w)
 	l.fw.mu.Unlock()
 	data := binary.BigEndian.AppendUint64(nil, uint64(session))
 	data = binary.BigEndian.AppendUint32(data, uint32(cxid))
@@ -180,15 +232,11 @@ func (l *Learner) Sync(ctx context.Context, session int64, cxid int32, path stri
 	if err := l.send(packet{typ: pktRequest, zxid: -1, data: data, auth: []jute.Id{}}); err != nil {
 		// Not sent: no SYNC will answer it, so it must not take the
 		// answer to a later one.
-		l.fw.dropSync(ch)
-		return err
+		if l.fw.dropSync(w) {
+			done(Outcome{}, nil, err)
+		}
 	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("zklearner: waiting for sync: %w", ctx.Err())
-	}
+	return w
 }
 
 // send writes p to the leader followed now.
@@ -203,20 +251,20 @@ func (l *Learner) send(p packet) error {
 }
 
 // delivered hands a transaction's outcome to the request waiting for it,
-// if any.
-func (fw *forwarding) delivered(t zkdata.Txn, results []*znode.Result) {
+// if any; l.mu is held, so tree is the state right after it.
+func (fw *forwarding) delivered(t zkdata.Txn, results []*znode.Result, tree *znode.Tree) {
 	fw.mu.Lock()
-	ch := fw.waiting[reqKey{t.ClientID, t.Cxid}]
+	w := fw.waiting[reqKey{t.ClientID, t.Cxid}]
 	delete(fw.waiting, reqKey{t.ClientID, t.Cxid})
 	fw.mu.Unlock()
-	if ch == nil {
+	if w == nil {
 		return
 	}
 	out := Outcome{Txn: t, Results: results, Err: jute.OK}
 	if t.Type == jute.OpError && len(t.Body) >= 4 {
 		out.Err = jute.ErrCode(int32(binary.BigEndian.Uint32(t.Body)))
 	}
-	ch <- reply{out: out}
+	w.done(out, tree, nil)
 }
 
 // revalidated hands a REVALIDATE answer to its waiter.
@@ -254,26 +302,32 @@ func (fw *forwarding) dropRevalidation(session int64, ch chan bool) {
 	fw.revalidations[session] = waiting
 }
 
-// synced completes the oldest sync waiting.
-func (fw *forwarding) synced() {
+// synced completes the oldest sync waiting; l.mu is held.
+func (fw *forwarding) synced(tree *znode.Tree) {
 	fw.mu.Lock()
-	defer fw.mu.Unlock()
+	var w *waiter
 	if len(fw.syncs) > 0 {
-		fw.syncs[0] <- nil
+		w = fw.syncs[0]
 		fw.syncs = fw.syncs[1:]
+	}
+	fw.mu.Unlock()
+	if w != nil {
+		w.done(Outcome{}, tree, nil)
 	}
 }
 
-// dropSync removes ch from the syncs waiting, if it is there still.
-func (fw *forwarding) dropSync(ch chan error) {
+// dropSync removes w from the syncs waiting, and reports whether it was
+// there still.
+func (fw *forwarding) dropSync(w *waiter) bool {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	for i, c := range fw.syncs {
-		if c == ch {
+	for i, x := range fw.syncs {
+		if x == w {
 			fw.syncs = append(fw.syncs[:i:i], fw.syncs[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // touches takes the sessions touched since the last PING reply.
@@ -288,19 +342,19 @@ func (fw *forwarding) touches() map[int64]int32 {
 // lost fails everything waiting on the leader: its connection ended.
 func (fw *forwarding) lost() {
 	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	for k, ch := range fw.waiting {
-		ch <- reply{err: ErrLeaderLost}
-		delete(fw.waiting, k)
-	}
-	for id, waiting := range fw.revalidations {
-		for _, ch := range waiting {
+	waiting, syncs := fw.waiting, fw.syncs
+	fw.waiting, fw.syncs = nil, nil
+	for id, chans := range fw.revalidations {
+		for _, ch := range chans {
 			close(ch)
 		}
 		delete(fw.revalidations, id)
 	}
-	for _, ch := range fw.syncs {
-		ch <- ErrLeaderLost
+	fw.mu.Unlock()
+	for _, w := range waiting {
+		w.done(Outcome{}, nil, ErrLeaderLost)
 	}
-	fw.syncs = nil
+	for _, w := range syncs {
+		w.done(Outcome{}, nil, ErrLeaderLost)
+	}
 }

@@ -51,7 +51,7 @@ func TestSyncNotSentLeavesNoWaiter(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	l.fw.synced()
+	l.fw.synced(nil)
 	select {
 	case err := <-done:
 		if err != nil {

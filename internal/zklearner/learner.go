@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -93,6 +94,10 @@ type Learner struct {
 	cur *conn
 	// fw holds the requests forwarded to the leader (forward.go).
 	fw forwarding
+	// lastZxid and synced copy status.LastZxid and status.Synced, for
+	// readers that may not take mu (they run inside OnApply or a Done).
+	lastZxid atomic.Int64
+	synced   atomic.Bool
 }
 
 // New returns a Learner starting from an empty tree (zxid 0): its first
@@ -155,6 +160,24 @@ func (l *Learner) Read(fn func(*znode.Tree)) {
 	fn(l.f.Tree())
 }
 
+// RLockTree returns the followed tree, read-locked: no transaction
+// changes it until RUnlockTree. Read is the safer form.
+func (l *Learner) RLockTree() *znode.Tree {
+	l.mu.RLock()
+	return l.f.Tree()
+}
+
+// RUnlockTree releases RLockTree's lock.
+func (l *Learner) RUnlockTree() { l.mu.RUnlock() }
+
+// LastZxid is the zxid of the last transaction applied. Unlike Status it
+// takes no lock, so OnApply and a Done may call it.
+func (l *Learner) LastZxid() int64 { return l.lastZxid.Load() }
+
+// Synced reports whether the Learner is up to date with a leader now (it
+// takes no lock).
+func (l *Learner) Synced() bool { return l.synced.Load() }
+
 // Status returns the Learner's state.
 func (l *Learner) Status() Status {
 	l.mu.RLock()
@@ -181,6 +204,8 @@ func (l *Learner) WaitFor(ctx context.Context, cond func(Status) bool) (Status, 
 
 // notify wakes WaitFor; l.mu must be held for writing.
 func (l *Learner) notify() {
+	l.lastZxid.Store(l.status.LastZxid)
+	l.synced.Store(l.status.Synced)
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
@@ -211,7 +236,7 @@ func (l *Learner) apply(t zkdata.Txn) error {
 		l.cfg.OnApply(t, results, l.f.Tree())
 	}
 	l.notify()
-	l.fw.delivered(t, results)
+	l.fw.delivered(t, results, l.f.Tree())
 	return nil
 }
 

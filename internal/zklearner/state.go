@@ -32,6 +32,7 @@ func Resume(cfg Config, r io.Reader) (*Learner, error) {
 	l := New(cfg)
 	l.f = zkimport.FollowTree(tree)
 	l.status.LastZxid = tree.LastZxid()
+	l.lastZxid.Store(tree.LastZxid())
 	l.acceptedEpoch = epochOf(tree.LastZxid())
 	l.currentEpoch = l.acceptedEpoch
 	return l, nil

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/internal/zklearner"
+	"github.com/zkraft/zkraft/internal/zkobserver"
+	"github.com/zkraft/zkraft/operator"
+	"github.com/zkraft/zkraft/session"
+)
+
+// serveFollowing runs a server that follows a running ZooKeeper ensemble
+// as one of its Observers (migration.followZooKeeper) and serves clients
+// from it, until SIGINT or SIGTERM: reads from the followed tree, writes
+// and sessions forwarded to ZooKeeper's leader (internal/zkobserver). On
+// exit it saves the followed tree in dataDir, and starts from it the next
+// time, so the leader syncs it by DIFF.
+func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
+	lcfg, err := learnerConfig(st, c.String("config"), log)
+	if err != nil {
+		return err
+	}
+	ln, err := session.Listen(st.ClientAddr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	var secureLn net.Listener
+	if st.SecureClientAddr != "" {
+		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
+			return err
+		}
+		defer secureLn.Close()
+	}
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	statePath := filepath.Join(st.DataDir, followState)
+	b, err := openFollowing(lcfg, statePath, log)
+	if err != nil {
+		return err
+	}
+	sasl, tlsCfg, err := clientSecurity(st)
+	if err != nil {
+		return err
+	}
+	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": st.DataDir}, nil, log), b)
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		_ = b.Run(ctx, func() { srv.DropClients("the connection to ZooKeeper's leader ended") })
+	}()
+	if st.AdminAddr != "" {
+		adminTLS, err := adminTLSConfig(st)
+		if err != nil {
+			cancel()
+			return err
+		}
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, operator.NewAdmin(srv).Handler(st.AdminCommandURL), log)()
+	}
+	errc := make(chan error, 2)
+	if st.PortUnification {
+		go func() { errc <- srv.ServeUnified(ln, tlsCfg) }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	if secureLn != nil {
+		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
+	}
+	log.Info("zkraft serving as an Observer of a ZooKeeper ensemble",
+		zap.String("clientAddr", ln.Addr().String()), zap.Strings("zookeeper", lcfg.Servers),
+		zap.Uint8("serverId", st.ServerID), zap.String("dataDir", st.DataDir))
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	var runErr error
+	select {
+	case s := <-sig:
+		log.Info("shutting down", zap.String("signal", s.String()))
+	case err := <-errc:
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			runErr = err
+		}
+	}
+	_ = srv.Close()
+	cancel()
+	<-followed
+	if err := saveFollowing(b.Learner(), statePath); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+// openFollowing starts from the tree saved at path, or from nothing when
+// there is none.
+func openFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zkobserver.Backend, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return zkobserver.New(cfg, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow ZooKeeper: %w", err)
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	b, err := zkobserver.New(cfg, r)
+	if err != nil {
+		return nil, fmt.Errorf("follow ZooKeeper: %s (delete it to sync from nothing): %w", path, err)
+	}
+	log.Info("resuming from the saved tree", zap.String("file", path), zap.String("zxid", fmt.Sprintf("%#x", b.LastZxid())))
+	return b, nil
+}

@@ -1,0 +1,150 @@
+package zkobserver
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/zklearner"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// Propose forwards a client's write to ZooKeeper's leader and completes
+// w with the reply once the leader's transaction is applied here. An
+// OpSetIdentities (a connection's new identities) is kept, not
+// forwarded: ZooKeeper takes a request's identities with the request.
+func (b *Backend) Propose(txn *znode.Txn, w ensemble.Waiter) {
+	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+		w.Failed(ErrRequesterGone)
+		return
+	}
+	switch txn.Type {
+	case znode.OpSetIdentities:
+		b.mu.Lock()
+		b.ids[txn.Session] = append([]jute.Id(nil), txn.Ids...)
+		b.mu.Unlock()
+		t := b.l.RLockTree()
+		w.Applied(&znode.Result{Zxid: t.LastZxid()}, t)
+		b.l.RUnlockTree()
+		return
+	case jute.OpCreateSession:
+		b.createSession(txn, w)
+		return
+	}
+	b.mu.Lock()
+	ids := b.ids[txn.Session]
+	b.mu.Unlock()
+	op := txn.Type
+	req := append([]byte(nil), txn.Req...) // the caller's frame is reused once Propose returns
+	b.l.Forward(txn.Session, b.cxid.Add(1), op, req, ids, func(out zklearner.Outcome, tree *znode.Tree, err error) {
+		if err != nil {
+			w.Failed(err)
+			return
+		}
+		w.Applied(reply(op, out), tree)
+	})
+}
+
+// ProposeWait proposes txn and waits for its outcome.
+func (b *Backend) ProposeWait(txn *znode.Txn) (*znode.Result, error) {
+	ch := make(chan waitResult, 1)
+	b.Propose(txn, chanWaiter(ch))
+	r := <-ch
+	return r.res, r.err
+}
+
+type waitResult struct {
+	res *znode.Result
+	err error
+}
+
+// chanWaiter hands a proposal's outcome to ProposeWait.
+type chanWaiter chan waitResult
+
+func (c chanWaiter) Applied(res *znode.Result, _ *znode.Tree) { c <- waitResult{res: res} }
+func (c chanWaiter) Failed(err error)                         { c <- waitResult{err: err} }
+
+// createSession opens txn's session on the ensemble: a createSession
+// request of its id and timeout, as a ZooKeeper observer forwards it.
+// The leader keeps the id; the password is ZooKeeper's for it, which
+// applying the transaction puts in the tree.
+func (b *Backend) createSession(txn *znode.Txn, w ensemble.Waiter) {
+	body := binary.BigEndian.AppendUint32(nil, uint32(txn.Timeout))
+	id, timeout := txn.Session, txn.Timeout
+	b.l.Forward(id, 0, jute.OpCreateSession, body, nil, func(out zklearner.Outcome, tree *znode.Tree, err error) {
+		if err != nil {
+			w.Failed(err)
+			return
+		}
+		if out.Err == jute.OK {
+			b.mu.Lock()
+			b.timeouts[id] = timeout
+			b.mu.Unlock()
+		}
+		w.Applied(&znode.Result{Zxid: out.Txn.Zxid, Err: out.Err}, tree)
+	})
+}
+
+// syncer is what a barrier's waiter may tell about itself: the session
+// whose sync it is (ZooKeeper's leader checks a sync's session).
+type syncer interface{ Session() int64 }
+
+// Barrier completes w once everything ZooKeeper's leader committed
+// before it is applied here: a sync forwarded for w's session.
+func (b *Backend) Barrier(w ensemble.Waiter) {
+	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+		w.Failed(ErrRequesterGone)
+		return
+	}
+	var session int64
+	if s, ok := w.(syncer); ok {
+		session = s.Session()
+	}
+	b.l.ForwardSync(session, b.cxid.Add(1), "/", func(_ zklearner.Outcome, tree *znode.Tree, err error) {
+		if err != nil {
+			w.Failed(err)
+			return
+		}
+		w.Applied(&znode.Result{Zxid: tree.LastZxid()}, tree)
+	})
+}
+
+// TouchSession notes that a client used session id here: the next ping
+// reply to the leader keeps it alive.
+func (b *Backend) TouchSession(id int64) {
+	b.mu.Lock()
+	timeout, ok := b.timeouts[id]
+	b.mu.Unlock()
+	if ok {
+		b.l.Touch(id, timeout)
+	}
+}
+
+// Revalidate asks ZooKeeper's leader whether session id, which a client
+// brings from another server, is valid, and takes it over if so: the
+// leader then takes its writes from here.
+func (b *Backend) Revalidate(id int64, timeout int32) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.wait)
+	defer cancel()
+	ok, err := b.l.Revalidate(ctx, id, timeout)
+	if err != nil {
+		return false, fmt.Errorf("zkobserver: %w", err)
+	}
+	if ok {
+		b.mu.Lock()
+		b.timeouts[id] = timeout
+		b.mu.Unlock()
+		b.l.Touch(id, timeout)
+	}
+	return ok, nil
+}
+
+// Reconfig is refused: a zkraft observer does not forward ZooKeeper's
+// reconfig (a ZooKeeper server takes it).
+func (b *Backend) Reconfig(_ *jute.ReconfigRequest, _ []jute.Id, w ensemble.Waiter) {
+	t := b.l.RLockTree()
+	defer b.l.RUnlockTree()
+	w.Applied(&znode.Result{Zxid: t.LastZxid(), Err: jute.ErrUnimplemented}, t)
+}
