@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// runClient runs a client program for at most a minute and returns its
+// output, failing t when it does not end well.
+func runClient(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "DONE\n") {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// compareTranscripts fails t where the client's transcript through the
+// observer differs from the one it printed connected to ZooKeeper.
+func compareTranscripts(t *testing.T, client, viaObserver, viaZooKeeper string) {
+	t.Helper()
+	if viaObserver != viaZooKeeper {
+		t.Errorf("%s through the observer:\n%s\n%s connected to ZooKeeper:\n%s", client, viaObserver, client, viaZooKeeper)
+	}
+}
+
+// TestKazooThroughObserver runs testdata/observer_kazoo.py with Debian's
+// python3-kazoo connected only to the zkraft observer, then connected to
+// a ZooKeeper server, and expects equal transcripts: creates of every
+// kind, versioned get/set, children, watches fired by writes made on
+// ZooKeeper, transactions, deletes and the session's ephemerals at close.
+func TestKazooThroughObserver(t *testing.T) {
+	python, err := exec.LookPath("/usr/bin/python3") // Debian's, where python3-kazoo is
+	if err == nil {
+		err = exec.Command(python, "-c", "import kazoo").Run()
+	}
+	if err != nil {
+		testenv.Require(t, fmt.Errorf("python3-kazoo is missing (.ci/run installs it): %w", err))
+	}
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	script := filepath.Join("testdata", "observer_kazoo.py")
+	zkAddr := e.ClientAddrs()[0]
+	viaObs := runClient(t, python, script, obs.clientAddr, e.ClientAddrs()[1], "/kazoo-obs")
+	viaZK := runClient(t, python, script, zkAddr, e.ClientAddrs()[1], "/kazoo-zk")
+	compareTranscripts(t, "kazoo", viaObs, viaZK)
+	t.Logf("kazoo transcript:\n%s", viaObs)
+}
+
+// TestJavaClientThroughObserver is TestKazooThroughObserver with the
+// Java client of Debian's libzookeeper-java (testdata/ObserverClient.java).
+func TestJavaClientThroughObserver(t *testing.T) {
+	javac, java := needJavaTools(t)
+	cp := "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar"
+	for _, jar := range strings.Split(cp, ":") {
+		if _, err := os.Stat(jar); err != nil {
+			testenv.Require(t, fmt.Errorf("%s is missing: %w", jar, err))
+		}
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-nowarn", "-d", classes, "-cp", cp, filepath.Join("testdata", "ObserverClient.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	run := func(addr, root string) string {
+		return runClient(t, java, "-XX:-UsePerfData", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes+":"+cp,
+			"ObserverClient", addr, e.ClientAddrs()[1], root)
+	}
+	viaObs := run(obs.clientAddr, "/java-obs")
+	viaZK := run(e.ClientAddrs()[0], "/java-zk")
+	compareTranscripts(t, "the Java client", viaObs, viaZK)
+	t.Logf("Java client transcript:\n%s", viaObs)
+}

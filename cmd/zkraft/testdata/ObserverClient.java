@@ -1,0 +1,160 @@
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Drives the Java client against one server and prints a transcript of
+ * results without zxids, times or session ids, for the test to compare
+ * between a zkraft Observer and a ZooKeeper server. Arguments: the client's
+ * address, a ZooKeeper server to write through out of band (to fire the
+ * client's watches), and the root znode.
+ */
+public class ObserverClient {
+    static String root;
+
+    static void out(Object... parts) {
+        StringBuilder b = new StringBuilder();
+        for (Object p : parts) {
+            if (b.length() > 0) b.append(' ');
+            b.append(p);
+        }
+        System.out.println(b);
+        System.out.flush();
+    }
+
+    static String rel(String p) {
+        return p.startsWith(root) ? p.substring(root.length()) : p;
+    }
+
+    static String stat(Stat st, long session) {
+        return "v=" + st.getVersion() + " cv=" + st.getCversion() + " len=" + st.getDataLength()
+            + " kids=" + st.getNumChildren() + " eph=" + (st.getEphemeralOwner() == session ? "self" : st.getEphemeralOwner());
+    }
+
+    static ZooKeeper connect(String addr, Watcher w) throws Exception {
+        CountDownLatch up = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(addr, 10000, e -> {
+            if (e.getState() == Watcher.Event.KeeperState.SyncConnected) up.countDown();
+        });
+        if (!up.await(20, TimeUnit.SECONDS)) throw new IllegalStateException("no session from " + addr);
+        return zk;
+    }
+
+    static void sync(ZooKeeper zk, String path) throws Exception {
+        CountDownLatch synced = new CountDownLatch(1);
+        zk.sync(path, (rc, p, ctx) -> synced.countDown(), null);
+        if (!synced.await(10, TimeUnit.SECONDS)) throw new IllegalStateException("no sync");
+    }
+
+    public static void main(String[] args) throws Exception {
+        root = args[2];
+        ZooKeeper zk = connect(args[0], null);
+        ZooKeeper other = connect(args[1], null);
+        long sid = zk.getSessionId();
+        List<org.apache.zookeeper.data.ACL> acl = ZooDefs.Ids.OPEN_ACL_UNSAFE;
+
+        out("create", rel(zk.create(root, "r".getBytes(), acl, CreateMode.PERSISTENT)));
+        out("create", rel(zk.create(root + "/p", "p".getBytes(), acl, CreateMode.PERSISTENT)));
+        out("ephemeral", rel(zk.create(root + "/e", "e".getBytes(), acl, CreateMode.EPHEMERAL)));
+        out("sequential", rel(zk.create(root + "/s-", "s".getBytes(), acl, CreateMode.PERSISTENT_SEQUENTIAL)));
+        out("ephseq", rel(zk.create(root + "/es-", "es".getBytes(), acl, CreateMode.EPHEMERAL_SEQUENTIAL)));
+        Stat cst = new Stat();
+        zk.create(root + "/c", "c".getBytes(), acl, CreateMode.PERSISTENT, cst);
+        out("create2", stat(cst, sid));
+        try {
+            zk.create(root + "/p", null, acl, CreateMode.PERSISTENT);
+        } catch (KeeperException e) {
+            out("create-existing", e.code());
+        }
+
+        Stat st = new Stat();
+        out("get", new String(zk.getData(root + "/e", false, st)), stat(st, sid));
+        out("set", stat(zk.setData(root + "/p", "p1".getBytes(), 0), sid));
+        try {
+            zk.setData(root + "/p", "p2".getBytes(), 0);
+        } catch (KeeperException e) {
+            out("set-stale", e.code());
+        }
+        try {
+            zk.getData(root + "/missing", false, null);
+        } catch (KeeperException e) {
+            out("get-missing", e.code());
+        }
+        out("exists-missing", zk.exists(root + "/missing", false));
+        List<String> kids = new ArrayList<>(zk.getChildren(root, false, st));
+        Collections.sort(kids);
+        out("children", kids, stat(st, sid));
+
+        BlockingQueue<String> events = new LinkedBlockingQueue<>();
+        Watcher w = e -> events.add(e.getType() + " " + rel(e.getPath()));
+        zk.getData(root + "/p", w, null);
+        other.setData(root + "/p", "from-zk".getBytes(), -1);
+        out("data-watch", events.poll(10, TimeUnit.SECONDS));
+        zk.getChildren(root, w);
+        other.create(root + "/z", "z".getBytes(), acl, CreateMode.PERSISTENT);
+        out("child-watch", events.poll(10, TimeUnit.SECONDS));
+        zk.exists(root + "/x", w);
+        other.create(root + "/x", null, acl, CreateMode.PERSISTENT);
+        out("exists-watch", events.poll(10, TimeUnit.SECONDS));
+        sync(zk, root + "/z");
+        out("read-after-sync", new String(zk.getData(root + "/z", false, st)), stat(st, sid));
+
+        List<OpResult> res = zk.multi(List.of(
+            Op.create(root + "/t", "t".getBytes(), acl, CreateMode.PERSISTENT),
+            Op.check(root + "/p", 2),
+            Op.setData(root + "/t", "t2".getBytes(), 0),
+            Op.delete(root + "/x", 0)));
+        List<String> rs = new ArrayList<>();
+        for (OpResult r : res) {
+            if (r instanceof OpResult.CreateResult) rs.add("create " + rel(((OpResult.CreateResult) r).getPath()));
+            else if (r instanceof OpResult.SetDataResult) rs.add("set " + stat(((OpResult.SetDataResult) r).getStat(), sid));
+            else rs.add(r.getClass().getSimpleName());
+        }
+        out("multi", rs);
+        try {
+            zk.multi(List.of(Op.create(root + "/u", null, acl, CreateMode.PERSISTENT), Op.check(root + "/p", 9)));
+        } catch (KeeperException e) {
+            List<String> errs = new ArrayList<>();
+            for (OpResult r : e.getResults()) errs.add(String.valueOf(((OpResult.ErrorResult) r).getErr()));
+            out("multi-failing", e.code(), errs);
+        }
+        out("multi-failing-create-absent", zk.exists(root + "/u", false) == null);
+
+        try {
+            zk.delete(root + "/p", 0);
+        } catch (KeeperException e) {
+            out("delete-stale", e.code());
+        }
+        zk.delete(root + "/p", 2);
+        sync(other, root);
+        out("deleted-on-zk", other.exists(root + "/p", false) == null);
+        try {
+            zk.delete(root, -1);
+        } catch (KeeperException e) {
+            out("delete-not-empty", e.code());
+        }
+
+        zk.close();
+        sync(other, root);
+        kids = new ArrayList<>(other.getChildren(root, false));
+        Collections.sort(kids);
+        out("after-close", kids);
+        org.apache.zookeeper.ZKUtil.deleteRecursive(other, root);
+        other.close();
+        out("DONE");
+    }
+}
