@@ -32,13 +32,16 @@ type Server struct {
 }
 
 // Ensemble is three ZooKeeper 3.8 Servers (Debian's package) on
-// loopback, each configured with observer as server.ObserverID.
+// loopback, each configured with observers as server.ObserverIDs.
 type Ensemble struct {
-	t          *testing.T
-	Servers    []*Server
+	t       *testing.T
+	Servers []*Server
+	// ObserverID is the first of ObserverIDs.
 	ObserverID int
+	// ObserverIDs are the ids of the observer lines, 4, 5...
+	ObserverIDs []int
 	// ServerLines are the server.N lines of every server's zoo.cfg, the
-	// observer's last.
+	// observers' last.
 	ServerLines []string
 	java        string
 }
@@ -54,6 +57,16 @@ func Start(t *testing.T, jvmProps ...string) *Ensemble {
 // StartWith is Start with extra zoo.cfg lines (reconfigEnabled=true...).
 func StartWith(t *testing.T, cfgLines []string, jvmProps ...string) *Ensemble {
 	t.Helper()
+	return StartWithObservers(t, 1, cfgLines, jvmProps...)
+}
+
+// StartWithObservers is StartWith with observers observer lines (ids 4,
+// 5...) in every server's zoo.cfg, for as many followers of the ensemble.
+func StartWithObservers(t *testing.T, observers int, cfgLines []string, jvmProps ...string) *Ensemble {
+	t.Helper()
+	if observers < 1 {
+		t.Fatalf("zktest: %d observers: at least one", observers)
+	}
 	java, err := exec.LookPath("java")
 	if err == nil {
 		_, err = os.Stat(Jar)
@@ -77,7 +90,10 @@ func StartWith(t *testing.T, cfgLines []string, jvmProps ...string) *Ensemble {
 		lines = append(lines, fmt.Sprintf("server.%d=%s:%d;%s", id, s.QuorumAddr, port(), s.ClientAddr))
 		e.Servers = append(e.Servers, s)
 	}
-	lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer", e.ObserverID, port(), port()))
+	for id := 4; id < 4+observers; id++ {
+		e.ObserverIDs = append(e.ObserverIDs, id)
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer", id, port(), port()))
+	}
 	e.ServerLines = lines
 	for _, s := range e.Servers {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {

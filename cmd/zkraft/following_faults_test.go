@@ -1,0 +1,304 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// sessionEvents connects a client to addrs and returns it with its
+// session events; the returned wait function waits for want and fails t
+// on an expired session.
+func sessionEvents(t *testing.T, addrs ...string) (*zk.Conn, func(want zk.State)) {
+	t.Helper()
+	c, ev, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	wait := func(want zk.State) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case e := <-ev:
+				if e.State == zk.StateExpired {
+					t.Fatal("session expired")
+				}
+				if e.State == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %v from %v", want, addrs)
+			}
+		}
+	}
+	wait(zk.StateHasSession)
+	return c, wait
+}
+
+// retryWrite retries write until it succeeds or 30 s pass: a write made
+// while ZooKeeper elects a leader fails with a connection error.
+func retryWrite(t *testing.T, what string, write func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := write()
+		if err == nil {
+			return
+		}
+		if errors.Is(err, zk.ErrSessionExpired) || time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestObserverSurvivesLeaderKill: ZooKeeper's leader is killed (-9) under
+// a client connected only to the zkraft observer. The client keeps its
+// session and its ephemeral, writes again once ZooKeeper elected another
+// leader, and the watches it set before the kill fire for writes made
+// after it (re-sent by SetWatches when the observer dropped it).
+func TestObserverSurvivesLeaderKill(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	c, wait := sessionEvents(t, obs.clientAddr)
+	id := c.SessionID()
+	if _, err := c.Create("/lk", []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/lk/eph", []byte("e"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, dataW, err := c.GetW("/lk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, childW, err := c.ChildrenW("/lk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, existW, err := c.ExistsW("/lk/later")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	lead := e.Leader()
+	e.Kill(lead)
+	t.Logf("killed ZooKeeper's leader, server %d", lead.ID)
+	e.Leader()
+	// A write made on ZooKeeper right after the election, while the
+	// observer may still be resyncing, fires the data watch.
+	zc := connectTo(t, e.ClientAddrs()...)
+	retryWrite(t, "set on ZooKeeper after the new leader", func() error { _, err := zc.Set("/lk", []byte("zk"), -1); return err })
+	wait(zk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x became %#x", id, c.SessionID())
+	}
+	retryWrite(t, "set after the new leader", func() error { _, err := c.Set("/lk", []byte("2"), -1); return err })
+	if data, _, err := c.Get("/lk"); err != nil || string(data) != "2" {
+		t.Errorf("the observer reads %q, %v after its write", data, err)
+	}
+	retryWrite(t, "create after the new leader", func() error {
+		_, err := c.Create("/lk/later", nil, 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+		return err
+	})
+	for want, w := range map[zk.EventType]<-chan zk.Event{zk.EventNodeDataChanged: dataW, zk.EventNodeChildrenChanged: childW, zk.EventNodeCreated: existW} {
+		select {
+		case ev := <-w:
+			if ev.Type != want || ev.Err != nil {
+				t.Errorf("watch event %+v, want %v", ev, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the %v watch set before the kill did not fire", want)
+		}
+	}
+	if _, err := zc.Sync("/lk/eph"); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := zc.Get("/lk/eph")
+	if err != nil || st.EphemeralOwner != id {
+		t.Fatalf("the ephemeral after the kill: %+v, %v; want owner %#x", st, err, id)
+	}
+}
+
+// orderedHosts is a zk.HostProvider that tries its servers in its own
+// order, round robin (go-zookeeper shuffles the ones it is given).
+type orderedHosts struct {
+	mu      sync.Mutex
+	servers []string
+	next    int
+	tried   int
+}
+
+func (h *orderedHosts) Init([]string) error { return nil }
+
+func (h *orderedHosts) Len() int { return len(h.servers) }
+
+func (h *orderedHosts) Next() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.servers[h.next%len(h.servers)]
+	h.next++
+	h.tried++
+	return s, h.tried > len(h.servers)
+}
+
+func (h *orderedHosts) Connected() {
+	h.mu.Lock()
+	h.tried = 0
+	h.mu.Unlock()
+}
+
+// cuttingDialer dials what it is asked, and can cut the last connection
+// so the client moves to its next server.
+type cuttingDialer struct {
+	mu sync.Mutex
+	nc net.Conn
+}
+
+func (d *cuttingDialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	nc, err := net.DialTimeout(network, addr, timeout)
+	if err == nil {
+		d.mu.Lock()
+		d.nc = nc
+		d.mu.Unlock()
+	}
+	return nc, err
+}
+
+func (d *cuttingDialer) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.nc != nil {
+		d.nc.Close()
+	}
+}
+
+// stop sends m SIGTERM and waits until its process is gone.
+func (m *member) stop(t *testing.T) {
+	t.Helper()
+	pid := m.cmd.Process.Pid
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d did not exit on SIGTERM", m.id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitServes waits until m answers srvr in mode.
+func waitServes(t *testing.T, m *member, mode string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for m.mode() != mode {
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d does not serve as %s", m.id, mode)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestObserverRestartKeepsSessions: the zkraft observer is stopped
+// (SIGTERM) and started again on its data dir under a client that has
+// its address and a ZooKeeper server's. The client keeps its session and
+// ephemeral on ZooKeeper meanwhile; the observer resumes its saved tree,
+// syncs by DIFF, serves what was written while it was down, and takes
+// the session back.
+func TestObserverRestartKeepsSessions(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	d := &cuttingDialer{}
+	c, ev, err := zk.Connect([]string{obs.clientAddr, e.ClientAddrs()[0]}, 10*time.Second, zk.WithLogInfo(false),
+		zk.WithHostProvider(&orderedHosts{servers: []string{obs.clientAddr, e.ClientAddrs()[0]}}), zk.WithDialer(d.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expired := make(chan struct{})
+	connected := make(chan struct{}, 16)
+	go func() {
+		for e := range ev {
+			switch e.State {
+			case zk.StateExpired:
+				close(expired)
+				return
+			case zk.StateHasSession:
+				connected <- struct{}{}
+			}
+		}
+	}()
+	waitSession := func() {
+		t.Helper()
+		select {
+		case <-connected:
+		case <-expired:
+			t.Fatal("session expired")
+		case <-time.After(30 * time.Second):
+			t.Fatal("no session")
+		}
+	}
+	waitSession()
+	id := c.SessionID()
+	held := func(m string) bool { return strings.Contains(fourletter.Ask(m, "cons"), fmt.Sprintf("sid=0x%x", id)) }
+	if !held(obs.clientAddr) {
+		t.Fatal("the client did not start on the observer")
+	}
+	if _, err := c.Create("/rs", []byte("1"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	obs.stop(t)
+	waitSession()
+	if _, err := c.Set("/rs", []byte("2"), -1); err != nil {
+		t.Fatalf("write on ZooKeeper while the observer is down: %v", err)
+	}
+	for i := range 20 {
+		if _, err := c.Create(fmt.Sprintf("/rs-%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs.start(t)
+	waitServes(t, obs, "observer")
+	d.cut()
+	waitSession()
+	if c.SessionID() != id {
+		t.Fatalf("session %#x became %#x", id, c.SessionID())
+	}
+	if !held(obs.clientAddr) {
+		t.Error("the session did not move back to the restarted observer")
+	}
+	data, st, err := c.Get("/rs")
+	if err != nil || string(data) != "2" || st.EphemeralOwner != id {
+		t.Fatalf("through the restarted observer: %q %+v %v", data, st, err)
+	}
+	if ok, _, err := c.Exists("/rs-19"); !ok || err != nil {
+		t.Errorf("the restarted observer lacks a write made while it was down: %v", err)
+	}
+	if _, err := c.Set("/rs", []byte("3"), -1); err != nil {
+		t.Fatalf("write through the restarted observer: %v", err)
+	}
+	log, _ := os.ReadFile(obs.logPath)
+	for _, want := range []string{"resuming from the saved tree", `"kind": "DIFF"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the observer's log lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// TestTwoObserversOfOneEnsemble: two zkraft servers follow the same
+// ZooKeeper ensemble as its observers 4 and 5. A write through A is read
+// through B after a sync, a watch set on B fires for it, and a session
+// opened on A moves to B keeping its ephemeral and writing there.
+func TestTwoObserversOfOneEnsemble(t *testing.T) {
+	e := zktest.StartWithObservers(t, 2, nil)
+	a := startFollower(t, e, e.ObserverIDs[0])
+	b := startFollower(t, e, e.ObserverIDs[1])
+	ca := connectTo(t, a.clientAddr)
+	cb := connectTo(t, b.clientAddr)
+	if _, err := ca.Create("/two", []byte("a"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.Sync("/two"); err != nil {
+		t.Fatal(err)
+	}
+	_, ast, err := ca.Get("/two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, bst, err := cb.Get("/two")
+	if err != nil || string(data) != "a" || *bst != *ast {
+		t.Fatalf("B reads %q %+v %v after sync; A wrote %+v", data, bst, err, ast)
+	}
+	_, _, w, err := cb.GetW("/two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Set("/two", []byte("b"), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w:
+		if ev.Type != zk.EventNodeDataChanged {
+			t.Errorf("watch on B: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a watch on B did not fire for a write through A")
+	}
+
+	d := &switchDialer{addr: a.clientAddr}
+	c, ev, err := zk.Connect([]string{"127.0.0.1:1"}, 10*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitState := func(want zk.State) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case e := <-ev:
+				if e.State == want {
+					return
+				}
+				if e.State == zk.StateExpired {
+					t.Fatal("session expired")
+				}
+			case <-deadline:
+				t.Fatalf("no %v", want)
+			}
+		}
+	}
+	waitState(zk.StateHasSession)
+	id := c.SessionID()
+	if _, err := c.Create("/two/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	d.moveTo(b.clientAddr)
+	waitState(zk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x became %#x", id, c.SessionID())
+	}
+	if _, err := c.Set("/two/eph", []byte("on b"), -1); err != nil {
+		t.Fatalf("write of the session moved to B: %v", err)
+	}
+	_, st, err := c.Get("/two/eph")
+	if err != nil || st.EphemeralOwner != id {
+		t.Fatalf("the ephemeral on B: %+v %v", st, err)
+	}
+	sid := fmt.Sprintf("sid=0x%x", id)
+	if !strings.Contains(fourletter.Ask(b.clientAddr, "cons"), sid) {
+		t.Error("B's cons does not list the moved session")
+	}
+	if _, _, _, err := cb.GetW("/two"); err != nil {
+		t.Fatal(err)
+	}
+	checkObserverWords(t, e, b, sid)
+}
+
+// checkObserverWords asks obs every four-letter word: each answers, srvr
+// and mntr say observer with ZooKeeper's last zxid and znode count, cons
+// lists the session sid and wchp the watch on /two.
+func checkObserverWords(t *testing.T, e *zktest.Ensemble, obs *member, sid string) {
+	t.Helper()
+	lead := e.Leader()
+	want := fmt.Sprintf("0x%x", e.LastZxid(lead))
+	deadline := time.Now().Add(10 * time.Second)
+	for fourletter.Field(fourletter.Ask(obs.clientAddr, "srvr"), "Zxid: ") != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("srvr on the observer:\n%s\nZooKeeper's leader is at %s", fourletter.Ask(obs.clientAddr, "srvr"), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, w := range []string{"ruok", "srvr", "stat", "mntr", "conf", "cons", "envi", "dirs", "dump", "wchs", "wchc",
+		"wchp", "isro", "hash", "crst", "srst"} {
+		out, err := fourLetter(obs.clientAddr, w)
+		if err != nil || strings.TrimSpace(out) == "" {
+			t.Errorf("%s on the observer: %q, %v", w, out, err)
+		}
+	}
+	if out := fourletter.Ask(obs.clientAddr, "srvr"); !strings.Contains(out, "Mode: observer") {
+		t.Errorf("srvr after the others:\n%s", out)
+	}
+	if out := fourletter.Ask(obs.clientAddr, "cons"); !strings.Contains(out, sid) {
+		t.Errorf("cons lacks %s:\n%s", sid, out)
+	}
+	if out := fourletter.Ask(obs.clientAddr, "wchp"); !strings.Contains(out, "/two") {
+		t.Errorf("wchp lacks /two:\n%s", out)
+	}
+	stat := fourletter.Ask(obs.clientAddr, "stat")
+	for _, s := range []string{"Mode: observer", "Zxid: " + want} {
+		if !strings.Contains(stat, s) {
+			t.Errorf("stat on the observer lacks %q:\n%s", s, stat)
+		}
+	}
+	mntr := func(addr, key string) string {
+		for _, line := range strings.Split(fourletter.Ask(addr, "mntr"), "\n") {
+			if v, ok := strings.CutPrefix(line, key+"\t"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if st := mntr(obs.clientAddr, "zk_server_state"); st != "observer" {
+		t.Errorf("mntr zk_server_state %q", st)
+	}
+	if o, z := mntr(obs.clientAddr, "zk_znode_count"), mntr(lead.ClientAddr, "zk_znode_count"); o != z || o == "" {
+		t.Errorf("mntr zk_znode_count: the observer %q, ZooKeeper's leader %q", o, z)
+	}
+}
