@@ -148,6 +148,57 @@ public class ObserverClient {
             out("delete-not-empty", e.code());
         }
 
+        // Persistent (recursive) watches, fired by writes on ZooKeeper.
+        BlockingQueue<String> pev = new LinkedBlockingQueue<>();
+        zk.addWatch(root + "/c", e -> pev.add(e.getType() + " " + rel(e.getPath())), org.apache.zookeeper.AddWatchMode.PERSISTENT_RECURSIVE);
+        other.create(root + "/c/k", null, acl, CreateMode.PERSISTENT);
+        other.setData(root + "/c/k", "k".getBytes(), -1);
+        other.delete(root + "/c/k", -1);
+        List<String> pevs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) pevs.add(pev.poll(10, TimeUnit.SECONDS));
+        out("persistent-recursive", pevs);
+        zk.removeAllWatches(root + "/c", Watcher.WatcherType.Any, false);
+
+        // Other reads and kinds of nodes.
+        List<String> ephs = new ArrayList<>(zk.getEphemerals(root));
+        Collections.sort(ephs);
+        for (int i = 0; i < ephs.size(); i++) ephs.set(i, rel(ephs.get(i)));
+        out("ephemerals", ephs);
+        out("all-children", zk.getAllChildrenNumber(root));
+        out("container", rel(zk.create(root + "/ct", null, acl, CreateMode.CONTAINER)));
+        try {
+            zk.create(root + "/ttl", null, acl, CreateMode.PERSISTENT_WITH_TTL, new Stat(), 1000);
+            out("ttl", "created");
+        } catch (KeeperException e) {
+            out("ttl", e.code());
+        } catch (IllegalArgumentException e) {
+            out("ttl", e.getMessage());
+        }
+        byte[] big = new byte[1000 * 1000];
+        java.util.Arrays.fill(big, (byte) 'b');
+        zk.create(root + "/big", big, acl, CreateMode.PERSISTENT);
+        out("big", zk.getData(root + "/big", false, st).length, stat(st, sid));
+
+        // Digest ACLs: the identity added on the connection is forwarded.
+        zk.addAuthInfo("digest", "alice:secret".getBytes());
+        zk.create(root + "/acl", "a".getBytes(), ZooDefs.Ids.CREATOR_ALL_ACL, CreateMode.PERSISTENT);
+        out("acl-read-own", new String(zk.getData(root + "/acl", false, null)));
+        out("acl", zk.getACL(root + "/acl", st).get(0).getId().getScheme());
+        try {
+            other.getData(root + "/acl", false, null);
+        } catch (KeeperException e) {
+            out("acl-read-other", e.code());
+        }
+        try {
+            other.setData(root + "/acl", null, -1);
+        } catch (KeeperException e) {
+            out("acl-write-other", e.code());
+        }
+        zk.setData(root + "/acl", "b".getBytes(), -1);
+        out("acl-write-own ok");
+        zk.setACL(root + "/acl", acl, -1);
+        out("whoami", zk.whoAmI());
+
         zk.close();
         sync(other, root);
         kids = new ArrayList<>(other.getChildren(root, false));
