@@ -165,13 +165,20 @@ func (h *orderedHosts) Connected() {
 }
 
 // cuttingDialer dials what it is asked, and can cut the last connection
-// so the client moves to its next server.
+// so the client moves to its next server, or for good.
 type cuttingDialer struct {
-	mu sync.Mutex
-	nc net.Conn
+	mu   sync.Mutex
+	nc   net.Conn
+	gone bool
 }
 
 func (d *cuttingDialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	d.mu.Lock()
+	gone := d.gone
+	d.mu.Unlock()
+	if gone {
+		return nil, errors.New("the client is gone")
+	}
 	nc, err := net.DialTimeout(network, addr, timeout)
 	if err == nil {
 		d.mu.Lock()
@@ -179,6 +186,14 @@ func (d *cuttingDialer) dial(network, addr string, timeout time.Duration) (net.C
 		d.mu.Unlock()
 	}
 	return nc, err
+}
+
+// vanish cuts the connection and fails every dial from now on.
+func (d *cuttingDialer) vanish() {
+	d.mu.Lock()
+	d.gone = true
+	d.mu.Unlock()
+	d.cut()
 }
 
 func (d *cuttingDialer) cut() {
@@ -301,4 +316,153 @@ func TestObserverRestartKeepsSessions(t *testing.T) {
 			t.Errorf("the observer's log lacks %q", want)
 		}
 	}
+}
+
+// TestObserverSessionTimeouts: an idle client of the observer with a
+// short session timeout keeps its session (the observer's pings touch it
+// on ZooKeeper's leader), and a client that vanishes without closing its
+// session loses it and its ephemeral once the timeout passes.
+func TestObserverSessionTimeouts(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	d := &cuttingDialer{}
+	c, ev, err := zk.Connect([]string{obs.clientAddr}, 2*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for e := range ev {
+		if e.State == zk.StateHasSession {
+			break
+		}
+	}
+	if _, err := c.Create("/idle", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	zc := connectTo(t, e.ClientAddrs()...)
+	time.Sleep(5 * time.Second)
+	if _, err := zc.Sync("/idle"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := zc.Exists("/idle"); !ok {
+		t.Fatal("the ephemeral of an idle client of the observer expired")
+	}
+	for {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateExpired {
+				t.Fatal("the idle client's session expired")
+			}
+			continue
+		default:
+		}
+		break
+	}
+
+	// The client vanishes: its connection is cut and it reaches no
+	// server again.
+	d.vanish()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := zc.Sync("/idle"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, _ := zc.Exists("/idle"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ephemeral of a client gone from the observer outlived its session timeout")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out := fourletter.Ask(obs.clientAddr, "cons"); strings.Contains(out, fmt.Sprintf("sid=0x%x", c.SessionID())) {
+		t.Errorf("the observer still lists the expired session:\n%s", out)
+	}
+}
+
+// TestObserverWritesAcrossLeaderKill: clients write through the observer
+// without pause while ZooKeeper's leader is killed (-9). Every write
+// returns (none hangs), each one acknowledged is on ZooKeeper after the
+// election, and the writers carry on with their sessions.
+func TestObserverWritesAcrossLeaderKill(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	c, _ := sessionEvents(t, obs.clientAddr)
+	if _, err := c.Create("/wk", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 4
+	stop := make(chan struct{})
+	type result struct {
+		acked  []string
+		failed int
+		err    error
+	}
+	results := make(chan result, writers)
+	for w := range writers {
+		go func() {
+			var r result
+			defer func() { results <- r }()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				path := fmt.Sprintf("/wk/w%d-%d", w, i)
+				done := make(chan error, 1)
+				go func() { _, err := c.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); done <- err }()
+				select {
+				case err := <-done:
+					switch {
+					case err == nil:
+						r.acked = append(r.acked, path)
+					case errors.Is(err, zk.ErrSessionExpired):
+						r.err = err
+						return
+					default:
+						r.failed++
+						time.Sleep(50 * time.Millisecond)
+					}
+				case <-time.After(30 * time.Second):
+					r.err = fmt.Errorf("create %s hangs", path)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	lead := e.Leader()
+	e.Kill(lead)
+	e.Leader()
+	retryWrite(t, "write after the election", func() error { _, err := c.Create("/wk-after", nil, 0, zk.WorldACL(zk.PermAll)); return err })
+	time.Sleep(time.Second)
+	close(stop)
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Sync("/wk"); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := zc.Children("/wk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := make(map[string]bool, len(kids))
+	for _, k := range kids {
+		on["/wk/"+k] = true
+	}
+	total, failed := 0, 0
+	for range writers {
+		r := <-results
+		if r.err != nil {
+			t.Error(r.err)
+		}
+		failed += r.failed
+		total += len(r.acked)
+		for _, p := range r.acked {
+			if !on[p] {
+				t.Errorf("acknowledged write %s is not on ZooKeeper", p)
+			}
+		}
+	}
+	t.Logf("%d writes acknowledged, %d failed across the kill; %d znodes on ZooKeeper", total, failed, len(kids))
 }
