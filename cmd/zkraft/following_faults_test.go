@@ -466,3 +466,97 @@ func TestObserverWritesAcrossLeaderKill(t *testing.T) {
 	}
 	t.Logf("%d writes acknowledged, %d failed across the kill; %d znodes on ZooKeeper", total, failed, len(kids))
 }
+
+// TestObserverAcrossQuorumLoss: two of ZooKeeper's three servers are
+// killed, so the ensemble has no leader. The observer stops serving (as
+// ZooKeeper's observers do: no session can be kept or written without a
+// leader); once one server is back and a leader elected, the client
+// reconnects to the observer with its session, ephemeral and watch.
+func TestObserverAcrossQuorumLoss(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	c, ev, err := zk.Connect([]string{obs.clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	states := make(chan zk.State, 64)
+	go func() {
+		for e := range ev {
+			states <- e.State
+		}
+	}()
+	waitState := func(want zk.State) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case s := <-states:
+				if s == zk.StateExpired {
+					t.Fatal("session expired")
+				}
+				if s == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %v", want)
+			}
+		}
+	}
+	waitState(zk.StateHasSession)
+	id := c.SessionID()
+	if _, err := c.Create("/ql", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, err := c.GetW("/ql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := e.Leader()
+	var other *zktest.Server
+	for _, s := range e.Servers {
+		if s != lead && other == nil {
+			other = s
+		}
+	}
+	e.Kill(lead)
+	e.Kill(other)
+	waitState(zk.StateDisconnected)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mode := obs.mode()
+		if mode != "observer" {
+			// ZooKeeper's answer when it does not serve.
+			for _, w := range []string{"srvr", "stat", "mntr", "cons"} {
+				if out, _ := fourLetter(obs.clientAddr, w); !strings.Contains(out, "not currently serving requests") {
+					t.Errorf("%s on the observer without a leader: %q", w, out)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the observer says it serves without ZooKeeper's leader")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	e.Restart(other)
+	e.Leader()
+	waitState(zk.StateHasSession)
+	if c.SessionID() != id {
+		t.Fatalf("session %#x became %#x", id, c.SessionID())
+	}
+	retryWrite(t, "set after quorum is back", func() error { _, err := c.Set("/ql", []byte("back"), -1); return err })
+	select {
+	case ev := <-w:
+		if ev.Type != zk.EventNodeDataChanged {
+			t.Errorf("watch event %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the watch set before the quorum loss did not fire")
+	}
+	_, st, err := c.Get("/ql")
+	if err != nil || st.EphemeralOwner != id {
+		t.Errorf("the ephemeral after the quorum loss: %+v %v", st, err)
+	}
+}

@@ -44,6 +44,7 @@ type Ensemble struct {
 	// observers' last.
 	ServerLines []string
 	java        string
+	jvmProps    []string
 }
 
 // Start starts the ensemble and waits for a leader. Without java
@@ -81,7 +82,7 @@ func StartWithObservers(t *testing.T, observers int, cfgLines []string, jvmProps
 		}
 		return p
 	}
-	e := &Ensemble{t: t, ObserverID: 4, java: java}
+	e := &Ensemble{t: t, ObserverID: 4, java: java, jvmProps: jvmProps}
 	var lines []string
 	root := t.TempDir()
 	for id := 1; id <= 3; id++ {
@@ -156,6 +157,15 @@ func (e *Ensemble) Kill(s *Server) {
 	_ = s.cmd.Process.Kill()
 	<-s.done
 	s.cmd = nil
+}
+
+// Restart starts s again, on its data dir, after Kill.
+func (e *Ensemble) Restart(s *Server) {
+	e.t.Helper()
+	if s.cmd != nil {
+		e.t.Fatalf("zktest: server %d is running", s.ID)
+	}
+	e.start(s, e.jvmProps)
 }
 
 // QuorumAddrs are the Servers' quorum ports, what an observer dials.
