@@ -57,6 +57,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	b.SetMembers(st.Members)
 	sasl, tlsCfg, err := clientSecurity(st)
 	if err != nil {
 		return err

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,27 @@ func checkObserverWords(t *testing.T, e *zktest.Ensemble, obs *member, sid strin
 			}
 		}
 		return ""
+	}
+	// conf names the ensemble (the observer's own line, peerType 1), and
+	// the AdminServer's leader command ZooKeeper's leader.
+	conf := fourletter.Ask(obs.clientAddr, "conf")
+	for _, s := range []string{"peerType=1", "membership: ", strings.Replace(e.ServerLines[0], ";", ":participant;", 1)} {
+		if !strings.Contains(conf, s) {
+			t.Errorf("conf on the observer lacks %q:\n%s", s, conf)
+		}
+	}
+	var leader struct {
+		IsLeader bool `json:"is_leader"`
+		LeaderID int  `json:"leader_id"`
+	}
+	resp, err := http.Get("http://" + obs.adminAddr + "/commands/leader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&leader)
+	resp.Body.Close()
+	if err != nil || leader.IsLeader || leader.LeaderID != lead.ID {
+		t.Errorf("the AdminServer's leader on the observer: %+v, %v; ZooKeeper's leader is server %d", leader, err, lead.ID)
 	}
 	if st := mntr(obs.clientAddr, "zk_server_state"); st != "observer" {
 		t.Errorf("mntr zk_server_state %q", st)

@@ -34,6 +34,9 @@ type Backend struct {
 	wait time.Duration
 
 	hooks atomic.Pointer[ensemble.Hooks]
+	// members are the ensemble's servers (SetMembers), set before
+	// serving and read only after.
+	members []ensemble.Peer
 	// cxid numbers forwarded requests: the leader hands back (session,
 	// cxid), which must not repeat among a session's requests in flight.
 	cxid atomic.Int32

@@ -19,21 +19,47 @@ var ErrNoSnapshots = errors.New("zkobserver: an observer of ZooKeeper takes no s
 // IsLeader is false.
 func (b *Backend) IsLeader() bool { return false }
 
-// Leader is ZooKeeper's leader's quorum address when following one (its
-// id is not known here).
-func (b *Backend) Leader() (id uint8, addr string, ok bool) {
-	st := b.l.Status()
-	return 0, st.Leader, st.Synced
+// SetMembers sets the ensemble's servers as this server's configuration
+// names them (zoo.cfg's server.N lines, this observer's among them), for
+// Members and the leader's id. Call it before serving.
+func (b *Backend) SetMembers(peers []ensemble.Peer) {
+	b.members = append([]ensemble.Peer(nil), peers...)
 }
 
-// Members is empty: the ensemble is ZooKeeper's.
-func (b *Backend) Members() []ensemble.Peer { return nil }
+// Leader is ZooKeeper's leader's id (its server.N line with the quorum
+// address the observer follows, 0 if none has it) and quorum address
+// when following one.
+func (b *Backend) Leader() (id uint8, addr string, ok bool) {
+	st := b.l.Status()
+	for _, p := range b.members {
+		if p.Addr == st.Leader && !p.Observer {
+			id = p.ID
+		}
+	}
+	return id, st.Leader, st.Synced
+}
 
-// Membership is empty: the ensemble is ZooKeeper's.
-func (b *Backend) Membership() ([]ensemble.Peer, int64) { return nil, 0 }
+// Members are the ensemble's servers, as SetMembers set them.
+func (b *Backend) Members() []ensemble.Peer { return append([]ensemble.Peer(nil), b.members...) }
 
-// QuorumSize is 0: an observer has no vote.
-func (b *Backend) QuorumSize() int { return 0 }
+// Membership is Members at version 0: a static configuration, as
+// ZooKeeper's servers have it without reconfig.
+func (b *Backend) Membership() ([]ensemble.Peer, int64) { return b.Members(), 0 }
+
+// QuorumSize is the number of ZooKeeper's voters a majority needs (0
+// before SetMembers).
+func (b *Backend) QuorumSize() int {
+	voters := 0
+	for _, p := range b.members {
+		if !p.Observer {
+			voters++
+		}
+	}
+	if voters == 0 {
+		return 0
+	}
+	return voters/2 + 1
+}
 
 // SyncedFollowers is 0, 0: only a leader has followers.
 func (b *Backend) SyncedFollowers() (voters, observers int) { return 0, 0 }
