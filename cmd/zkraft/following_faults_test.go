@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -558,5 +559,126 @@ func TestObserverAcrossQuorumLoss(t *testing.T) {
 	_, st, err := c.Get("/ql")
 	if err != nil || st.EphemeralOwner != id {
 		t.Errorf("the ephemeral after the quorum loss: %+v %v", st, err)
+	}
+}
+
+// TestObserverAnswersExpired: a client that comes back to the observer
+// after ZooKeeper expired its session is told so (StateExpired), as a
+// ZooKeeper server tells it, and a new session works.
+func TestObserverAnswersExpired(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	d := &cuttingDialer{}
+	c, ev, err := zk.Connect([]string{obs.clientAddr}, 2*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for e := range ev {
+		if e.State == zk.StateHasSession {
+			break
+		}
+	}
+	id := c.SessionID()
+	if _, err := c.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	d.vanish()
+	zc := connectTo(t, e.ClientAddrs()...)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := zc.Sync("/gone"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, _ := zc.Exists("/gone"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session did not expire")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.mu.Lock()
+	d.gone = false
+	d.mu.Unlock()
+	timeout := time.After(20 * time.Second)
+	for expired := false; !expired; {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateHasSession && c.SessionID() == id {
+				t.Fatalf("the observer took back session %#x that ZooKeeper expired", id)
+			}
+			expired = e.State == zk.StateExpired
+		case <-timeout:
+			t.Fatal("no StateExpired from the observer")
+		}
+	}
+	nc := connectTo(t, obs.clientAddr)
+	if nc.SessionID() == id {
+		t.Fatal("a new session got the expired session's id")
+	}
+	if _, err := nc.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestObserverKilledResumesStaleState: the observer saves its tree on a
+// SIGTERM, runs on, is killed (-9) with no save, and starts again from
+// the older tree while ZooKeeper took more writes: it catches up and
+// reads what ZooKeeper holds.
+func TestObserverKilledResumesStaleState(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	zc := connectTo(t, e.ClientAddrs()...)
+	write := func(prefix string, n int) {
+		t.Helper()
+		for i := range n {
+			if _, err := zc.Create(fmt.Sprintf("/%s-%d", prefix, i), []byte(prefix), 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("a", 10)
+	obs.stop(t)
+	obs.start(t)
+	waitServes(t, obs, "observer")
+	write("b", 10)
+	if err := zc.Delete("/a-3", -1); err != nil {
+		t.Fatal(err)
+	}
+	oc := connectTo(t, obs.clientAddr)
+	if _, err := oc.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	oc.Close()
+	obs.kill()
+	for syscall.Kill(obs.cmd.Process.Pid, 0) == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	write("c", 10)
+	obs.start(t)
+	waitServes(t, obs, "observer")
+	oc = connectTo(t, obs.clientAddr)
+	if _, err := oc.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := oc.Children("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := zc.Children("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after the kill the observer has %v; ZooKeeper %v", got, want)
+	}
+	if z, o := e.LastZxid(e.Leader()), fourletter.Field(fourletter.Ask(obs.clientAddr, "srvr"), "Zxid: "); o != fmt.Sprintf("0x%x", z) {
+		t.Errorf("the observer is at zxid %s, ZooKeeper's leader at %#x", o, z)
+	}
+	if log, _ := os.ReadFile(obs.logPath); strings.Count(string(log), "resuming from the saved tree") != 2 {
+		t.Errorf("the observer did not resume its saved tree on both restarts:\n%s", log)
 	}
 }
