@@ -64,8 +64,30 @@ func TestCuratorSurvivesMemberKill(t *testing.T) {
 	}
 	members := startEnsemble(t, 3)
 	leaderOf(t, members, nil)
+	runCuratorFailover(t, java, classes, cp, strings.Join(clientAddrs(members), ","), func(session string) {
+		// The member holding the session's connection lists it in cons.
+		var held *member
+		for _, m := range members {
+			if strings.Contains(fourletter.Ask(m.clientAddr, "cons"), "sid=0x"+session) {
+				held = m
+			}
+		}
+		if held == nil {
+			t.Fatalf("no member lists session 0x%s", session)
+		}
+		role := held.mode()
+		held.kill()
+		t.Logf("killed member %d (%s), which held session 0x%s", held.id, role, session)
+	})
+}
+
+// runCuratorFailover runs testdata/CuratorFailover.java (compiled in
+// classes) against connect, calls kill with its session id (hex) once
+// Curator holds its state, and expects every check after to pass.
+func runCuratorFailover(t *testing.T, java, classes, cp, connect string, kill func(session string)) {
+	t.Helper()
 	cmd := exec.Command(java, "-XX:-UsePerfData", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes+":"+cp,
-		"CuratorFailover", strings.Join(clientAddrs(members), ","), "/curator-failover")
+		"CuratorFailover", connect, "/curator-failover")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -95,19 +117,7 @@ func TestCuratorSurvivesMemberKill(t *testing.T) {
 	if session == "" {
 		t.Fatalf("Curator did not get ready:\n%s", transcript.String())
 	}
-	// The member holding the session's connection lists it in cons.
-	var held *member
-	for _, m := range members {
-		if strings.Contains(fourletter.Ask(m.clientAddr, "cons"), "sid=0x"+session) {
-			held = m
-		}
-	}
-	if held == nil {
-		t.Fatalf("no member lists session 0x%s", session)
-	}
-	role := held.mode()
-	held.kill()
-	t.Logf("killed member %d (%s), which held session 0x%s", held.id, role, session)
+	kill(session)
 	if _, err := io.WriteString(stdin, "KILLED\n"); err != nil {
 		t.Fatal(err)
 	}

@@ -84,3 +84,24 @@ func TestJavaClientThroughObserver(t *testing.T) {
 	compareTranscripts(t, "the Java client", viaObs, viaZK)
 	t.Logf("Java client transcript:\n%s", viaObs)
 }
+
+// TestCuratorOnObserverSurvivesLeaderKill runs testdata/CuratorFailover.java
+// (an ephemeral PersistentNode, a LeaderLatch, a counter) connected only
+// to the zkraft observer, and kills ZooKeeper's leader (-9) under it:
+// Curator reconnects within its session (RECONNECTED, never LOST) and
+// keeps its ephemeral and leadership, and writes work.
+func TestCuratorOnObserverSurvivesLeaderKill(t *testing.T) {
+	javac, java := needJavaTools(t)
+	classes := t.TempDir()
+	cp := strings.Join(curatorClassPath, ":")
+	if out, err := exec.Command(javac, "-nowarn", "-d", classes, "-cp", cp, filepath.Join("testdata", "CuratorFailover.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	runCuratorFailover(t, java, classes, cp, obs.clientAddr, func(session string) {
+		lead := e.Leader()
+		e.Kill(lead)
+		t.Logf("killed ZooKeeper's leader, server %d, under session 0x%s", lead.ID, session)
+	})
+}
