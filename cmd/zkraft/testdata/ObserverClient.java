@@ -198,6 +198,10 @@ public class ObserverClient {
         out("acl-write-own ok");
         zk.setACL(root + "/acl", acl, -1);
         out("whoami", zk.whoAmI());
+        List<String> zkKids = new ArrayList<>(zk.getChildren("/zookeeper", false));
+        Collections.sort(zkKids);
+        out("zookeeper-children", zkKids);
+        out("config", new String(zk.getConfig(false, null)).replace("\n", " | "));
 
         zk.close();
         sync(other, root);
