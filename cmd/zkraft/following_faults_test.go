@@ -321,8 +321,9 @@ func TestObserverRestartKeepsSessions(t *testing.T) {
 
 // TestObserverSessionTimeouts: an idle client of the observer with a
 // short session timeout keeps its session (the observer's pings touch it
-// on ZooKeeper's leader), and a client that vanishes without closing its
-// session loses it and its ephemeral once the timeout passes.
+// on ZooKeeper's leader); when it vanishes without closing its session it
+// loses it and its ephemeral once the timeout passes, and when it comes
+// back the observer tells it its session expired.
 func TestObserverSessionTimeouts(t *testing.T) {
 	e := zktest.Start(t)
 	obs := startFollower(t, e, e.ObserverID)
@@ -341,7 +342,7 @@ func TestObserverSessionTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	zc := connectTo(t, e.ClientAddrs()...)
-	time.Sleep(5 * time.Second)
+	time.Sleep(4 * time.Second) // twice the session timeout
 	if _, err := zc.Sync("/idle"); err != nil {
 		t.Fatal(err)
 	}
@@ -376,8 +377,34 @@ func TestObserverSessionTimeouts(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if out := fourletter.Ask(obs.clientAddr, "cons"); strings.Contains(out, fmt.Sprintf("sid=0x%x", c.SessionID())) {
+	id := c.SessionID()
+	if out := fourletter.Ask(obs.clientAddr, "cons"); strings.Contains(out, fmt.Sprintf("sid=0x%x", id)) {
 		t.Errorf("the observer still lists the expired session:\n%s", out)
+	}
+
+	// Back on the observer, the client is told its session expired, as
+	// a ZooKeeper server tells it, and a new session works.
+	d.mu.Lock()
+	d.gone = false
+	d.mu.Unlock()
+	timeout := time.After(20 * time.Second)
+	for expired := false; !expired; {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateHasSession && c.SessionID() == id {
+				t.Fatalf("the observer took back session %#x that ZooKeeper expired", id)
+			}
+			expired = e.State == zk.StateExpired
+		case <-timeout:
+			t.Fatal("no StateExpired from the observer")
+		}
+	}
+	nc := connectTo(t, obs.clientAddr)
+	if nc.SessionID() == id {
+		t.Fatal("a new session got the expired session's id")
+	}
+	if _, err := nc.Create("/idle", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -559,66 +586,6 @@ func TestObserverAcrossQuorumLoss(t *testing.T) {
 	_, st, err := c.Get("/ql")
 	if err != nil || st.EphemeralOwner != id {
 		t.Errorf("the ephemeral after the quorum loss: %+v %v", st, err)
-	}
-}
-
-// TestObserverAnswersExpired: a client that comes back to the observer
-// after ZooKeeper expired its session is told so (StateExpired), as a
-// ZooKeeper server tells it, and a new session works.
-func TestObserverAnswersExpired(t *testing.T) {
-	e := zktest.Start(t)
-	obs := startFollower(t, e, e.ObserverID)
-	d := &cuttingDialer{}
-	c, ev, err := zk.Connect([]string{obs.clientAddr}, 2*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for e := range ev {
-		if e.State == zk.StateHasSession {
-			break
-		}
-	}
-	id := c.SessionID()
-	if _, err := c.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	d.vanish()
-	zc := connectTo(t, e.ClientAddrs()...)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, err := zc.Sync("/gone"); err != nil {
-			t.Fatal(err)
-		}
-		if ok, _, _ := zc.Exists("/gone"); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the session did not expire")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	d.mu.Lock()
-	d.gone = false
-	d.mu.Unlock()
-	timeout := time.After(20 * time.Second)
-	for expired := false; !expired; {
-		select {
-		case e := <-ev:
-			if e.State == zk.StateHasSession && c.SessionID() == id {
-				t.Fatalf("the observer took back session %#x that ZooKeeper expired", id)
-			}
-			expired = e.State == zk.StateExpired
-		case <-timeout:
-			t.Fatal("no StateExpired from the observer")
-		}
-	}
-	nc := connectTo(t, obs.clientAddr)
-	if nc.SessionID() == id {
-		t.Fatal("a new session got the expired session's id")
-	}
-	if _, err := nc.Create("/gone", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
 	}
 }
 
