@@ -1,9 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,11 @@ import (
 	"github.com/zkraft/zkraft/internal/testenv"
 	"github.com/zkraft/zkraft/internal/zktest"
 )
+
+// observerClientClassPath is the Java client of Debian's
+// libzookeeper-java (needJavaTools checks it is there, with Curator).
+var observerClientClassPath = []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/zookeeper-jute.jar",
+	"/usr/share/java/slf4j-api.jar", "/usr/share/java/slf4j-nop.jar"}
 
 // runClient runs a client program for at most a minute and returns its
 // output, failing t when it does not end well.
@@ -63,12 +69,7 @@ func TestKazooThroughObserver(t *testing.T) {
 // Java client of Debian's libzookeeper-java (testdata/ObserverClient.java).
 func TestJavaClientThroughObserver(t *testing.T) {
 	javac, java := needJavaTools(t)
-	cp := "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar"
-	for _, jar := range strings.Split(cp, ":") {
-		if _, err := os.Stat(jar); err != nil {
-			testenv.Require(t, fmt.Errorf("%s is missing: %w", jar, err))
-		}
-	}
+	cp := strings.Join(observerClientClassPath, ":")
 	classes := t.TempDir()
 	if out, err := exec.Command(javac, "-nowarn", "-d", classes, "-cp", cp, filepath.Join("testdata", "ObserverClient.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
@@ -104,4 +105,60 @@ func TestCuratorOnObserverSurvivesLeaderKill(t *testing.T) {
 		e.Kill(lead)
 		t.Logf("killed ZooKeeper's leader, server %d, under session 0x%s", lead.ID, session)
 	})
+}
+
+// TestJavaWatchesOnObserverSurviveLeaderKill runs
+// testdata/ObserverWatchFailover.java connected only to the observer:
+// one-shot and persistent recursive watches set before ZooKeeper's leader
+// is killed fire for writes made on ZooKeeper after the Java client
+// reconnected (its SetWatches2 re-registers them on the observer).
+func TestJavaWatchesOnObserverSurviveLeaderKill(t *testing.T) {
+	javac, java := needJavaTools(t)
+	cp := strings.Join(observerClientClassPath, ":")
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-nowarn", "-d", classes, "-cp", cp, filepath.Join("testdata", "ObserverWatchFailover.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	cmd := exec.Command(java, "-XX:-UsePerfData", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classes+":"+cp,
+		"ObserverWatchFailover", obs.clientAddr, strings.Join(e.ClientAddrs(), ","), "/java-watch-failover")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	var transcript strings.Builder
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != "READY" {
+		transcript.WriteString(lines.Text() + "\n")
+	}
+	lead := e.Leader()
+	e.Kill(lead)
+	if _, err := io.WriteString(stdin, "KILLED\n"); err != nil {
+		t.Fatalf("%v\n%s", err, transcript.String())
+	}
+	done := make(chan error, 1)
+	go func() {
+		for lines.Scan() {
+			transcript.WriteString(lines.Text() + "\n")
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the Java client did not finish:\n%s", transcript.String())
+	}
+	if out := transcript.String(); err != nil || !strings.Contains(out, "DONE 0 failed") {
+		t.Fatalf("the Java client's watches across the leader kill: %v\n%s", err, out)
+	}
 }
