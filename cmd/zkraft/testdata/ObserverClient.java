@@ -133,6 +133,14 @@ public class ObserverClient {
             out("multi-failing", e.code(), errs);
         }
         out("multi-failing-create-absent", zk.exists(root + "/u", false) == null);
+        List<String> reads = new ArrayList<>();
+        for (OpResult r : zk.multi(List.of(Op.getData(root + "/z"), Op.getChildren(root + "/t"), Op.getData(root + "/missing")))) {
+            if (r instanceof OpResult.GetDataResult) reads.add(new String(((OpResult.GetDataResult) r).getData()) + " " + stat(((OpResult.GetDataResult) r).getStat(), sid));
+            else if (r instanceof OpResult.GetChildrenResult) reads.add(String.valueOf(((OpResult.GetChildrenResult) r).getChildren()));
+            else if (r instanceof OpResult.ErrorResult) reads.add("error " + ((OpResult.ErrorResult) r).getErr());
+            else reads.add(r.getClass().getSimpleName());
+        }
+        out("multi-read", reads);
 
         try {
             zk.delete(root + "/p", 0);
