@@ -172,7 +172,9 @@ func checkObserverWords(t *testing.T, e *zktest.Ensemble, obs *member, sid strin
 	if st := mntr(obs.clientAddr, "zk_server_state"); st != "observer" {
 		t.Errorf("mntr zk_server_state %q", st)
 	}
-	if o, z := mntr(obs.clientAddr, "zk_znode_count"), mntr(lead.ClientAddr, "zk_znode_count"); o != z || o == "" {
-		t.Errorf("mntr zk_znode_count: the observer %q, ZooKeeper's leader %q", o, z)
+	for _, key := range []string{"zk_znode_count", "zk_quorum_size"} {
+		if o, z := mntr(obs.clientAddr, key), mntr(lead.ClientAddr, key); o != z || o == "" {
+			t.Errorf("mntr %s: the observer %q, ZooKeeper's leader %q", key, o, z)
+		}
 	}
 }

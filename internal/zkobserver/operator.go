@@ -46,8 +46,8 @@ func (b *Backend) Members() []ensemble.Peer { return append([]ensemble.Peer(nil)
 // ZooKeeper's servers have it without reconfig.
 func (b *Backend) Membership() ([]ensemble.Peer, int64) { return b.Members(), 0 }
 
-// QuorumSize is the number of ZooKeeper's voters a majority needs (0
-// before SetMembers).
+// QuorumSize is the number of ZooKeeper's voting servers (its
+// quorum_size; 0 before SetMembers).
 func (b *Backend) QuorumSize() int {
 	voters := 0
 	for _, p := range b.members {
@@ -55,10 +55,7 @@ func (b *Backend) QuorumSize() int {
 			voters++
 		}
 	}
-	if voters == 0 {
-		return 0
-	}
-	return voters/2 + 1
+	return voters
 }
 
 // SyncedFollowers is 0, 0: only a leader has followers.
