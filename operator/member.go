@@ -30,7 +30,7 @@ type Member interface {
 	// Membership are the members and the configuration's version, as
 	// /zookeeper/config holds them.
 	Membership() ([]ensemble.Peer, int64)
-	// QuorumSize is the number of voters a majority needs.
+	// QuorumSize is the number of voting members (ZooKeeper's quorum_size).
 	QuorumSize() int
 	// SyncedFollowers counts the learners answering the leader.
 	SyncedFollowers() (voters, observers int)
