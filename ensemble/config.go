@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"github.com/zkraft/zkraft/watches"
 	"net"
 	"time"
 
@@ -55,6 +56,10 @@ type Config struct {
 	Logger *zap.Logger
 	// Metrics receives the durations this member measures (metrics.go).
 	Metrics Metrics
+	// Watches is the registry the member's changes fire (default: a new
+	// one). A live migration's cutover passes the one its clients'
+	// watches are in already.
+	Watches *watches.Registry
 
 	// Peers lists every member (zoo.cfg server.N lines) including this
 	// one. With fewer than two, the member runs alone on an in-memory

@@ -125,13 +125,16 @@ func Open(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	if cfg.Watches == nil {
+		cfg.Watches = watches.New()
+	}
 	n := &Node{
 		logDir:    logDir,
 		proposals: newProposalStats(),
 		cfg:       cfg,
 		log:       cfg.Logger,
 		waiters:   newWaiters(),
-		watches:   watches.New(),
+		watches:   cfg.Watches,
 		pending:   make(chan pending, 4096),
 		done:      make(chan struct{}),
 		touched:   touchSet{m: make(map[int64]struct{})},

@@ -59,14 +59,8 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 	if cfg.LogDir != "" {
 		logDir = cfg.LogDir
 	}
-	for _, p := range []string{
-		filepath.Join(cfg.DataDir, storage.SnapshotsDir),
-		filepath.Join(cfg.DataDir, storage.LogStoreFile), filepath.Join(cfg.DataDir, storage.JournalFile),
-		filepath.Join(logDir, storage.LogStoreFile), filepath.Join(logDir, storage.JournalFile),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("%w (%s)", ErrHasState, p)
-		}
+	if p, ok := stateFile(cfg.DataDir, logDir); ok {
+		return fmt.Errorf("%w (%s)", ErrHasState, p)
 	}
 	for _, d := range []string{cfg.DataDir, logDir} {
 		if err := storage.PrivateDir(d, cfg.Logger); err != nil {
@@ -103,6 +97,30 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed term: %w", err)
 	}
 	return nil
+}
+
+// HasState reports whether dataDir, or logDir (the data directory when
+// empty), holds a member's state: a Raft snapshot, log or journal.
+func HasState(dataDir, logDir string) bool {
+	if logDir == "" {
+		logDir = dataDir
+	}
+	_, ok := stateFile(dataDir, logDir)
+	return ok
+}
+
+// stateFile returns the first file of a member's state found.
+func stateFile(dataDir, logDir string) (string, bool) {
+	for _, p := range []string{
+		filepath.Join(dataDir, storage.SnapshotsDir),
+		filepath.Join(dataDir, storage.LogStoreFile), filepath.Join(dataDir, storage.JournalFile),
+		filepath.Join(logDir, storage.LogStoreFile), filepath.Join(logDir, storage.JournalFile),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 func writeTree(w io.Writer, tree *znode.Tree) error {

@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -46,27 +45,8 @@ func (a *Admin) serveSnapshot(w http.ResponseWriter, r *http.Request, name strin
 		_, _ = io.WriteString(w, b.String())
 	}
 	fail := func(status int, msg string) { reply(status, msg) }
-	authInfo := r.Header.Get("Authorization")
-	if authInfo == "" {
-		fail(http.StatusUnauthorized, "Auth info is missing for the command")
-		return
-	}
-	ids, ok := s.adminIdentities(r, authInfo)
-	if !ok {
-		s.srv.CountAuthFailure()
-		fail(http.StatusUnauthorized, "Not authenticated")
-		return
-	}
-	tree := s.node.RLockTree()
-	rootACL, _ := tree.NodeACL(znode.RootPath)
-	s.node.RUnlockTree()
-	// Every permission on "/", or the super user. ZooKeeper's checkACL with
-	// Perms.ALL passes on any one of them, so with "/" at world:anyone:r
-	// anyone could download every node and ACL digest. skipACL does not
-	// open it either: it is the way in for operators, not for anybody.
-	permitted := acl.Granted(rootACL, ids)&jute.PermAll == jute.PermAll
-	if !permitted {
-		fail(http.StatusForbidden, "Not authorized")
+	if status, msg := a.Authorize(r); status != 0 {
+		fail(status, msg)
 		return
 	}
 	if !a.snapshotAllowed(s.cfg.AdminSnapshotInterval, time.Now()) {

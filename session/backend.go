@@ -1,6 +1,8 @@
 package session
 
 import (
+	"go.uber.org/zap"
+
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/watches"
@@ -57,3 +59,31 @@ type Revalidator interface {
 }
 
 var _ Backend = (*ensemble.Node)(nil)
+
+// backendRef boxes a Backend for an atomic pointer.
+type backendRef struct{ Backend }
+
+// backend is the Backend served now. A request reads it once per use:
+// across SwitchBackend, a request begun on the old backend completes
+// there (SwitchBackend's caller drains them first).
+func (s *Server) backend() Backend { return s.be.Load().Backend }
+
+// hooks are what the server asks its backend to call.
+func (s *Server) hooks() ensemble.Hooks {
+	return ensemble.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved}
+}
+
+// SwitchBackend makes b the backend served from now on, keeping every
+// connection, its session and its watches: a live migration's cutover,
+// from an observer of ZooKeeper to the new zkraft ensemble's member. The
+// caller first stops the old backend taking requests and completes
+// those it holds (b's tree holds the same sessions, and b uses the old
+// backend's watch registry), and afterwards hands b the requests it
+// held back. Each connection's identities, which writes name by key,
+// must be in b's log: the caller proposes them (the old backend knows
+// them).
+func (s *Server) SwitchBackend(b Backend) {
+	b.SetHooks(s.hooks())
+	s.be.Store(&backendRef{b})
+	s.log.Info("serving a new backend", zap.String("mode", b.Mode()))
+}

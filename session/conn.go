@@ -251,7 +251,7 @@ func (c *conn) readLoop(fr *frameReader) bool {
 		}
 		c.srv.stats.packetsReceived.Add(1)
 		c.stats.received.Add(1)
-		c.srv.node.TouchSession(c.sessionID)
+		c.srv.backend().TouchSession(c.sessionID)
 		r.Reset(frame)
 		var h jute.RequestHeader
 		if h.Decode(r) != nil {
@@ -273,7 +273,7 @@ func (c *conn) teardown() {
 	c.out.closeAfterFlush()
 	c.srv.forget(c)
 	c.stale.Store(true)
-	c.srv.node.Watches().RemoveWatcher(c)
+	c.srv.backend().Watches().RemoveWatcher(c)
 }
 
 // countSent counts one packet sent to this client.

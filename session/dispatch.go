@@ -62,7 +62,7 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 	if c.readOnly && (kindOf(h.Type) == kindWrite || h.Type == jute.OpSync || h.Type == jute.OpReconfig ||
 		h.Type == jute.OpCheck || h.Type == jute.OpDeleteContainer) {
 		if h.Type == jute.OpCloseSession {
-			c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.OK, nil); c.out.closeAfterFlush() })
+			c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.backend().LastZxid(), jute.OK, nil); c.out.closeAfterFlush() })
 			return false
 		}
 		c.refuseReadOnly(h)
@@ -83,7 +83,7 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 		// connection (it reads the body as a bare path, which a jute
 		// string is not); 3.9 would delete any childless node that is not
 		// ephemeral, without an ACL check, which zkraft does not copy.
-		c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrBadArguments, nil) })
+		c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.backend().LastZxid(), jute.ErrBadArguments, nil) })
 		return true
 	}
 	switch kindOf(h.Type) {
@@ -102,7 +102,7 @@ func (c *conn) dispatch(h jute.RequestHeader, body []byte) bool {
 	// notification, ...): ZooKeeper answers Unimplemented and closes. (It
 	// proposes a check outside multi and answers -101 or -103, but sends
 	// nothing when the check passes; zkraft refuses it.)
-	c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrUnimplemented, nil)
+	c.out.reply(h.Xid, c.srv.backend().LastZxid(), jute.ErrUnimplemented, nil)
 	c.out.closeAfterFlush()
 	return false
 }
@@ -125,7 +125,7 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 	if c.srv.audit != nil {
 		pw.auditReq = append([]byte(nil), body...) // logged once applied
 	}
-	c.srv.node.Propose(txn, pw)
+	c.srv.backend().Propose(txn, pw)
 }
 
 // sync answers once this member has applied everything the leader had
@@ -138,7 +138,7 @@ func (c *conn) sync(h jute.RequestHeader, body []byte) bool {
 	}
 	pw := c.enqueueWrite(h)
 	pw.syncPath = req.Path
-	c.srv.node.Barrier(pw)
+	c.srv.backend().Barrier(pw)
 	return true
 }
 
@@ -155,13 +155,13 @@ func (c *conn) reconfig(h jute.RequestHeader, body []byte) bool {
 	switch {
 	case !c.srv.cfg.ReconfigEnabled:
 		code = jute.ErrReconfigDisabled
-	case c.srv.node.Mode() == "standalone":
+	case c.srv.backend().Mode() == "standalone":
 		code = jute.ErrUnimplemented
 	default:
-		c.srv.node.Reconfig(&req, c.Ids(), c.enqueueWrite(h))
+		c.srv.backend().Reconfig(&req, c.Ids(), c.enqueueWrite(h))
 		return true
 	}
-	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), code, nil) })
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.backend().LastZxid(), code, nil) })
 	return true
 }
 
@@ -189,7 +189,7 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 		pw.parked = append(pw.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: pw.start})
 		c.parked.Add(1)
 		c.mu.Unlock()
-		c.srv.node.Barrier(pw)
+		c.srv.backend().Barrier(pw)
 		return
 	}
 	c.mu.Lock()
@@ -202,10 +202,10 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	}
 	c.mu.Unlock()
 	start := time.Now()
-	t := c.srv.node.RLockTree()
+	t := c.srv.backend().RLockTree()
 	c.answerRead(t, h, body)
 	zxid := t.LastZxid()
-	c.srv.node.RUnlockTree()
+	c.srv.backend().RUnlockTree()
 	c.answered(start, zxid, h.Type, answeredRead)
 }
 
@@ -218,5 +218,5 @@ func decodeBody(body []byte, rec jute.Record) bool {
 // malformed answers a request whose body does not decode: ZooKeeper replies
 // MarshallingError (-5) and keeps the connection.
 func (c *conn) malformed(h jute.RequestHeader) {
-	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrMarshallingError, nil) })
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.backend().LastZxid(), jute.ErrMarshallingError, nil) })
 }

@@ -46,13 +46,13 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	c.settle(&req)
-	if c.srv.cfg.LeaderServesNot && c.srv.node.Mode() == "leader" {
+	if c.srv.cfg.LeaderServesNot && c.srv.backend().Mode() == "leader" {
 		// leaderServes=no: ZooKeeper's leader has no server for clients and
 		// closes the connection; the client tries its next address.
 		c.logger().Info("refusing client: this member leads and leaderServes=no")
 		return false
 	}
-	if last := c.srv.node.LastZxid(); req.LastZxidSeen > last {
+	if last := c.srv.backend().LastZxid(); req.LastZxidSeen > last {
 		// The client has seen a newer state than this member has: it must
 		// go elsewhere. ZooKeeper closes without answering.
 		c.logger().Info("refusing client ahead of this server",
@@ -60,7 +60,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	timeout := c.srv.cfg.negotiate(req.TimeOut)
-	if !c.srv.node.HasQuorum() {
+	if !c.srv.backend().HasQuorum() {
 		return c.readOnlyHandshake(&req, timeout)
 	}
 	if req.SessionID == 0 {
@@ -88,8 +88,8 @@ func (c *conn) settle(req *jute.ConnectRequest) {
 	// handshakes waiting) from becoming a storm of timer wake-ups.
 	pause := 5 * time.Millisecond
 	for {
-		served := c.srv.node.HasQuorum() || (c.srv.cfg.ReadOnlyMode && req.ReadOnly)
-		if served && req.LastZxidSeen <= c.srv.node.LastZxid() {
+		served := c.srv.backend().HasQuorum() || (c.srv.cfg.ReadOnlyMode && req.ReadOnly)
+		if served && req.LastZxidSeen <= c.srv.backend().LastZxid() {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -112,7 +112,7 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 	}
 	for attempt := 0; attempt < 8; attempt++ {
 		id := c.srv.newSessionID()
-		res, err := c.srv.node.ProposeWait(&znode.Txn{
+		res, err := c.srv.backend().ProposeWait(&znode.Txn{
 			Type: jute.OpCreateSession, Session: id, Time: time.Now().UnixMilli(),
 			Timeout: timeout, Passwd: passwd,
 		})
@@ -126,11 +126,11 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 		// The password is the one the tree holds: this one, unless the
 		// backend's ensemble makes its own (ZooKeeper's, which every
 		// ZooKeeper server derives from the id).
-		t := c.srv.node.RLockTree()
+		t := c.srv.backend().RLockTree()
 		if info, ok := t.Session(id); ok {
 			passwd = info.Passwd
 		}
-		c.srv.node.RUnlockTree()
+		c.srv.backend().RUnlockTree()
 		c.srv.bind(c, id, timeout, false, false)
 		c.connected(req, passwd)
 		if c.debugOn() {
@@ -142,11 +142,11 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 }
 
 func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
-	t := c.srv.node.RLockTree()
+	t := c.srv.backend().RLockTree()
 	info, ok := t.Session(req.SessionID)
-	c.srv.node.RUnlockTree()
+	c.srv.backend().RUnlockTree()
 	if ok && subtle.ConstantTimeCompare(info.Passwd, req.Passwd) == 1 {
-		if rv, is := c.srv.node.(Revalidator); is {
+		if rv, is := c.srv.backend().(Revalidator); is {
 			valid, err := rv.Revalidate(req.SessionID, timeout)
 			if err != nil {
 				c.logger().Info("could not revalidate a session; closing", zap.String("session", hexID(req.SessionID)), zap.Error(err))
@@ -167,7 +167,7 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 		return false
 	}
 	c.srv.bind(c, req.SessionID, timeout, false, true)
-	c.srv.node.TouchSession(c.sessionID)
+	c.srv.backend().TouchSession(c.sessionID)
 	c.connected(req, info.Passwd)
 	return true
 }

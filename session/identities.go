@@ -25,7 +25,7 @@ func (c *conn) writeIdentities() uint64 {
 	key := c.identityKey()
 	if key != c.idsLogged {
 		c.idsLogged = key
-		c.srv.node.Propose(&znode.Txn{
+		c.srv.backend().Propose(&znode.Txn{
 			Type: znode.OpSetIdentities, Session: c.sessionID, Time: time.Now().UnixMilli(), Ids: c.Ids(),
 		}, &identitiesWaiter{c: c})
 	}

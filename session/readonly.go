@@ -30,9 +30,9 @@ func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 	passwd := make([]byte, passwdLen)
 	id := int64(0)
 	if req.SessionID != 0 {
-		t := c.srv.node.RLockTree()
+		t := c.srv.backend().RLockTree()
 		info, ok := t.Session(req.SessionID)
-		c.srv.node.RUnlockTree()
+		c.srv.backend().RUnlockTree()
 		if ok && subtle.ConstantTimeCompare(info.Passwd, req.Passwd) == 1 {
 			id, passwd = req.SessionID, info.Passwd
 		}
@@ -53,7 +53,7 @@ func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 
 // refuseReadOnly answers a write-class request on a read-only connection.
 func (c *conn) refuseReadOnly(h jute.RequestHeader) {
-	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.node.LastZxid(), jute.ErrNotReadOnly, nil) })
+	c.inOrder(h, func() { c.out.reply(h.Xid, c.srv.backend().LastZxid(), jute.ErrNotReadOnly, nil) })
 }
 
 // watchQuorum closes connections that no longer fit the member's quorum
@@ -76,13 +76,13 @@ func (s *Server) watchQuorum() {
 		case <-tick.C:
 		}
 		if s.cfg.LeaderServesNot {
-			leads := s.node.Mode() == "leader"
+			leads := s.backend().Mode() == "leader"
 			if leads && !led {
 				s.DropClients("this member became leader and leaderServes=no")
 			}
 			led = leads
 		}
-		has := s.node.HasQuorum()
+		has := s.backend().HasQuorum()
 		if has == had {
 			continue
 		}

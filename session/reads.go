@@ -18,7 +18,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		c.out.reply(h.Xid, zxid, code, resp)
 		c.countSent()
 	}
-	reg := c.srv.node.Watches()
+	reg := c.srv.backend().Watches()
 	ids := c.Ids()
 	switch h.Type {
 	case jute.OpPing:

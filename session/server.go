@@ -11,14 +11,15 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/audit"
 )
 
 // Server accepts ZooKeeper client connections for one ensemble member.
 type Server struct {
-	cfg   Config
-	node  Backend
+	cfg Config
+	// be holds the Backend served: one for the server's life, except
+	// across a live migration's cutover (SwitchBackend).
+	be    atomic.Pointer[backendRef]
 	log   *zap.Logger
 	stats *serverStats
 	thr   throttle // globalOutstandingLimit
@@ -51,7 +52,6 @@ func New(cfg Config, node Backend) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:       cfg,
-		node:      node,
 		log:       cfg.Logger,
 		stats:     newServerStats(),
 		conns:     make(map[*conn]struct{}),
@@ -59,13 +59,14 @@ func New(cfg Config, node Backend) *Server {
 		perIP:     make(map[string]int),
 		closed:    make(chan struct{}),
 	}
+	s.be.Store(&backendRef{node})
 	s.thr.init(cfg.OutstandingLimit)
 	s.parker = newParker()
 	if cfg.Audit {
 		s.audit = s.log.Named(audit.LoggerName)
 	}
 	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
-	node.SetHooks(ensemble.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved})
+	node.SetHooks(s.hooks())
 	go s.watchQuorum()
 	return s
 }
@@ -174,17 +175,17 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) {
 	if moved && !c.readOnly {
 		// In the background: on a follower the announcement waits for a
 		// leader, and a client resuming during an election must not.
-		go s.node.AnnounceSession(c.sessionID)
+		go s.backend().AnnounceSession(c.sessionID)
 	}
 }
 
 // mode is the member's role for srvr and mntr; a member serving read-only
 // clients without a quorum says so, as ZooKeeper does.
 func (s *Server) mode() string {
-	if s.cfg.ReadOnlyMode && !s.node.HasQuorum() {
+	if s.cfg.ReadOnlyMode && !s.backend().HasQuorum() {
 		return "read-only"
 	}
-	return s.node.Mode()
+	return s.backend().Mode()
 }
 
 // sessionClosed runs on the FSM goroutine when a session is closed or
@@ -203,7 +204,7 @@ func (s *Server) sessionClosed(id int64) {
 // to another member: the stale connection here is closed (rather than left
 // to answer SessionMoved forever, cf. ZOOKEEPER-710).
 func (s *Server) sessionMoved(id int64, member uint8) {
-	if member == s.node.ID() {
+	if member == s.backend().ID() {
 		return
 	}
 	s.mu.Lock()

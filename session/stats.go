@@ -56,8 +56,8 @@ func (s *serverStats) reset() {
 // (proposal sizes, fsync times).
 func (s *Server) resetStats() {
 	s.stats.reset()
-	s.node.ResetProposalSizes()
-	s.node.ResetFsyncTimes()
+	s.backend().ResetProposalSizes()
+	s.backend().ResetFsyncTimes()
 }
 
 // connStats are one connection's counters (cons).

@@ -62,12 +62,12 @@ type Connection struct {
 // Node is the ensemble member the server serves, or nil when its Backend
 // is not one (an observer of a ZooKeeper ensemble: see Backend).
 func (s *Server) Node() *ensemble.Node {
-	n, _ := s.node.(*ensemble.Node)
+	n, _ := s.backend().(*ensemble.Node)
 	return n
 }
 
 // Backend is the state the server serves: its Node, or another Backend.
-func (s *Server) Backend() any { return s.node }
+func (s *Server) Backend() any { return s.backend() }
 
 // Config is the server's configuration, defaults applied.
 func (s *Server) Config() Config { return s.cfg }
@@ -82,7 +82,7 @@ func (s *Server) Mode() string { return s.mode() }
 // Serving reports whether this member serves clients: it is part of a
 // working majority, or serves read-only clients without one
 // (readonlymode.enabled).
-func (s *Server) Serving() bool { return s.node.HasQuorum() || s.cfg.ReadOnlyMode }
+func (s *Server) Serving() bool { return s.backend().HasQuorum() || s.cfg.ReadOnlyMode }
 
 // Stats returns the server's counters now.
 func (s *Server) Stats() Stats {

@@ -11,7 +11,7 @@ var superIDs = []jute.Id{{Scheme: "super"}}
 
 // setWatches re-arms the watches a client held before it reconnected.
 func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
-	c.srv.node.Watches().SetWatches(req, c, func(path string) (mzxid, pzxid int64, exists bool) {
+	c.srv.backend().Watches().SetWatches(req, c, func(path string) (mzxid, pzxid int64, exists bool) {
 		stat, err := t.Exists(path, superIDs)
 		return stat.Mzxid, stat.Pzxid, err == nil
 	})
@@ -28,7 +28,7 @@ func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
 // fails a checkWatches on a path without any '/' (its containsWatcher took
 // the path's parent first); 3.9 looks the path up, as zkraft does.
 func (c *conn) watchOp(op jute.Op, req *jute.PathTypeRequest) (jute.ErrCode, jute.Record) {
-	reg := c.srv.node.Watches()
+	reg := c.srv.backend().Watches()
 	if op != jute.OpAddWatch && (req.Type < jute.WatcherChildren || req.Type > jute.WatcherPersistentRecursive) {
 		return jute.ErrMarshallingError, nil
 	}

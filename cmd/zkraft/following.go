@@ -69,13 +69,18 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 		defer close(followed)
 		_ = b.Run(ctx, func() { srv.DropClients("the connection to ZooKeeper's leader ended") })
 	}()
+	admin := operator.NewAdmin(srv)
+	mig := &migration{c: c, st: st, log: log, b: b, srv: srv, admin: admin, state: stateFollowing}
+	defer mig.close()
 	if st.AdminAddr != "" {
 		adminTLS, err := adminTLSConfig(st)
 		if err != nil {
 			cancel()
 			return err
 		}
-		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, operator.NewAdmin(srv).Handler(st.AdminCommandURL), log)()
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)), log)()
+	} else {
+		log.Warn("no AdminServer (admin.serverPort): zkraft migrate cutover cannot reach this server")
 	}
 	errc := make(chan error, 2)
 	if st.PortUnification {
@@ -100,9 +105,17 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 			runErr = err
 		}
 	}
+	if mig.leads() {
+		if err := mig.node.HandOff(4 * st.electionTimeout()); err != nil {
+			log.Warn("leadership not handed off; the others will elect", zap.Error(err))
+		}
+	}
 	_ = srv.Close()
 	cancel()
 	<-followed
+	if b.HandedOver() {
+		return runErr // the member's state is in dataDir now
+	}
 	if err := saveFollowing(b.Learner(), statePath); err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -127,4 +140,20 @@ func openFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zkobser
 	}
 	log.Info("resuming from the saved tree", zap.String("file", path), zap.String("zxid", fmt.Sprintf("%#x", b.LastZxid())))
 	return b, nil
+}
+
+// leads reports whether the server cut over and leads the new ensemble.
+func (m *migration) leads() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.node != nil && m.node.IsLeader()
+}
+
+// close closes the new ensemble's member, if the server cut over.
+func (m *migration) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.node != nil {
+		_ = m.node.Close()
+	}
 }

@@ -26,7 +26,7 @@ func migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "migrate",
 		Usage:       "move a running Apache ZooKeeper ensemble's data to zkraft",
-		Subcommands: []*cli.Command{followCommand()},
+		Subcommands: []*cli.Command{followCommand(), cutoverCommand()},
 	}
 }
 

@@ -74,7 +74,14 @@ func runServer(c *cli.Context) error {
 		return err
 	}
 	if st.FollowZooKeeper {
-		return serveFollowing(c, st, log)
+		if !ensemble.HasState(st.DataDir, st.DataLogDir) {
+			return serveFollowing(c, st, log)
+		}
+		// The cutover is done: the data directory holds the new
+		// ensemble's member, whose membership is in its state.
+		log.Warn("migration.followZooKeeper is set, but this server cut over already and starts as a member of the zkraft ensemble;" +
+			" remove it and ZooKeeper's server.N lines from the configuration")
+		st.Members = cutOverMembers(st.Members)
 	}
 	return serve(c, st, log)
 }
@@ -137,26 +144,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		reg = metrics.New()
 		nodeMetrics, requests = reg.Ensemble(), reg.Requests()
 	}
-	node, err := ensemble.Open(ensemble.Config{
-		Metrics:           nodeMetrics,
-		Listen:            listen,
-		Dial:              dial,
-		ID:                st.ServerID,
-		DataDir:           st.DataDir,
-		LogDir:            st.DataLogDir,
-		NoSync:            st.NoSync,
-		TickTime:          st.TickTime,
-		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
-		SnapshotThreshold: st.SnapCount,
-		SnapshotBytes:     st.SnapSizeLimit,
-		FsyncWarning:      st.FsyncWarning,
-		ReapInterval:      st.ContainerInterval,
-		Logger:            log,
-		Peers:             sortPeers(st.Members),
-		ElectionTimeout:   st.electionTimeout(),
-		Join:              c.Bool("join"),
-		AuditUser:         auditUser(st.Audit),
-	})
+	node, err := ensemble.Open(memberConfig(c, st, listen, dial, nodeMetrics, log))
 	if err != nil {
 		return fmt.Errorf("start ensemble member: %w", err)
 	}
@@ -321,5 +309,29 @@ func sessionConfig(c *cli.Context, st settings, sasl saslServer, env map[string]
 		AdminSnapshotInterval:  st.AdminRateLimit,
 		Logger:                 log,
 		Requests:               requests,
+	}
+}
+
+// memberConfig is the ensemble member's configuration from the settings.
+func memberConfig(c *cli.Context, st settings, listen func(string) (net.Listener, error), dial ensemble.Dialer, m ensemble.Metrics, log *zap.Logger) ensemble.Config {
+	return ensemble.Config{
+		Metrics:           m,
+		Listen:            listen,
+		Dial:              dial,
+		ID:                st.ServerID,
+		DataDir:           st.DataDir,
+		LogDir:            st.DataLogDir,
+		NoSync:            st.NoSync,
+		TickTime:          st.TickTime,
+		Tree:              znode.Options{ExtendedTypes: st.ExtendedTypes, EnforceQuota: st.EnforceQuota, SkipACL: st.SkipACL},
+		SnapshotThreshold: st.SnapCount,
+		SnapshotBytes:     st.SnapSizeLimit,
+		FsyncWarning:      st.FsyncWarning,
+		ReapInterval:      st.ContainerInterval,
+		Logger:            log,
+		Peers:             sortPeers(st.Members),
+		ElectionTimeout:   st.electionTimeout(),
+		Join:              c.Bool("join"),
+		AuditUser:         auditUser(st.Audit),
 	}
 }

@@ -132,6 +132,14 @@ func (c *conn) sync(newEpoch int64) error {
 		if sig := c.in.String(); c.in.Err() != nil || sig != snapSignature {
 			return fmt.Errorf("zklearner: SNAP: signature %q, want %q (%v)", sig, snapSignature, c.in.Err())
 		}
+		l.mu.Lock()
+		if l.stopping() {
+			// A SNAP would replace the tree with one past the stop.
+			l.stopLocked()
+			l.mu.Unlock()
+			return fmt.Errorf("zklearner: SNAP while stopping: %w", ErrStopped)
+		}
+		l.mu.Unlock()
 		f, err := zkimport.FollowSnapshot(snap, l.cfg.Options)
 		if err != nil {
 			return fmt.Errorf("zklearner: SNAP: %w", err)
@@ -145,6 +153,11 @@ func (c *conn) sync(newEpoch int64) error {
 		kind = SyncTrunc
 		l.mu.Lock()
 		last := l.f.Tree().LastZxid()
+		if p.zxid != last && l.stopping() {
+			l.stopLocked()
+			l.mu.Unlock()
+			return fmt.Errorf("zklearner: TRUNC while stopping: %w", ErrStopped)
+		}
 		if p.zxid != last {
 			// A tree cannot be rolled back: start over from nothing.
 			l.f = zkimport.NewFollower(l.cfg.Options)

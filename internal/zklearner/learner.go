@@ -70,6 +70,9 @@ type Status struct {
 	LastSync SyncKind // the last sync's kind
 	Syncs    int      // syncs completed
 	Applied  int      // transactions applied
+	// Stopped: the Learner stopped following at the zxid StopAt named
+	// (LastZxid), or short of it when it could not get there.
+	Stopped bool
 	// DigestsChecked and DigestMismatches count the streamed
 	// transactions whose digest was compared, and those that differed
 	// (Config.CheckDigests).
@@ -98,6 +101,8 @@ type Learner struct {
 	// readers that may not take mu (they run inside OnApply or a Done).
 	lastZxid atomic.Int64
 	synced   atomic.Bool
+	// stopAt is the zxid StopAt named, 0 when none.
+	stopAt int64
 }
 
 // New returns a Learner starting from an empty tree (zxid 0): its first
@@ -133,11 +138,16 @@ func (l *Learner) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if l.Status().Stopped {
+				return ErrStopped
+			}
 			err := l.follow(ctx, addr)
 			l.setDisconnected()
 			switch {
 			case ctx.Err() != nil:
 				return ctx.Err()
+			case l.Status().Stopped:
+				return ErrStopped
 			case errors.Is(err, errNotLeader):
 				l.log.Debug("zklearner: not the leader", zap.String("server", addr), zap.Error(err))
 			default:
@@ -223,6 +233,9 @@ func (l *Learner) setDisconnected() {
 func (l *Learner) apply(t zkdata.Txn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopBefore(t.Zxid) {
+		return ErrStopped
+	}
 	results, err := l.f.ApplyResults(t)
 	if err != nil {
 		return err
@@ -237,6 +250,10 @@ func (l *Learner) apply(t zkdata.Txn) error {
 	}
 	l.notify()
 	l.fw.delivered(t, results, l.f.Tree())
+	if l.stopAt != 0 && t.Zxid == l.stopAt {
+		l.stopLocked()
+		return ErrStopped
+	}
 	return nil
 }
 

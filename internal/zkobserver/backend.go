@@ -47,6 +47,9 @@ type Backend struct {
 	ids map[int64][]jute.Id
 	// timeouts are the sessions this server holds, for its ping replies.
 	timeouts map[int64]int32
+
+	// ho is the state of a cutover (handover.go).
+	ho handover
 }
 
 // New returns a Backend following the ensemble cfg names, starting from
@@ -60,6 +63,7 @@ func New(cfg zklearner.Config, state io.Reader) (*Backend, error) {
 		id: uint8(cfg.ID), log: cfg.Logger, reg: watches.New(), wait: cfg.InitTimeout,
 		ids: make(map[int64][]jute.Id), timeouts: make(map[int64]int32),
 	}
+	b.ho.init()
 	if b.log == nil {
 		b.log = zap.NewNop()
 	}
@@ -91,7 +95,31 @@ func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	if onLost != nil {
 		go b.watchLeader(ctx, onLost)
 	}
-	return b.l.Run(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.ho.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		err := b.l.Run(ctx)
+		if !errors.Is(err, zklearner.ErrStopped) {
+			if b.HandedOver() {
+				return nil
+			}
+			return err
+		}
+		// Stopped for a cutover: follow again if it is called off.
+		if _, err := b.l.WaitFor(ctx, func(st zklearner.Status) bool { return !st.Stopped }); err != nil {
+			if b.HandedOver() {
+				return nil
+			}
+			return ctx.Err()
+		}
+	}
 }
 
 // watchLeader calls onLost each time a synced connection ends.
@@ -106,7 +134,9 @@ func (b *Backend) watchLeader(ctx context.Context, onLost func()) {
 		if _, err := b.l.WaitFor(ctx, func(st zklearner.Status) bool { return !st.Synced || st.Syncs != syncs }); err != nil {
 			return
 		}
-		onLost()
+		if !b.ho.active.Load() { // a cutover stops following on purpose
+			onLost()
+		}
 	}
 }
 
@@ -138,7 +168,7 @@ func (b *Backend) Mode() string { return "observer" }
 
 // HasQuorum reports whether the observer is up to date with ZooKeeper's
 // leader, and so serves clients.
-func (b *Backend) HasQuorum() bool { return b.l.Synced() }
+func (b *Backend) HasQuorum() bool { return b.l.Synced() || b.ho.active.Load() }
 
 // LastZxid is the zxid of the last of ZooKeeper's transactions applied.
 func (b *Backend) LastZxid() int64 { return b.l.LastZxid() }

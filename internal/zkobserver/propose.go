@@ -20,6 +20,14 @@ func (b *Backend) Propose(txn *znode.Txn, w ensemble.Waiter) {
 		w.Failed(ErrRequesterGone)
 		return
 	}
+	if b.hold(txn, w) {
+		return // held for the cutover, or handed to the new ensemble
+	}
+	b.propose(txn, w)
+}
+
+// propose forwards txn (Propose, once hold let it through).
+func (b *Backend) propose(txn *znode.Txn, w ensemble.Waiter) {
 	switch txn.Type {
 	case znode.OpSetIdentities:
 		b.mu.Lock()
@@ -39,6 +47,7 @@ func (b *Backend) Propose(txn *znode.Txn, w ensemble.Waiter) {
 	op := txn.Type
 	req := append([]byte(nil), txn.Req...) // the caller's frame is reused once Propose returns
 	b.l.Forward(txn.Session, b.cxid.Add(1), op, req, ids, func(out zklearner.Outcome, tree *znode.Tree, err error) {
+		defer b.answered()
 		if err != nil {
 			w.Failed(err)
 			return
@@ -74,6 +83,7 @@ func (b *Backend) createSession(txn *znode.Txn, w ensemble.Waiter) {
 	body := binary.BigEndian.AppendUint32(nil, uint32(txn.Timeout))
 	id, timeout := txn.Session, txn.Timeout
 	b.l.Forward(id, 0, jute.OpCreateSession, body, nil, func(out zklearner.Outcome, tree *znode.Tree, err error) {
+		defer b.answered()
 		if err != nil {
 			w.Failed(err)
 			return
@@ -98,11 +108,21 @@ func (b *Backend) Barrier(w ensemble.Waiter) {
 		w.Failed(ErrRequesterGone)
 		return
 	}
+	if b.holdBarrier(w) {
+		return
+	}
+	b.barrier(w)
+}
+
+// barrier forwards a sync for w (Barrier, once holdBarrier let it
+// through).
+func (b *Backend) barrier(w ensemble.Waiter) {
 	var session int64
 	if s, ok := w.(syncer); ok {
 		session = s.Session()
 	}
 	b.l.ForwardSync(session, b.cxid.Add(1), "/", func(_ zklearner.Outcome, tree *znode.Tree, err error) {
+		defer b.answered()
 		if err != nil {
 			w.Failed(err)
 			return
@@ -114,6 +134,10 @@ func (b *Backend) Barrier(w ensemble.Waiter) {
 // TouchSession notes that a client used session id here: the next ping
 // reply to the leader keeps it alive.
 func (b *Backend) TouchSession(id int64) {
+	if next := b.successor(); next != nil {
+		next.TouchSession(id)
+		return
+	}
 	b.mu.Lock()
 	timeout, ok := b.timeouts[id]
 	b.mu.Unlock()

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/zkobserver"
+	"github.com/zkraft/zkraft/operator"
+	"github.com/zkraft/zkraft/session"
+)
+
+// A following server's part in a live migration's cutover (zkraft
+// migrate cutover): AdminServer commands, each authorized as the
+// snapshot command is (every permission on "/"):
+//
+//	GET  migration                   state, last zxid, sessions held here
+//	POST migration_freeze            hold writes; answer the last zxid
+//	POST migration_stop?zxid=Z       stop following at Z
+//	POST migration_thaw              call it off: follow and forward again
+//	POST migration_cutover?zxid=Z&members=4,5,6
+//	                                 become a member of the new ensemble
+//
+// The states: following, frozen, stopped, member.
+
+// Migration states.
+const (
+	stateFollowing = "following"
+	stateFrozen    = "frozen"
+	stateStopped   = "stopped"
+	stateMember    = "member"
+)
+
+// migration runs a following server's cutover.
+type migration struct {
+	c     *cli.Context
+	st    settings
+	log   *zap.Logger
+	b     *zkobserver.Backend
+	srv   *session.Server
+	admin *operator.Admin
+
+	mu    sync.Mutex // one command at a time
+	state string
+	node  *ensemble.Node // once a member
+}
+
+// migrationStatus is the answer to GET migration.
+type migrationStatus struct {
+	State    string `json:"state"`
+	ServerID uint8  `json:"server_id"`
+	// MemberAddr is this server's own server.N address (its quorum
+	// port), where it takes its ensemble peers after the cutover.
+	MemberAddr string `json:"member_addr"`
+	LastZxid   int64  `json:"last_zxid"`
+	Synced     bool   `json:"synced"`
+	Leader     string `json:"leader"`
+	Epoch      int64  `json:"epoch"`
+	// ClientSessions are the sessions of this server's connections;
+	// TreeSessions every session the ensemble holds.
+	ClientSessions []int64 `json:"client_sessions"`
+	TreeSessions   []int64 `json:"tree_sessions"`
+	Mode           string  `json:"mode"`
+}
+
+// handler serves the migration commands under prefix, and next for the
+// rest.
+func (m *migration) handler(prefix string, next http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", next)
+	cmd := func(name, method string, fn func(r *http.Request) (any, int, error)) {
+		mux.HandleFunc(prefix+"/"+name, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != method {
+				writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"command": name, "error": "use " + method})
+				return
+			}
+			if status, msg := m.admin.Authorize(r); status != 0 {
+				writeJSON(w, status, map[string]any{"command": name, "error": msg})
+				return
+			}
+			out, status, err := fn(r)
+			if err != nil {
+				m.log.Warn("migration command failed", zap.String("command", name), zap.Error(err))
+				writeJSON(w, status, map[string]any{"command": name, "error": err.Error()})
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+		})
+	}
+	cmd("migration", http.MethodGet, func(*http.Request) (any, int, error) { return m.status(), 0, nil })
+	cmd("migration_freeze", http.MethodPost, m.freeze)
+	cmd("migration_stop", http.MethodPost, m.stop)
+	cmd("migration_thaw", http.MethodPost, m.thaw)
+	cmd("migration_cutover", http.MethodPost, m.cutover)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (m *migration) status() migrationStatus {
+	m.mu.Lock()
+	state := m.state
+	m.mu.Unlock()
+	st := m.b.Learner().Status()
+	out := migrationStatus{State: state, ServerID: m.st.ServerID, LastZxid: st.LastZxid, Synced: st.Synced,
+		Leader: st.Leader, Epoch: st.Epoch, ClientSessions: []int64{}, TreeSessions: []int64{}, Mode: m.srv.Mode()}
+	for _, p := range m.st.Members {
+		if p.ID == m.st.ServerID {
+			out.MemberAddr = p.Addr
+		}
+	}
+	for _, c := range m.srv.Connections() {
+		if c.SessionID != 0 {
+			out.ClientSessions = append(out.ClientSessions, c.SessionID)
+		}
+	}
+	t := m.b.RLockTree()
+	for _, s := range t.Sessions() {
+		out.TreeSessions = append(out.TreeSessions, s.ID)
+	}
+	m.b.RUnlockTree()
+	if state == stateMember {
+		out.LastZxid = m.node.LastZxid()
+	}
+	return out
+}
+
+// commandTimeout bounds each step of a cutover on this server.
+const commandTimeout = 30 * time.Second
+
+func (m *migration) freeze(r *http.Request) (any, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateFollowing && m.state != stateFrozen {
+		return nil, http.StatusConflict, fmt.Errorf("cannot freeze: %s", m.state)
+	}
+	if !m.b.Learner().Synced() {
+		return nil, http.StatusConflict, errors.New("cannot freeze: not up to date with ZooKeeper's leader")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
+	defer cancel()
+	m.state = stateFrozen
+	zxid, err := m.b.Freeze(ctx)
+	if err != nil {
+		m.b.Thaw()
+		m.state = stateFollowing
+		return nil, http.StatusServiceUnavailable, err
+	}
+	m.log.Info("migration: writes held for the cutover", zap.String("zxid", fmt.Sprintf("%#x", zxid)))
+	return map[string]any{"last_zxid": zxid}, 0, nil
+}
+
+func (m *migration) stop(r *http.Request) (any, int, error) {
+	zxid, err := strconv.ParseInt(r.URL.Query().Get("zxid"), 0, 64)
+	if err != nil || zxid <= 0 {
+		return nil, http.StatusBadRequest, fmt.Errorf("zxid: %q", r.URL.Query().Get("zxid"))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateFrozen && m.state != stateStopped {
+		return nil, http.StatusConflict, fmt.Errorf("cannot stop: %s (freeze first)", m.state)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
+	defer cancel()
+	if err := m.b.StopAt(ctx, zxid); err != nil {
+		return nil, http.StatusConflict, err
+	}
+	m.state = stateStopped
+	m.log.Info("migration: stopped following ZooKeeper", zap.String("zxid", fmt.Sprintf("%#x", zxid)))
+	return map[string]any{"last_zxid": zxid}, 0, nil
+}
+
+func (m *migration) thaw(*http.Request) (any, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateMember {
+		return nil, http.StatusConflict, errors.New("cannot thaw: the cutover is done")
+	}
+	m.b.Thaw()
+	m.state = stateFollowing
+	m.log.Info("migration: cutover called off; following ZooKeeper again")
+	return map[string]any{"state": m.state}, 0, nil
+}
+
+// cutover seeds this server's data directory with the tree it stopped
+// at, opens it as a member of the new ensemble (the members named, each
+// a zkraft observer of the same ZooKeeper ensemble stopped at the same
+// zxid), and hands the clients' requests to it.
+func (m *migration) cutover(r *http.Request) (any, int, error) {
+	zxid, err := strconv.ParseInt(r.URL.Query().Get("zxid"), 0, 64)
+	if err != nil || zxid <= 0 {
+		return nil, http.StatusBadRequest, fmt.Errorf("zxid: %q", r.URL.Query().Get("zxid"))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateStopped || m.b.LastZxid() != zxid {
+		return nil, http.StatusConflict, fmt.Errorf("cannot cut over at %#x: %s at %#x", zxid, m.state, m.b.LastZxid())
+	}
+	st := m.st
+	peers, err := cutoverPeers(st, r.URL.Query().Get("members"))
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	st.Members = peers
+	start := time.Now()
+	node, err := openSeeded(m.c, st, m.b, zxid, m.log)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), commandTimeout)
+	defer cancel()
+	for !node.HasQuorum() {
+		select {
+		case <-ctx.Done():
+			// The member stays open: the others may elect with it yet.
+			m.node, m.state = node, stateMember
+			m.b.Handover(node)
+			m.srv.SwitchBackend(node)
+			return nil, http.StatusGatewayTimeout, fmt.Errorf("the new ensemble has no leader after %s", commandTimeout)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	m.b.Handover(node)
+	m.srv.SwitchBackend(node)
+	m.node, m.state = node, stateMember
+	// A restart starts as the member now, not as an observer.
+	_ = os.Rename(filepath.Join(st.DataDir, followState), filepath.Join(st.DataDir, followState+".cutover"))
+	m.log.Info("migration: cutover done; serving as a member of the new ensemble",
+		zap.String("zxid", fmt.Sprintf("%#x", zxid)), zap.String("mode", node.Mode()), zap.Duration("took", time.Since(start)))
+	return map[string]any{"mode": node.Mode(), "last_zxid": node.LastZxid()}, 0, nil
+}
+
+// cutoverPeers are the new ensemble's members: the servers named (ids,
+// comma separated), each one of the observer lines of this server's
+// configuration, as voters.
+func cutoverPeers(st settings, members string) ([]ensemble.Peer, error) {
+	var peers []ensemble.Peer
+	for _, f := range strings.Split(members, ",") {
+		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 8)
+		if err != nil {
+			return nil, fmt.Errorf("members: %q is not a server id", f)
+		}
+		i := slices.IndexFunc(st.Members, func(p ensemble.Peer) bool { return uint64(p.ID) == id })
+		if i < 0 || !st.Members[i].Observer {
+			return nil, fmt.Errorf("members: server.%d is not an observer line of this server's configuration", id)
+		}
+		p := st.Members[i]
+		p.Observer = false
+		peers = append(peers, p)
+	}
+	if !slices.ContainsFunc(peers, func(p ensemble.Peer) bool { return p.ID == st.ServerID }) {
+		return nil, fmt.Errorf("members: %s does not name this server (%d)", members, st.ServerID)
+	}
+	return sortPeers(peers), nil
+}
+
+// openSeeded seeds st's data directory with b's tree, at zxid, and
+// opens it as a member whose changes fire b's watch registry.
+func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, log *zap.Logger) (*ensemble.Node, error) {
+	tree, err := b.CopyTree()
+	if err != nil {
+		return nil, err
+	}
+	listen, dial, err := memberTransport(st)
+	if err != nil {
+		return nil, err
+	}
+	cfg := memberConfig(c, st, listen, dial, ensemble.Metrics{}, log)
+	cfg.Watches = b.Watches()
+	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
+		return nil, fmt.Errorf("seed the new ensemble: %w", err)
+	}
+	node, err := ensemble.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the new ensemble's member: %w", err)
+	}
+	return node, nil
+}
+
+// cutOverMembers are the members a server that cut over starts with:
+// the observer lines of its configuration, as voters (ZooKeeper's
+// servers are not members). The membership the cutover wrote into its
+// state is the one in force.
+func cutOverMembers(lines []ensemble.Peer) []ensemble.Peer {
+	var peers []ensemble.Peer
+	for _, p := range lines {
+		if p.Observer {
+			p.Observer = false
+			peers = append(peers, p)
+		}
+	}
+	return sortPeers(peers)
+}
