@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -162,12 +163,21 @@ func (c *campaigner) tickFirst(now time.Time) {
 		c.next = quiet // another member is campaigning
 		return
 	}
+	rank, voters := n.voterRank("")
+	if n.cfg.ElectAtOnce && rank == 0 && n.othersAnswer() {
+		// Raft counts P from its start before it elects; members started
+		// together from one seed need not wait for that.
+		if err := n.startElection(); err != nil && !errors.Is(err, errNotFollower) {
+			n.log.Warn("cannot start the first election", zap.Error(err))
+		}
+		c.next = now.Add(time.Duration(voters) * step)
+		return
+	}
 	if n.raft.State() == raft.Follower {
 		if err := n.checkLeaderNow(); err != nil {
 			n.log.Warn("cannot start the first election", zap.Error(err))
 		}
 	}
-	_, voters := n.voterRank("")
 	c.next = now.Add(time.Duration(voters) * step)
 }
 

@@ -265,3 +265,18 @@ func (t *Tree) Export(fn func(StoredNode)) {
 		fn(StoredNode{Path: p, Data: n.data, ACL: t.aclOf(n), Stat: st})
 	})
 }
+
+// ResetConfig empties /zookeeper/config as a new tree has it (data empty,
+// version 0, mzxid and mtime its czxid and ctime): a tree carried over
+// from another ensemble (a live migration's cutover) holds that
+// ensemble's membership there, which is not the new one's; the new
+// ensemble's first leader writes its own. It is for importers, not a
+// tree being served.
+func (t *Tree) ResetConfig() {
+	n := t.lookup(ConfigPath)
+	if n == nil {
+		return
+	}
+	a := &applier{t: t}
+	_ = a.setNodeData(ConfigPath, n, []byte{}, 0, n.czxid, n.ctime)
+}

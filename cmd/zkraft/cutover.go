@@ -34,7 +34,7 @@ func cutoverCommand() *cli.Command {
 			"ZooKeeper's. If a step before the last fails, the cutover is called off and the servers follow ZooKeeper\n" +
 			"again. Afterwards ZooKeeper's servers no longer reach zkraft and may be stopped.",
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "admin-addr", Aliases: []string{"server"}, Required: true,
+			&cli.StringSliceFlag{Name: "admin-addr", Required: true,
 				Usage: "the AdminServer of each zkraft observer (host:port or URL; repeat or comma-separate)"},
 			cliflags.Auth("credentials holding every permission on /: digest:user:password (user:password alone is digest) or ip:"),
 			&cli.BoolFlag{Name: "force", Usage: "cut over although some sessions are not connected to a zkraft observer (their clients may still be on ZooKeeper, whose later writes zkraft will not see)"},

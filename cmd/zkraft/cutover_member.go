@@ -278,12 +278,16 @@ func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, 
 	if err != nil {
 		return nil, err
 	}
+	// ZooKeeper's membership is not the new ensemble's, whose first
+	// leader writes its own there.
+	tree.ResetConfig()
 	listen, dial, err := memberTransport(st)
 	if err != nil {
 		return nil, err
 	}
 	cfg := memberConfig(c, st, listen, dial, ensemble.Metrics{}, log)
 	cfg.Watches = b.Watches()
+	cfg.ElectAtOnce = true
 	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
 		return nil, fmt.Errorf("seed the new ensemble: %w", err)
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -177,4 +180,244 @@ func waitSession(t *testing.T, c *zk.Conn) {
 	}
 }
 
-var _ = errors.Is
+// TestCutoverOfThreeObservers: three zkraft observers of a ZooKeeper 3.8
+// ensemble, each with clients, hold exactly ZooKeeper's tree, Stats and
+// sessions just before the cutover, then become a three-member zkraft
+// ensemble: a writer through one of them loses no acknowledged write,
+// sessions on each keep their ephemerals and watches, and the new
+// ensemble survives the loss of its leader once ZooKeeper is gone.
+func TestCutoverOfThreeObservers(t *testing.T) {
+	e := zktest.StartWithObservers(t, 3, nil)
+	var obs []*member
+	var admins []string
+	for _, id := range e.ObserverIDs {
+		m := startFollower(t, e, id)
+		obs = append(obs, m)
+		admins = append(admins, m.adminAddr)
+	}
+	holders := make([]*zk.Conn, len(obs))
+	for i, m := range obs {
+		holders[i] = connectTo(t, m.clientAddr)
+		if _, err := holders[i].Create(fmt.Sprintf("/held-%d", i), []byte{byte(i)}, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := holders[0].Create("/data", []byte("x"), 0, zk.WorldACL(zk.PermRead|zk.PermWrite|zk.PermCreate|zk.PermDelete)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := holders[i%3].Create(fmt.Sprintf("/data/n-%d", i), []byte(fmt.Sprint(i)), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, watch, err := holders[1].ChildrenW("/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Just before the cutover: every observer's tree and sessions equal
+	// ZooKeeper's.
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	want := walkTree(t, zc)
+	for i, h := range holders {
+		if _, err := h.Sync("/"); err != nil {
+			t.Fatal(err)
+		}
+		if got := walkTree(t, h); got != want {
+			t.Fatalf("observer %d's tree differs from ZooKeeper's:\nzookeeper:\n%s\nobserver:\n%s", e.ObserverIDs[i], want, got)
+		}
+	}
+	zkSessions := zkLeaderSessions(t, e)
+	zc.Close()
+	time.Sleep(200 * time.Millisecond) // its closeSession reaches the observers
+	for _, m := range obs {
+		st := migrationStatusOf(t, m)
+		got := map[int64]bool{}
+		for _, s := range st.TreeSessions {
+			got[s] = true
+		}
+		for s := range zkSessions {
+			if !got[s] && s != zc.SessionID() {
+				t.Errorf("observer %d lacks ZooKeeper's session %#x", m.id, s)
+			}
+		}
+	}
+
+	writer := holders[2]
+	var mu sync.Mutex
+	var acked []string
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if p, err := writer.Create("/data/w-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll)); err == nil {
+				mu.Lock()
+				acked = append(acked, p)
+				mu.Unlock()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	out, err := runApp("migrate", "cutover", "--admin-addr", strings.Join(admins, ","), "--auth", "digest:admin:secret", "--timeout", "30s")
+	if err != nil {
+		t.Fatalf("cutover: %v\n%s", err, out)
+	}
+	t.Logf("cutover:\n%s", out)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	for _, s := range e.Servers {
+		e.Kill(s)
+	}
+
+	leaders := 0
+	for _, m := range obs {
+		if srvr, _ := fourLetter(m.clientAddr, "srvr"); strings.Contains(srvr, "Mode: leader") {
+			leaders++
+		} else if !strings.Contains(srvr, "Mode: follower") {
+			t.Errorf("server %d after the cutover:\n%s", m.id, srvr)
+		}
+	}
+	if leaders != 1 {
+		t.Errorf("%d leaders", leaders)
+	}
+	select {
+	case ev := <-watch:
+		if ev.Type != zk.EventNodeChildrenChanged {
+			t.Errorf("watch event %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("a child watch set before the cutover did not fire")
+	}
+	for i, h := range holders {
+		if _, st, err := h.Get(fmt.Sprintf("/held-%d", i)); err != nil || st.EphemeralOwner != h.SessionID() {
+			t.Errorf("holder %d's ephemeral after the cutover: %+v %v", i, st, err)
+		}
+	}
+	check := connectTo(t, obs[0].clientAddr)
+	if _, err := check.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, p := range acked {
+		if ok, _, err := check.Exists(p); !ok || err != nil {
+			t.Errorf("acknowledged write %s is missing (%v)", p, err)
+		}
+	}
+	t.Logf("%d writes acknowledged across the cutover", len(acked))
+	mu.Unlock()
+
+	// /zookeeper/config is the new ensemble's, not ZooKeeper's.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cfg, _, err := check.Get("/zookeeper/config")
+		if err == nil && strings.Contains(string(cfg), "server.4=") && !strings.Contains(string(cfg), "server.1=") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/zookeeper/config after the cutover: %q, %v", cfg, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A real ensemble: it survives its leader's loss.
+	var survivor *zk.Conn
+	for i, m := range obs {
+		if srvr, _ := fourLetter(m.clientAddr, "srvr"); strings.Contains(srvr, "Mode: leader") {
+			m.kill()
+		} else {
+			survivor = holders[i]
+		}
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		_, err := survivor.Create("/after-leader-loss-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no write after the new ensemble lost its leader: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// walkTree renders every znode's path, data, Stat and ACL, except
+// /zookeeper's, in order.
+func walkTree(t *testing.T, c *zk.Conn) string {
+	t.Helper()
+	var b strings.Builder
+	var walk func(p string)
+	walk = func(p string) {
+		data, st, err := c.Get(p)
+		if err != nil {
+			t.Fatalf("get %s: %v", p, err)
+		}
+		acl, _, err := c.GetACL(p)
+		if err != nil {
+			t.Fatalf("getACL %s: %v", p, err)
+		}
+		fmt.Fprintf(&b, "%s %q %+v %v\n", p, data, *st, acl)
+		kids, _, err := c.Children(p)
+		if err != nil {
+			t.Fatalf("children %s: %v", p, err)
+		}
+		slices.Sort(kids)
+		for _, k := range kids {
+			if p == "/" && k == "zookeeper" {
+				continue
+			}
+			walk(strings.TrimSuffix(p, "/") + "/" + k)
+		}
+	}
+	walk("/")
+	return b.String()
+}
+
+// zkLeaderSessions are the sessions ZooKeeper's leader tracks (its dump).
+func zkLeaderSessions(t *testing.T, e *zktest.Ensemble) map[int64]bool {
+	t.Helper()
+	out, err := fourLetter(e.Leader().ClientAddr, "dump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(out, "ephemeral nodes dump")
+	sessions := map[int64]bool{}
+	for _, f := range strings.Fields(head) {
+		if strings.HasPrefix(f, "0x") {
+			if id, err := strconv.ParseUint(strings.TrimSuffix(f[2:], ","), 16, 64); err == nil {
+				sessions[int64(id)] = true
+			}
+		}
+	}
+	if len(sessions) == 0 {
+		t.Fatalf("no session in ZooKeeper's dump:\n%s", out)
+	}
+	return sessions
+}
+
+// migrationStatusOf asks a following server for its migration status.
+func migrationStatusOf(t *testing.T, m *member) migrationStatus {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+m.adminAddr+"/commands/migration", nil)
+	req.Header.Set("Authorization", "digest admin:secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st migrationStatus
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
