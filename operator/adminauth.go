@@ -35,3 +35,29 @@ func (a *Admin) Authorize(r *http.Request) (status int, msg string) {
 	}
 	return 0, ""
 }
+
+// AuthorizeSuper checks an AdminServer request's credentials for a
+// command that changes what the server is (a live migration's cutover):
+// only the super user (superDigest) may, whatever "/"'s ACL grants (a
+// ZooKeeper ensemble's "/" is often open to anyone).
+func (a *Admin) AuthorizeSuper(r *http.Request) (status int, msg string) {
+	s := newView(a.srv)
+	if s.cfg.SuperDigest == "" {
+		return http.StatusForbidden, "this command needs the super user, and no superDigest is set"
+	}
+	authInfo := r.Header.Get("Authorization")
+	if authInfo == "" {
+		return http.StatusUnauthorized, "Auth info is missing for the command"
+	}
+	ids, ok := s.adminIdentities(r, authInfo)
+	if !ok {
+		s.srv.CountAuthFailure()
+		return http.StatusUnauthorized, "Not authenticated"
+	}
+	for _, id := range ids {
+		if id.Scheme == "super" {
+			return 0, ""
+		}
+	}
+	return http.StatusForbidden, "Not authorized: only the super user may"
+}

@@ -56,6 +56,11 @@ type Backend interface {
 // REVALIDATE); the answer false is expiry to the client.
 type Revalidator interface {
 	Revalidate(id int64, timeout int32) (bool, error)
+	// SessionPasswd is the password every server of the ensemble
+	// derives for session id (ZooKeeper's): a session created on
+	// another server moments ago may not be applied here yet, and is
+	// checked against it, then revalidated.
+	SessionPasswd(id int64) []byte
 }
 
 var _ Backend = (*ensemble.Node)(nil)

@@ -145,8 +145,14 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	t := c.srv.backend().RLockTree()
 	info, ok := t.Session(req.SessionID)
 	c.srv.backend().RUnlockTree()
+	rv, revalidates := c.srv.backend().(Revalidator)
+	if !ok && revalidates {
+		// Created elsewhere and not applied here yet, maybe: the
+		// ensemble's leader knows.
+		info.Passwd, ok = rv.SessionPasswd(req.SessionID), true
+	}
 	if ok && subtle.ConstantTimeCompare(info.Passwd, req.Passwd) == 1 {
-		if rv, is := c.srv.backend().(Revalidator); is {
+		if revalidates {
 			valid, err := rv.Revalidate(req.SessionID, timeout)
 			if err != nil {
 				c.logger().Info("could not revalidate a session; closing", zap.String("session", hexID(req.SessionID)), zap.Error(err))

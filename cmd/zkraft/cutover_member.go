@@ -24,8 +24,10 @@ import (
 )
 
 // A following server's part in a live migration's cutover (zkraft
-// migrate cutover): AdminServer commands, each authorized as the
-// snapshot command is (every permission on "/"):
+// migrate cutover): AdminServer commands, for the super user alone
+// (operator.Admin.AuthorizeSuper: a ZooKeeper ensemble's "/" is often
+// open to anyone, and a cutover, or a freeze, changes what the server
+// is):
 //
 //	GET  migration                   state, last zxid, sessions held here
 //	POST migration_freeze            hold writes; answer the last zxid
@@ -56,7 +58,14 @@ type migration struct {
 	mu    sync.Mutex // one command at a time
 	state string
 	node  *ensemble.Node // once a member
+	// thawTimer calls a cutover off that was frozen and never
+	// completed (the command died): writes are not held forever.
+	thawTimer *time.Timer
 }
+
+// frozenLimit is how long a server stays frozen or stopped without a
+// cutover before it calls it off itself.
+const frozenLimit = 4 * commandTimeout
 
 // migrationStatus is the answer to GET migration.
 type migrationStatus struct {
@@ -87,7 +96,7 @@ func (m *migration) handler(prefix string, next http.Handler) http.Handler {
 				writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"command": name, "error": "use " + method})
 				return
 			}
-			if status, msg := m.admin.Authorize(r); status != 0 {
+			if status, msg := m.admin.AuthorizeSuper(r); status != 0 {
 				writeJSON(w, status, map[string]any{"command": name, "error": msg})
 				return
 			}
@@ -159,9 +168,11 @@ func (m *migration) freeze(r *http.Request) (any, int, error) {
 	m.state = stateFrozen
 	zxid, err := m.b.Freeze(ctx)
 	if err != nil {
-		m.b.Thaw()
-		m.state = stateFollowing
+		m.thawLocked()
 		return nil, http.StatusServiceUnavailable, err
+	}
+	if m.thawTimer == nil {
+		m.thawTimer = time.AfterFunc(frozenLimit, m.expireFreeze)
 	}
 	m.log.Info("migration: writes held for the cutover", zap.String("zxid", fmt.Sprintf("%#x", zxid)))
 	return map[string]any{"last_zxid": zxid}, 0, nil
@@ -193,10 +204,30 @@ func (m *migration) thaw(*http.Request) (any, int, error) {
 	if m.state == stateMember {
 		return nil, http.StatusConflict, errors.New("cannot thaw: the cutover is done")
 	}
-	m.b.Thaw()
-	m.state = stateFollowing
+	m.thawLocked()
 	m.log.Info("migration: cutover called off; following ZooKeeper again")
 	return map[string]any{"state": m.state}, 0, nil
+}
+
+// thawLocked calls the cutover off; m.mu is held.
+func (m *migration) thawLocked() {
+	if m.thawTimer != nil {
+		m.thawTimer.Stop()
+		m.thawTimer = nil
+	}
+	m.b.Thaw()
+	m.state = stateFollowing
+}
+
+// expireFreeze calls off a cutover left frozen or stopped for
+// frozenLimit.
+func (m *migration) expireFreeze() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateFrozen || m.state == stateStopped {
+		m.log.Warn("migration: frozen without a cutover for too long; following ZooKeeper again", zap.Duration("limit", frozenLimit))
+		m.thawLocked()
+	}
 }
 
 // cutover seeds this server's data directory with the tree it stopped
@@ -217,6 +248,10 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 	peers, err := cutoverPeers(st, r.URL.Query().Get("members"))
 	if err != nil {
 		return nil, http.StatusBadRequest, err
+	}
+	if m.thawTimer != nil {
+		m.thawTimer.Stop()
+		m.thawTimer = nil
 	}
 	st.Members = peers
 	start := time.Now()

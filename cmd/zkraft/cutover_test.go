@@ -53,6 +53,11 @@ func TestCutoverKeepsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Only the super user may (the tree's "/" is open to anyone).
+	if _, err := runApp("migrate", "cutover", "--admin-addr", obs.adminAddr, "--auth", "digest:someone:else"); err == nil || !strings.Contains(err.Error(), "only the super user") {
+		t.Fatalf("cutover by a user who is not the super user: %v", err)
+	}
+
 	// A client still on ZooKeeper: the cutover refuses without --force.
 	onZK := connectTo(t, e.ClientAddrs()[0])
 	args := []string{"migrate", "cutover", "--admin-addr", obs.adminAddr, "--auth", "digest:admin:secret", "--timeout", "30s"}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkraft/zkraft/acl"
+
 	"github.com/zkraft/zkraft/internal/zktest"
 )
 
@@ -29,8 +31,9 @@ func startFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *m
 	_, port, _ := net.SplitHostPort(m.clientAddr)
 	host, adminPort, _ := net.SplitHostPort(m.adminAddr)
 	text := fmt.Sprintf("tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\n"+
-		"admin.serverAddress=%s\nadmin.serverPort=%s\n4lw.commands.whitelist=*\npeerType=observer\nmigration.followZooKeeper=true\n%s\n%s\n",
-		dir, port, host, adminPort, strings.Join(extra, "\n"), strings.Join(e.ServerLines, "\n"))
+		"admin.serverAddress=%s\nadmin.serverPort=%s\n4lw.commands.whitelist=*\npeerType=observer\nmigration.followZooKeeper=true\n"+
+		"superDigest=%s\n%s\n%s\n",
+		dir, port, host, adminPort, acl.DigestFromAuth("admin:secret"), strings.Join(extra, "\n"), strings.Join(e.ServerLines, "\n"))
 	if err := os.WriteFile(m.cfgPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

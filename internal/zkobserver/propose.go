@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/zkimport"
 	"github.com/zkraft/zkraft/internal/zklearner"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -164,6 +165,10 @@ func (b *Backend) Revalidate(id int64, timeout int32) (bool, error) {
 	}
 	return ok, nil
 }
+
+// SessionPasswd is ZooKeeper's password for session id, which every
+// ZooKeeper server derives from the id.
+func (b *Backend) SessionPasswd(id int64) []byte { return zkimport.Passwd(id) }
 
 // Reconfig is refused: a zkraft observer does not forward ZooKeeper's
 // reconfig (a ZooKeeper server takes it).

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"bytes"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// revalidating is a member whose sessions an ensemble it does not lead
+// decides on (as a zkraft observer of ZooKeeper): every password is
+// derived from the id, and the leader's answer is valid.
+type revalidating struct {
+	*ensemble.Node
+	valid   atomic.Bool
+	checked atomic.Int32
+}
+
+func (r *revalidating) Revalidate(id int64, _ int32) (bool, error) {
+	r.checked.Add(1)
+	return r.valid.Load(), nil
+}
+
+func (r *revalidating) SessionPasswd(id int64) []byte { return bytes.Repeat([]byte{byte(id)}, passwdLen) }
+
+// TestResumeSessionNotAppliedYet: a client brings a session created on
+// another server that this one has not applied yet; with its derived
+// password and the leader's yes it is resumed, with a no it is expired,
+// and with a wrong password the leader is not asked.
+func TestResumeSessionNotAppliedYet(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	be := &revalidating{Node: node}
+	be.valid.Store(true)
+	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+
+	resume := func(id int64, passwd []byte) jute.ConnectResponse {
+		c := dialRaw(t, ln.Addr().String())
+		defer c.nc.Close()
+		c.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: passwd})
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(c.frame(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	const id = 0x0400000000000007
+	if resp := resume(id, be.SessionPasswd(id)); resp.SessionID != id || resp.TimeOut == 0 {
+		t.Fatalf("a session the leader knows: %+v", resp)
+	}
+	if resp := resume(id, make([]byte, passwdLen)); resp.SessionID != 0 || be.checked.Load() != 1 {
+		t.Fatalf("a wrong password: %+v (leader asked %d times)", resp, be.checked.Load())
+	}
+	be.valid.Store(false)
+	if resp := resume(id, be.SessionPasswd(id)); resp.SessionID != 0 || resp.TimeOut != 0 {
+		t.Fatalf("a session the leader does not know: %+v", resp)
+	}
+}
