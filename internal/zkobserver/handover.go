@@ -52,7 +52,9 @@ type handover struct {
 	inflight int
 	drained  *sync.Cond
 	held     []held
-	next     Successor
+	// gen counts Freezes: a Thaw's release ends if a Freeze came since.
+	gen  int
+	next Successor
 	// active is set from Freeze until Thaw: the learner's stopping is
 	// not a lost leader, and clients keep being served.
 	active atomic.Bool
@@ -136,6 +138,7 @@ func (b *Backend) Freeze(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("zkobserver: handed over already")
 	}
 	h.frozen = true
+	h.gen++
 	h.active.Store(true)
 	stop := context.AfterFunc(ctx, func() {
 		h.mu.Lock()
@@ -171,13 +174,66 @@ func (b *Backend) StopAt(ctx context.Context, zxid int64) error {
 }
 
 // Thaw calls a cutover off before Handover: the learner follows again
-// (if StopAt stopped it), and the held requests are forwarded in order.
+// (if StopAt stopped it), and once it is up to date with ZooKeeper's
+// leader (or after thawWait) the held requests are forwarded in order
+// and clients are served as before. Until then the server keeps its
+// clients, as while frozen.
 func (b *Backend) Thaw() {
+	stopped := b.l.Status().Stopped
 	b.l.Unstop()
+	b.ho.mu.Lock()
+	gen := b.ho.gen
+	b.ho.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), thawWait)
+		defer cancel()
+		_, _ = b.l.WaitFor(ctx, func(st zklearner.Status) bool { return st.Synced })
+		if stopped {
+			// A new connection to the leader: it takes the sessions'
+			// requests from it only once they are revalidated there
+			// (else SessionMoved), as after a client's move.
+			b.revalidateAll(ctx)
+		}
+		b.release(gen)
+	}()
+}
+
+// thawWait bounds Thaw's wait for the learner to follow again.
+const thawWait = 30 * time.Second
+
+// revalidateAll revalidates every session held here with the leader,
+// and closes the connection of one the leader no longer knows.
+func (b *Backend) revalidateAll(ctx context.Context) {
+	b.mu.Lock()
+	sessions := make(map[int64]int32, len(b.timeouts))
+	for id, timeout := range b.timeouts {
+		sessions[id] = timeout
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for id, timeout := range sessions {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, err := b.l.Revalidate(ctx, id, timeout)
+			if err == nil && !ok {
+				if h := b.hooks.Load(); h != nil && h.SessionClosed != nil {
+					h.SessionClosed(id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// release forwards the held requests and lets later ones through.
+func (b *Backend) release(gen int) {
 	h := &b.ho
 	for {
 		h.mu.Lock()
-		if h.next != nil {
+		if h.next != nil || h.gen != gen { // handed over, or frozen again
 			h.mu.Unlock()
 			return
 		}

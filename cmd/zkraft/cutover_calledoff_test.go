@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// migrationCall posts a migration command to a following server as the
+// super user and decodes its answer.
+func migrationCall(t *testing.T, m *member, name, query string) (int, map[string]any) {
+	t.Helper()
+	u := "http://" + m.adminAddr + "/commands/" + name
+	if query != "" {
+		u += "?" + query
+	}
+	req, _ := http.NewRequest(http.MethodPost, u, nil)
+	req.Header.Set("Authorization", "digest admin:secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]any{}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// TestCutoverCalledOff: an observer frozen and stopped for a cutover
+// that does not happen follows ZooKeeper again when thawed: the write it
+// held is forwarded and answered, what ZooKeeper committed meanwhile
+// reaches it, and its client keeps its connection and session.
+func TestCutoverCalledOff(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	c, ev, err := zk.Connect([]string{obs.clientAddr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitSession(t, c)
+	sid := c.SessionID()
+	zc := connectTo(t, e.ClientAddrs()...)
+	look := connectTo(t, obs.clientAddr) // sessions are not created while frozen
+
+	status, out := migrationCall(t, obs, "migration_freeze", "")
+	if status != http.StatusOK {
+		t.Fatalf("freeze: %d %v", status, out)
+	}
+	zxid := int64(out["last_zxid"].(float64))
+	held := make(chan error, 1)
+	go func() {
+		_, err := c.Create("/held-during-freeze", nil, 0, zk.WorldACL(zk.PermAll))
+		held <- err
+	}()
+	select {
+	case err := <-held:
+		t.Fatalf("a write was answered while frozen: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if status, out := migrationCall(t, obs, "migration_stop", fmt.Sprintf("zxid=%d", zxid)); status != http.StatusOK {
+		t.Fatalf("stop at %#x: %d %v", zxid, status, out)
+	}
+	// ZooKeeper goes on without the observer.
+	if _, err := zc.Create("/zk-while-stopped", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// (A second client looks: the first one's requests wait behind its
+	// held write, its pings too, so the hold must stay short.)
+	if ok, _, _ := look.Exists("/zk-while-stopped"); ok {
+		t.Error("a stopped observer applied a later transaction")
+	}
+	if status, out := migrationCall(t, obs, "migration_thaw", ""); status != http.StatusOK {
+		t.Fatalf("thaw: %d %v", status, out)
+	}
+	select {
+	case err := <-held:
+		if err != nil {
+			t.Fatalf("the held write after the thaw: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held write was not answered after the thaw")
+	}
+	if _, err := c.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c.Exists("/zk-while-stopped"); !ok || err != nil {
+		t.Errorf("ZooKeeper's write while stopped is not on the thawed observer: %v", err)
+	}
+	if ok, _, _ := zc.Exists("/held-during-freeze"); !ok {
+		t.Error("the held write is not on ZooKeeper")
+	}
+	if c.SessionID() != sid {
+		t.Errorf("session %#x became %#x", sid, c.SessionID())
+	}
+	for {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateDisconnected || e.State == zk.StateExpired {
+				t.Errorf("the client saw %v during the called-off cutover", e.State)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if srvr, _ := fourLetter(obs.clientAddr, "srvr"); !strings.Contains(srvr, "Mode: observer") {
+		t.Errorf("after the thaw:\n%s", srvr)
+	}
+}
