@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -72,10 +70,11 @@ func runFollow(c *cli.Context) error {
 	}
 	defer unlock()
 	statePath := filepath.Join(dataDir, followState)
-	l, err := resumeFollowing(cfg, statePath, log)
+	b, err := openFollowing(cfg, statePath, log)
 	if err != nil {
 		return err
 	}
+	l := b.Learner()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	done := make(chan struct{})
@@ -159,25 +158,6 @@ func learnerConfig(st settings, config string, log *zap.Logger) (zklearner.Confi
 // followState is the file in the observer's dataDir holding the tree it
 // followed, saved on exit.
 const followState = "zkraft-observer.state"
-
-// resumeFollowing starts from the tree saved at path, or from nothing
-// when there is none.
-func resumeFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zklearner.Learner, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return zklearner.New(cfg), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("migrate follow: %w", err)
-	}
-	defer f.Close()
-	l, err := zklearner.Resume(cfg, bufio.NewReaderSize(f, 1<<16))
-	if err != nil {
-		return nil, fmt.Errorf("migrate follow: %s (delete it to sync from nothing): %w", path, err)
-	}
-	log.Info("resuming from the saved tree", zap.String("file", path), zap.String("zxid", fmt.Sprintf("%#x", l.Status().LastZxid)))
-	return l, nil
-}
 
 // saveFollowing writes the followed tree to path, atomically: a crash
 // leaves the previous file or none.
