@@ -22,6 +22,24 @@ import (
 // server.id, and returns it once it serves clients.
 func startFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *member {
 	t.Helper()
+	m := launchFollower(t, e, id, extra...)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if out, err := fourLetter(m.clientAddr, "srvr"); err == nil && strings.Contains(out, "Mode: observer") {
+			return m
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(m.logPath)
+			t.Fatalf("the observer does not serve:\n%s", tail(string(b), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// launchFollower starts a zkraft server following e as its observer
+// server.id, without waiting for it to serve.
+func launchFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *member {
+	t.Helper()
 	dir := t.TempDir()
 	m := &member{id: id, clientAddr: freeAddr(t), adminAddr: freeAddr(t), cfgPath: filepath.Join(dir, "zoo.cfg"),
 		logPath: filepath.Join(dir, "zkraft.log"), logLevel: "info"}
@@ -45,17 +63,7 @@ func startFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *m
 			t.Logf("zkraft observer %d log:\n%s", id, tail(string(b), 8000))
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if out, err := fourLetter(m.clientAddr, "srvr"); err == nil && strings.Contains(out, "Mode: observer") {
-			return m
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(m.logPath)
-			t.Fatalf("the observer does not serve:\n%s", tail(string(b), 4000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return m
 }
 
 // fourLetter sends a four-letter word and returns the answer.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/internal/zklearner"
+	"github.com/zkraft/zkraft/internal/zktls"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -151,6 +152,16 @@ func learnerConfig(st settings, config string, log *zap.Logger) (zklearner.Confi
 	}
 	if len(cfg.Servers) == 0 {
 		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
+	}
+	if st.SSLQuorum {
+		// The ensemble's quorum TLS, as a ZooKeeper observer's: the key
+		// store's certificate presented, the leader's verified against the
+		// trust store (and its host per ssl.quorum.hostnameVerification).
+		_, client, err := zktls.MemberConfigs(st.QuorumTLS, st.QuorumVerifyHost)
+		if err != nil {
+			return zklearner.Config{}, fmt.Errorf("sslQuorum: %w", err)
+		}
+		cfg.TLS = client
 	}
 	return cfg, nil
 }

@@ -159,7 +159,7 @@ var serverSettings = []setting{
 		"ssl.hostnameVerification"),
 	securityKeys("none", "the certificate subject (X.500 name) that is the super user over TLS",
 		"X509AuthenticationProvider.superUser"),
-	securityKeys("false: members talk plain TCP", "mutual TLS on every member connection, with the ssl.quorum.* stores",
+	securityKeys("false: members talk plain TCP", "mutual TLS on every member connection, and to ZooKeeper's leader when following one, with the ssl.quorum.* stores",
 		"sslQuorum"),
 	securityKeys("as for clients; host names checked", "the member connections' stores and checks (sslQuorum=true), and the HTTPS AdminServer's",
 		"ssl.quorum.keyStore.location", "ssl.quorum.keyStore.password", "ssl.quorum.keyStore.type",

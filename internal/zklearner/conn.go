@@ -38,13 +38,19 @@ type conn struct {
 // stream until the connection fails or ctx ends.
 func (l *Learner) follow(ctx context.Context, addr string) error {
 	d := net.Dialer{Timeout: l.cfg.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotLeader, err)
 	}
-	defer nc.Close()
-	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer raw.Close()
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	defer stop()
+	nc := raw
+	if l.cfg.TLS != nil {
+		if nc, err = l.tlsClient(ctx, raw, addr); err != nil {
+			return err
+		}
+	}
 	c := &conn{l: l, addr: addr, nc: nc, in: zkdata.NewStreamReader(bufio.NewReaderSize(nc, 64<<10)), out: bufio.NewWriter(nc)}
 	newEpoch, err := c.handshake()
 	if err != nil {
@@ -84,6 +90,9 @@ func (c *conn) handshake() (int64, error) {
 		return 0, fmt.Errorf("%w: %w", errNotLeader, err)
 	}
 	p, err := c.read(l.cfg.InitTimeout)
+	if err != nil && tlsRefused(err) {
+		return 0, fmt.Errorf("%w with %s: %w", errTLS, c.addr, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", errNotLeader, err)
 	}

@@ -2,6 +2,7 @@ package zklearner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -28,8 +29,15 @@ type Config struct {
 	// Options are the tree's options; they must match the ensemble's
 	// (extended types).
 	Options znode.Options
-	// DialTimeout bounds one connection attempt (default 2s).
+	// DialTimeout bounds one connection attempt, its TLS handshake
+	// included (default 2s).
 	DialTimeout time.Duration
+	// TLS, when set, is the client side of the ensemble's quorum TLS
+	// (ZooKeeper's sslQuorum=true): every connection to a server begins
+	// with a TLS handshake, presenting TLS.Certificates (ZooKeeper's
+	// quorum TLS is mutual). Without a ServerName the dialed host is
+	// verified, unless InsecureSkipVerify. Nil: plain TCP.
+	TLS *tls.Config
 	// InitTimeout bounds the wait for each packet while syncing
 	// (ZooKeeper's initLimit*tickTime; default 20s), SyncTimeout the wait
 	// for each packet after it (syncLimit*tickTime; default 10s): the
@@ -83,6 +91,9 @@ type Status struct {
 type Learner struct {
 	cfg Config
 	log *zap.Logger
+	// tlsLogged is the last TLS failure logged per server (Run's
+	// goroutine only): a repeat is logged at debug level.
+	tlsLogged map[string]string
 
 	mu sync.RWMutex
 	// f holds the followed tree; replaced by a SNAP or TRUNC.
@@ -148,6 +159,8 @@ func (l *Learner) Run(ctx context.Context) error {
 				return ctx.Err()
 			case l.Status().Stopped:
 				return ErrStopped
+			case errors.Is(err, errTLS):
+				l.logTLS(addr, err)
 			case errors.Is(err, errNotLeader):
 				l.log.Debug("zklearner: not the leader", zap.String("server", addr), zap.Error(err))
 			default:

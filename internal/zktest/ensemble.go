@@ -138,7 +138,10 @@ func (e *Ensemble) start(s *Server, jvmProps []string) {
 		e.t.Fatal(err)
 	}
 	args := append([]string{"-XX:-UsePerfData", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, jvmProps...)
-	args = append(args, "-cp", s.dir+":"+Jar+":/usr/share/java/slf4j-simple.jar",
+	// netty-codec is missing from the jar's manifest Class-Path; quorum
+	// TLS (sslQuorum=true) needs it: without it the election listener
+	// dies with a NoClassDefFoundError on the first TLS connection, unlogged.
+	args = append(args, "-cp", s.dir+":"+Jar+":/usr/share/java/slf4j-simple.jar:/usr/share/java/netty-codec.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
 	s.cmd = exec.Command(e.java, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"crypto/x509/pkix"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/zktls/zktlstest"
+)
+
+// quorumTLSLines are the zoo.cfg lines of quorum TLS with PEM stores, as
+// ZooKeeper 3.8 and zkraft both read them.
+func quorumTLSLines(keyStore, trustStore string) []string {
+	return []string{"sslQuorum=true",
+		"ssl.quorum.keyStore.location=" + keyStore, "ssl.quorum.keyStore.type=PEM",
+		"ssl.quorum.trustStore.location=" + trustStore, "ssl.quorum.trustStore.type=PEM"}
+}
+
+// TestFollowZooKeeperQuorumTLS: a zkraft server follows a ZooKeeper 3.8
+// ensemble whose quorum traffic is mutual TLS (sslQuorum=true on every
+// server) when its zoo.cfg has the same ssl.quorum.* settings, as a
+// ZooKeeper observer's: a client of the observer reads a write made on
+// ZooKeeper and writes through it.
+func TestFollowZooKeeperQuorumTLS(t *testing.T) {
+	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsLines := quorumTLSLines(ks, ts)
+	e := zktest.StartWith(t, tlsLines)
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Create("/before", []byte("zk"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	obs := startFollower(t, e, e.ObserverID, tlsLines...)
+	oc := connectTo(t, obs.clientAddr)
+	if _, err := oc.Sync("/before"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
+		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
+	}
+	st, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll))
+	if err != nil || st != "/through" {
+		t.Fatalf("create through the observer: %q, %v", st, err)
+	}
+	if _, err := zc.Sync("/through"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
+		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
+	}
+	// A later write on ZooKeeper streams to the observer over TLS.
+	if _, err := zc.Set("/before", []byte("later"), -1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _, err := oc.Get("/before")
+		if err == nil && string(data) == "later" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the observer reads %q, %v; want the streamed write", data, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestFollowZooKeeperQuorumTLSUntrusted: an observer whose trust store
+// does not hold the authority of the ensemble's certificates does not
+// follow it: it keeps running, logs why once, and serves no tree.
+func TestFollowZooKeeperQuorumTLSUntrusted(t *testing.T) {
+	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := zktest.StartWith(t, quorumTLSLines(ks, ts))
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Create("/before", []byte("zk"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// Stores of another authority: neither side trusts the other.
+	otherKS, otherTS, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "stranger"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := launchFollower(t, e, e.ObserverID, quorumTLSLines(otherKS, otherTS)...)
+	const why = "the quorum TLS handshake failed"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(obs.logPath)
+		if strings.Contains(string(b), why) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the observer's log does not say %q:\n%s", why, tail(string(b), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // a few retry rounds
+	if obs.cmd.ProcessState != nil {
+		t.Fatalf("the observer exited: %v", obs.cmd.ProcessState)
+	}
+	b, _ := os.ReadFile(obs.logPath)
+	if n := strings.Count(string(b), why); n > len(e.Servers) {
+		t.Errorf("the handshake failure is logged %d times in 3s: once per server is enough", n)
+	}
+	if strings.Contains(string(b), "up to date") {
+		t.Errorf("the observer synced without a trusted certificate:\n%s", tail(string(b), 4000))
+	}
+}
