@@ -32,6 +32,10 @@ type File struct {
 	// ZooKeeper file): what it is, alone. A restore derives the session
 	// passwords from it, so every member restoring the file agrees.
 	Digest [sha256.Size]byte
+	// Body is the Apache ZooKeeper snapshot a zkraft file holds, as the
+	// member sent it (nil for a ZooKeeper file): what a ZooKeeper server
+	// loads from dataDir/version-2/snapshot.<zxid in hex>.
+	Body []byte
 }
 
 // zkMagic opens an Apache ZooKeeper snapshot ("ZKSN").
@@ -94,6 +98,7 @@ func parse(b []byte) (*File, error) {
 			len(s.Nodes), len(s.Sessions), f.Meta.Znodes, f.Meta.Sessions)
 	}
 	f.Snapshot = s
+	f.Body = body
 	copy(f.Digest[:], b[end:])
 	return f, nil
 }
