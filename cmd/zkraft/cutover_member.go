@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/internal/zkobserver"
 	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
@@ -54,6 +55,8 @@ type migration struct {
 	b     *zkobserver.Backend
 	srv   *session.Server
 	admin *operator.Admin
+	// metrics, when served, gain the new member's Raft figures.
+	metrics *metrics.Registry
 
 	mu    sync.Mutex // one command at a time
 	state string
@@ -255,7 +258,11 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 	}
 	st.Members = peers
 	start := time.Now()
-	node, err := openSeeded(m.c, st, m.b, zxid, m.log)
+	var nodeMetrics ensemble.Metrics
+	if m.metrics != nil {
+		nodeMetrics = m.metrics.Ensemble()
+	}
+	node, err := openSeeded(m.c, st, m.b, zxid, nodeMetrics, m.log)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -268,6 +275,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 			m.node, m.state = node, stateMember
 			m.b.Handover(node)
 			m.srv.SwitchBackend(node)
+			m.watchMember(node)
 			return nil, http.StatusGatewayTimeout, fmt.Errorf("the new ensemble has no leader after %s", commandTimeout)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -275,6 +283,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 	m.b.Handover(node)
 	m.srv.SwitchBackend(node)
 	m.node, m.state = node, stateMember
+	m.watchMember(node)
 	// A restart starts as the member now, not as an observer.
 	_ = os.Rename(filepath.Join(st.DataDir, followState), filepath.Join(st.DataDir, followState+".cutover"))
 	m.log.Info("migration: cutover done; serving as a member of the new ensemble",
@@ -308,7 +317,7 @@ func cutoverPeers(st settings, members string) ([]ensemble.Peer, error) {
 
 // openSeeded seeds st's data directory with b's tree, at zxid, and
 // opens it as a member whose changes fire b's watch registry.
-func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, log *zap.Logger) (*ensemble.Node, error) {
+func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, nm ensemble.Metrics, log *zap.Logger) (*ensemble.Node, error) {
 	tree, err := b.CopyTree()
 	if err != nil {
 		return nil, err
@@ -320,7 +329,7 @@ func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, 
 	if err != nil {
 		return nil, err
 	}
-	cfg := memberConfig(c, st, listen, dial, ensemble.Metrics{}, log)
+	cfg := memberConfig(c, st, listen, dial, nm, log)
 	cfg.Watches = b.Watches()
 	cfg.ElectAtOnce = true
 	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
@@ -346,4 +355,13 @@ func cutOverMembers(lines []ensemble.Peer) []ensemble.Peer {
 		}
 	}
 	return sortPeers(peers)
+}
+
+// watchMember adds the new member's Raft figures to the metrics served.
+func (m *migration) watchMember(node *ensemble.Node) {
+	if m.metrics != nil {
+		if err := m.metrics.WatchMember(node); err != nil {
+			m.log.Warn("the new member's Raft metrics are not served", zap.Error(err))
+		}
+	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -24,7 +26,23 @@ import (
 // the server as the member.
 func TestCutoverKeepsSessions(t *testing.T) {
 	e := zktest.Start(t)
-	obs := startFollower(t, e, e.ObserverID)
+	metricsAddr := freeAddr(t)
+	mhost, mport, _ := net.SplitHostPort(metricsAddr)
+	obs := startFollower(t, e, e.ObserverID, "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider",
+		"metricsProvider.httpHost="+mhost, "metricsProvider.httpPort="+mport)
+	scrape := func() string {
+		t.Helper()
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if m := scrape(); !strings.Contains(m, "\nznode_count ") || strings.Contains(m, "zkraft_raft_term") {
+		t.Errorf("an observer's metrics: want ZooKeeper's figures and no Raft's:\n%.2000s", m)
+	}
 
 	holder, holderEv, err := zk.Connect([]string{obs.clientAddr}, 6*time.Second, zk.WithLogInfo(false))
 	if err != nil {
@@ -106,6 +124,10 @@ func TestCutoverKeepsSessions(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
+
+	if m := scrape(); !strings.Contains(m, "\nzkraft_raft_term ") || !strings.Contains(m, "\nznode_count ") {
+		t.Errorf("the member's metrics after the cutover lack Raft's or ZooKeeper's figures:\n%.2000s", m)
+	}
 
 	// ZooKeeper goes; zkraft serves on.
 	for _, s := range e.Servers {

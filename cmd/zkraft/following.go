@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/internal/zklearner"
 	"github.com/zkraft/zkraft/internal/zkobserver"
 	"github.com/zkraft/zkraft/operator"
@@ -45,6 +46,13 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 		}
 		defer secureLn.Close()
 	}
+	var metricsLn net.Listener
+	if st.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", st.MetricsAddr); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	for _, dir := range lockDirs(st) {
 		unlock, err := lockDataDir(dir)
 		if err != nil {
@@ -62,7 +70,20 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": st.DataDir}, nil, log), b)
+	var reg *metrics.Registry
+	var requests session.RequestObserver
+	if metricsLn != nil {
+		reg = metrics.New()
+		requests = reg.Requests()
+	}
+	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": st.DataDir}, requests, log), b)
+	if reg != nil {
+		stop, err := startMetrics(metricsLn, reg, nil, srv, log)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		defer stop()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() {
@@ -70,7 +91,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 		_ = b.Run(ctx, func() { srv.DropClients("the connection to ZooKeeper's leader ended") })
 	}()
 	admin := operator.NewAdmin(srv)
-	mig := &migration{c: c, st: st, log: log, b: b, srv: srv, admin: admin, state: stateFollowing}
+	mig := &migration{c: c, st: st, log: log, b: b, srv: srv, admin: admin, metrics: reg, state: stateFollowing}
 	defer mig.close()
 	if st.AdminAddr != "" {
 		adminTLS, err := adminTLSConfig(st)

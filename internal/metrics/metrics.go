@@ -50,11 +50,20 @@ func (r *Registry) Requests() *Requests { return r.requests }
 func (r *Registry) Ensemble() ensemble.Metrics { return r.raft.hooks() }
 
 // Watch adds the figures read at scrape time: mntr's from srv, Raft's
-// from node.
+// from node (none when nil).
 func (r *Registry) Watch(node *ensemble.Node, srv *session.Server) error {
 	if err := r.reg.Register(mntrCollector{srv: srv}); err != nil {
 		return err
 	}
+	if node == nil {
+		return nil // an observer of ZooKeeper: no Raft yet (WatchMember)
+	}
+	return r.WatchMember(node)
+}
+
+// WatchMember adds node's Raft figures to a registry watching a server
+// without them so far: a live migration's observer once it cuts over.
+func (r *Registry) WatchMember(node *ensemble.Node) error {
 	return r.reg.Register(newRaftCollector(node))
 }
 
