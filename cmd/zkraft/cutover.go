@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,7 +137,7 @@ func runCutover(c *cli.Context) error {
 	}); err != nil {
 		return fmt.Errorf("cutover: %w", err)
 	}
-	var ids []string
+	var ids, clients []string
 	held := map[int64]bool{}
 	for i, st := range status {
 		switch {
@@ -148,6 +149,9 @@ func runCutover(c *cli.Context) error {
 			return fmt.Errorf("cutover: server id %d twice", st.ServerID)
 		}
 		ids = append(ids, strconv.Itoa(int(st.ServerID)))
+		if st.ClientAddr != "" {
+			clients = append(clients, fmt.Sprintf("%d=%s", st.ServerID, st.ClientAddr))
+		}
 		for _, s := range st.ClientSessions {
 			held[s] = true
 		}
@@ -203,7 +207,7 @@ func runCutover(c *cli.Context) error {
 		var r struct {
 			Mode string `json:"mode"`
 		}
-		err := o.call(ctx, http.MethodPost, "migration_cutover", fmt.Sprintf("zxid=%d&members=%s", target, strings.Join(ids, ",")), &r)
+		err := o.call(ctx, http.MethodPost, "migration_cutover", fmt.Sprintf("zxid=%d&members=%s&clients=%s", target, strings.Join(ids, ","), url.QueryEscape(strings.Join(clients, ","))), &r)
 		modes[i] = r.Mode
 		return err
 	})

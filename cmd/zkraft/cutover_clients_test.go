@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/fourletter"
 	"github.com/zkraft/zkraft/internal/testenv"
 	"github.com/zkraft/zkraft/internal/zktest"
 )
@@ -24,7 +25,12 @@ import (
 // contenders, both connected only to the observers. Across `zkraft
 // migrate cutover` and the end of ZooKeeper, the lock's holder and the
 // election's leader stay the same, the contenders do not get in, no
-// session is lost or replaced, and writes through every client work.
+// session is lost or replaced, and writes through every client work;
+// then the new ensemble's leader is killed: the clients it served
+// reconnect to another member within their sessions, holder and leader
+// unchanged. Last, the holder lets go and the leader steps down: the
+// contenders, waiting all along on watches set before the cutover, take
+// over.
 func TestCutoverKeepsCuratorLockAndKazooLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts ZooKeeper, three observers, a JVM and Python")
@@ -99,6 +105,40 @@ func TestCutoverKeepsCuratorLockAndKazooLeader(t *testing.T) {
 		e.Kill(s)
 	}
 	check("with ZooKeeper gone")
+	// Curator learnt ZooKeeper's servers from /zookeeper/config through
+	// the observers; it must have moved on to the new ensemble's members,
+	// or its next reconnect goes to ZooKeeper's dead servers.
+	newMembers := func(line string) bool {
+		for _, m := range obs {
+			if !strings.Contains(line, fmt.Sprintf("server.%d=", m.id)) || !strings.Contains(line, ";"+m.clientAddr) {
+				return false
+			}
+		}
+		return !strings.Contains(line, "server.1=")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		got := curator.findAll("STILL-HELD ")
+		if last := got[len(got)-1]; newMembers(last) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("with ZooKeeper gone, Curator's membership is not the new ensemble's (%s): %s", hosts, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+		curator.send(t, "CHECK")
+		curator.expect(t, "STILL-HELD ", 30*time.Second)
+	}
+
+	// The sessions are the new ensemble's: the loss of its leader moves
+	// the clients it served to the others, within their sessions.
+	for _, m := range obs {
+		if m.mode() != "leader" {
+			continue
+		}
+		cons := fourletter.Ask(m.clientAddr, "cons")
+		m.kill()
+		t.Logf("killed the new ensemble's leader, server %d, which held %d of the 4 sessions", m.id, strings.Count(cons, "sid=0x"))
+	}
+	check("after the new ensemble's leader was killed")
 
 	// The holder lets go: the contender waiting all along (on a watch set
 	// before the cutover) gets the lock, the other contender leads.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ import (
 //	POST migration_freeze            hold writes; answer the last zxid
 //	POST migration_stop?zxid=Z       stop following at Z
 //	POST migration_thaw              call it off: follow and forward again
-//	POST migration_cutover?zxid=Z&members=4,5,6
+//	POST migration_cutover?zxid=Z&members=4,5,6[&clients=4=host:port,5=...]
 //	                                 become a member of the new ensemble
 //
 // The states: following, frozen, stopped, member.
@@ -77,6 +78,11 @@ type migrationStatus struct {
 	// MemberAddr is this server's own server.N address (its quorum
 	// port), where it takes its ensemble peers after the cutover.
 	MemberAddr string `json:"member_addr"`
+	// ClientAddr is where its clients reach it, which the new ensemble's
+	// /zookeeper/config names: clients that follow the membership there
+	// (Curator's EnsembleTracker) move to the new members, not back to
+	// ZooKeeper's servers.
+	ClientAddr string `json:"client_addr"`
 	LastZxid   int64  `json:"last_zxid"`
 	Synced     bool   `json:"synced"`
 	Leader     string `json:"leader"`
@@ -132,7 +138,8 @@ func (m *migration) status() migrationStatus {
 	m.mu.Unlock()
 	st := m.b.Learner().Status()
 	out := migrationStatus{State: state, ServerID: m.st.ServerID, LastZxid: st.LastZxid, Synced: st.Synced,
-		Leader: st.Leader, Epoch: st.Epoch, ClientSessions: []int64{}, TreeSessions: []int64{}, Mode: m.srv.Mode()}
+		Leader: st.Leader, Epoch: st.Epoch, ClientSessions: []int64{}, TreeSessions: []int64{}, Mode: m.srv.Mode(),
+		ClientAddr: m.st.ClientAddr}
 	for _, p := range m.st.Members {
 		if p.ID == m.st.ServerID {
 			out.MemberAddr = p.Addr
@@ -248,7 +255,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 		return nil, http.StatusConflict, fmt.Errorf("cannot cut over at %#x: %s at %#x", zxid, m.state, m.b.LastZxid())
 	}
 	st := m.st
-	peers, err := cutoverPeers(st, r.URL.Query().Get("members"))
+	peers, err := cutoverPeers(st, r.URL.Query().Get("members"), r.URL.Query().Get("clients"))
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
@@ -282,6 +289,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 	}
 	m.b.Handover(node)
 	m.srv.SwitchBackend(node)
+	refireConfig(m.b, node)
 	m.node, m.state = node, stateMember
 	m.watchMember(node)
 	// A restart starts as the member now, not as an observer.
@@ -293,8 +301,26 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 
 // cutoverPeers are the new ensemble's members: the servers named (ids,
 // comma separated), each one of the observer lines of this server's
-// configuration, as voters.
-func cutoverPeers(st settings, members string) ([]ensemble.Peer, error) {
+// configuration, as voters. A line without a client address takes the
+// one clients names for its id (id=host:port, comma separated), so that
+// /zookeeper/config names every member's: Curator's EnsembleTracker
+// moves its connect string to the servers listed there with one, and a
+// membership without would leave it on ZooKeeper's servers, which it
+// learnt through the observers, to lose its session at its next
+// reconnect.
+func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error) {
+	clientAddrs := map[uint64]string{}
+	for _, f := range strings.Split(clients, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		idText, addr, ok := strings.Cut(f, "=")
+		id, err := strconv.ParseUint(idText, 10, 8)
+		if _, _, aerr := net.SplitHostPort(addr); !ok || err != nil || aerr != nil {
+			return nil, fmt.Errorf("clients: %q is not id=host:port", f)
+		}
+		clientAddrs[id] = addr
+	}
 	var peers []ensemble.Peer
 	for _, f := range strings.Split(members, ",") {
 		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 8)
@@ -307,6 +333,9 @@ func cutoverPeers(st settings, members string) ([]ensemble.Peer, error) {
 		}
 		p := st.Members[i]
 		p.Observer = false
+		if p.ClientAddr == "" {
+			p.ClientAddr = clientAddrs[id]
+		}
 		peers = append(peers, p)
 	}
 	if !slices.ContainsFunc(peers, func(p ensemble.Peer) bool { return p.ID == st.ServerID }) {

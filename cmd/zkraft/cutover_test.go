@@ -294,6 +294,24 @@ func TestCutoverOfThreeObservers(t *testing.T) {
 		}
 	}()
 	time.Sleep(200 * time.Millisecond)
+	// A client following /zookeeper/config as Curator's EnsembleTracker
+	// does: read it with a watch, and again at each event.
+	var cfgMu sync.Mutex
+	var tracked string
+	go func() {
+		for {
+			data, _, ev, err := holders[1].GetW("/zookeeper/config")
+			if err != nil {
+				return
+			}
+			cfgMu.Lock()
+			tracked = string(data)
+			cfgMu.Unlock()
+			if e := <-ev; e.Err != nil {
+				return
+			}
+		}
+	}()
 	out, err := runApp("migrate", "cutover", "--admin-addr", strings.Join(admins, ","), "--auth", "digest:admin:secret", "--timeout", "30s")
 	if err != nil {
 		t.Fatalf("cutover: %v\n%s", err, out)
@@ -344,16 +362,41 @@ func TestCutoverOfThreeObservers(t *testing.T) {
 	mu.Unlock()
 
 	// /zookeeper/config is the new ensemble's, not ZooKeeper's.
+	// Every member's line names its client address: clients that follow
+	// the membership there (Curator's EnsembleTracker) move to them, not
+	// to ZooKeeper's servers, which they learnt through the observers.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		cfg, _, err := check.Get("/zookeeper/config")
 		if err == nil && strings.Contains(string(cfg), "server.4=") && !strings.Contains(string(cfg), "server.1=") {
+			for _, line := range strings.Split(string(cfg), "\n") {
+				if id, ok := strings.CutPrefix(line, "server."); ok {
+					i := slices.IndexFunc(obs, func(m *member) bool { return strings.HasPrefix(id, fmt.Sprintf("%d=", m.id)) })
+					if i < 0 || !strings.HasSuffix(line, ";"+obs[i].clientAddr) {
+						t.Errorf("/zookeeper/config's %q does not name a member's client address", line)
+					}
+				}
+			}
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("/zookeeper/config after the cutover: %q, %v", cfg, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+
+	// The tracker heard of the new membership: its watch, fired while
+	// reads still went to the observer's tree, fired again after.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		cfgMu.Lock()
+		cfg := tracked
+		cfgMu.Unlock()
+		if strings.Contains(cfg, "server.4=") && !strings.Contains(cfg, "server.1=") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a client following /zookeeper/config's watches still has %q", cfg)
+		}
 	}
 
 	// A real ensemble: it survives its leader's loss.

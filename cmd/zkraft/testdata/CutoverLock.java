@@ -95,6 +95,13 @@ public class CutoverLock {
             }
             round++;
             List<String> failures = new ArrayList<>();
+            // After a server's loss a client may be reconnecting: within
+            // its session that is allowed, so wait for it.
+            for (CuratorFramework c : new CuratorFramework[] {holder, contender}) {
+                if (!c.getZookeeperClient().blockUntilConnectedOrTimedOut()) {
+                    failures.add("not connected");
+                }
+            }
             if (!mine.isAcquiredInThisProcess()) {
                 failures.add("not-acquired-in-this-process");
             }
@@ -127,7 +134,10 @@ public class CutoverLock {
                 }
             }
             if (failures.isEmpty()) {
-                say(String.format("STILL-HELD %x participants=%d", sid, nodes.size()));
+                // The membership Curator's EnsembleTracker took from
+                // /zookeeper/config: the servers it would reconnect to.
+                say(String.format("STILL-HELD %x participants=%d config=%s", sid, nodes.size(),
+                    holder.getCurrentConfig().toString().replace('\n', ' ')));
             } else {
                 say("FAIL " + String.join("; ", failures));
             }

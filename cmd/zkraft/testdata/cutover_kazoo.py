@@ -15,6 +15,7 @@ again), and the script prints "CLOSING", closes both and prints "DONE".
 """
 import sys
 import threading
+import time
 
 from kazoo.client import KazooClient
 
@@ -70,22 +71,31 @@ for line in sys.stdin:
         continue
     rounds += 1
     failures = []
+    # After a server's loss a client may be reconnecting: within its
+    # session that is allowed, so wait for it.
+    for n, zk in clients.items():
+        for _ in range(300):
+            if zk.connected:
+                break
+            time.sleep(0.1)
+        else:
+            failures.append("%s is not connected: %s" % (n, zk.state))
     if len(leader) != 1:
         failures.append("leaders %s" % leader)
     name = leader[0]
     for n, zk in clients.items():
         if zk.client_id is None or zk.client_id[0] != sessions[n]:
             failures.append("session of %s is %s, was %x" % (n, zk.client_id, sessions[n]))
-    contenders = elections[name].contenders()
+    contenders = clients[name].retry(elections[name].contenders)
     if contenders[:1] != [name] or sorted(contenders) != ["one", "two"]:
         failures.append("contenders %s" % contenders)
-    kids = sorted(clients[name].get_children(path), key=lambda k: k[-10:])
-    _, st = clients[name].get(path + "/" + kids[0])
+    kids = sorted(clients[name].retry(clients[name].get_children, path), key=lambda k: k[-10:])
+    _, st = clients[name].retry(clients[name].get, path + "/" + kids[0])
     if st.ephemeralOwner != sessions[name]:
         failures.append("first contender node %s owned by %x" % (kids[0], st.ephemeralOwner))
     for n, zk in clients.items():
         try:
-            zk.create("/cutover-writes/kazoo-%d-%s-" % (rounds, n), b"", sequence=True, makepath=True)
+            zk.retry(zk.create, "/cutover-writes/kazoo-%d-%s-" % (rounds, n), b"", sequence=True, makepath=True)
         except Exception as e:  # noqa: BLE001 - any failure is reported
             failures.append("write %s: %r" % (n, e))
     if failures:
