@@ -132,3 +132,32 @@ func TestMigrationWalkthrough(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveMigrationWalkthrough runs the live migration walk-through of
+// docs/operations.md as written: a three-server Apache ZooKeeper 3.8
+// ensemble (Debian's package) with three zkraft observers in its
+// configuration; a dry run of migrate follow --check-digests; the three
+// zkraft servers follow it, serve the same data and forward a write; the
+// cutover makes them a zkraft ensemble; ZooKeeper is stopped; writes go
+// on; a server restarted on its edited zoo.cfg serves the same data.
+func TestLiveMigrationWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper and three zkraft servers")
+	}
+	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+		if _, err := os.Stat(f); err != nil {
+			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
+		}
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
+	}
+	_, out := runWalkthrough(t, "TestLiveMigrationWalkthrough", 4*time.Minute)
+	for _, want := range []string{"observer", "writes were held for", "Created /app/jobs/job-0000000001",
+		"Created /app/jobs/job-0000000002", "server.4="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the walk-through's output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("the walk-through's output:\n%s", out)
+}
