@@ -9,23 +9,18 @@ import (
 )
 
 // Authorize checks an AdminServer request's credentials for a command
-// that reads or changes everything (snapshot, a migration's cutover):
-// the Authorization header's identities ("digest user:password", or
-// "ip") must hold every permission on "/", as the super user does.
-// ZooKeeper's checkACL with Perms.ALL passes on any one of them, so with
-// "/" at world:anyone:r anyone could download every node and ACL digest;
-// skipACL does not open it either. It returns 0, or the HTTP status and
-// ZooKeeper's message to answer with.
+// that reads or changes everything (snapshot): the Authorization
+// header's identities ("digest user:password", or "ip") must hold every
+// permission on "/", as the super user does. ZooKeeper's checkACL with
+// Perms.ALL passes on any one of them, so with "/" at world:anyone:r
+// anyone could download every node and ACL digest; skipACL does not
+// open it either. It returns 0, or the HTTP status and ZooKeeper's
+// message to answer with.
 func (a *Admin) Authorize(r *http.Request) (status int, msg string) {
 	s := newView(a.srv)
-	authInfo := r.Header.Get("Authorization")
-	if authInfo == "" {
-		return http.StatusUnauthorized, "Auth info is missing for the command"
-	}
-	ids, ok := s.adminIdentities(r, authInfo)
-	if !ok {
-		s.srv.CountAuthFailure()
-		return http.StatusUnauthorized, "Not authenticated"
+	ids, status, msg := s.requestIdentities(r)
+	if status != 0 {
+		return status, msg
 	}
 	tree := s.node.RLockTree()
 	rootACL, _ := tree.NodeACL(znode.RootPath)
@@ -45,14 +40,9 @@ func (a *Admin) AuthorizeSuper(r *http.Request) (status int, msg string) {
 	if s.cfg.SuperDigest == "" {
 		return http.StatusForbidden, "this command needs the super user, and no superDigest is set"
 	}
-	authInfo := r.Header.Get("Authorization")
-	if authInfo == "" {
-		return http.StatusUnauthorized, "Auth info is missing for the command"
-	}
-	ids, ok := s.adminIdentities(r, authInfo)
-	if !ok {
-		s.srv.CountAuthFailure()
-		return http.StatusUnauthorized, "Not authenticated"
+	ids, status, msg := s.requestIdentities(r)
+	if status != 0 {
+		return status, msg
 	}
 	for _, id := range ids {
 		if id.Scheme == "super" {
@@ -60,4 +50,19 @@ func (a *Admin) AuthorizeSuper(r *http.Request) (status int, msg string) {
 		}
 	}
 	return http.StatusForbidden, "Not authorized: only the super user may"
+}
+
+// requestIdentities are the identities of a request's Authorization
+// header, or the status and ZooKeeper's message refusing it.
+func (s view) requestIdentities(r *http.Request) (ids []jute.Id, status int, msg string) {
+	authInfo := r.Header.Get("Authorization")
+	if authInfo == "" {
+		return nil, http.StatusUnauthorized, "Auth info is missing for the command"
+	}
+	ids, ok := s.adminIdentities(r, authInfo)
+	if !ok {
+		s.srv.CountAuthFailure()
+		return nil, http.StatusUnauthorized, "Not authenticated"
+	}
+	return ids, 0, ""
 }

@@ -34,32 +34,12 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	ln, err := session.Listen(st.ClientAddr)
+	ports, err := bindPorts(st)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	var secureLn net.Listener
-	if st.SecureClientAddr != "" {
-		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
-			return err
-		}
-		defer secureLn.Close()
-	}
-	var metricsLn net.Listener
-	if st.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", st.MetricsAddr); err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		defer metricsLn.Close()
-	}
-	for _, dir := range lockDirs(st) {
-		unlock, err := lockDataDir(dir)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
+	defer ports.close()
+	ln, secureLn, metricsLn := ports.client, ports.secure, ports.metrics
 	statePath := filepath.Join(st.DataDir, followState)
 	b, err := openFollowing(lcfg, statePath, log)
 	if err != nil {

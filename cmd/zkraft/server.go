@@ -104,37 +104,12 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	// The client ports first: a port in use is reported before anything
-	// is created on disk. Connections that come meanwhile wait in the
-	// listen backlog until the server serves them.
-	ln, err := session.Listen(st.ClientAddr)
+	ports, err := bindPorts(st)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	var secureLn net.Listener
-	if st.SecureClientAddr != "" {
-		if secureLn, err = session.Listen(st.SecureClientAddr); err != nil {
-			return err
-		}
-		defer secureLn.Close()
-	}
-	// The metrics port too: ZooKeeper does not start when its metrics
-	// provider cannot bind it.
-	var metricsLn net.Listener
-	if st.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", st.MetricsAddr); err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		defer metricsLn.Close()
-	}
-	for _, dir := range lockDirs(st) {
-		unlock, err := lockDataDir(dir)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
+	defer ports.close()
+	ln, secureLn, metricsLn := ports.client, ports.secure, ports.metrics
 	// The registry exists before the member and its server, which report
 	// into it as things happen.
 	var reg *metrics.Registry
@@ -333,5 +308,59 @@ func memberConfig(c *cli.Context, st settings, listen func(string) (net.Listener
 		ElectionTimeout:   st.electionTimeout(),
 		Join:              c.Bool("join"),
 		AuditUser:         auditUser(st.Audit),
+	}
+}
+
+// serverPorts are a server's listening ports and its data directories'
+// locks.
+type serverPorts struct {
+	client, secure, metrics net.Listener // secure and metrics may be nil
+	unlock                  []func()
+}
+
+// bindPorts binds the client ports first: a port in use is reported
+// before anything is created on disk, and connections that come
+// meanwhile wait in the listen backlog until the server serves them.
+// The metrics port too: ZooKeeper does not start when its metrics
+// provider cannot bind it. Then it locks the data directories.
+func bindPorts(st settings) (_ *serverPorts, err error) {
+	p := &serverPorts{}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	if p.client, err = session.Listen(st.ClientAddr); err != nil {
+		return nil, err
+	}
+	if st.SecureClientAddr != "" {
+		if p.secure, err = session.Listen(st.SecureClientAddr); err != nil {
+			return nil, err
+		}
+	}
+	if st.MetricsAddr != "" {
+		if p.metrics, err = net.Listen("tcp", st.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	for _, dir := range lockDirs(st) {
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		p.unlock = append(p.unlock, unlock)
+	}
+	return p, nil
+}
+
+// close closes the ports and releases the locks.
+func (p *serverPorts) close() {
+	for _, l := range []net.Listener{p.client, p.secure, p.metrics} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	for i := len(p.unlock) - 1; i >= 0; i-- {
+		p.unlock[i]()
 	}
 }
