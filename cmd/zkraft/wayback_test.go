@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/fourletter"
 	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/zkimport"
 )
 
 // TestWayBackToZooKeeper is the way back of docs/operations.md's live
@@ -20,9 +21,11 @@ import (
 // `zkraft snapshot export-zookeeper` into a new Apache ZooKeeper 3.8's
 // data directory (Debian's package); ZooKeeper loads it and serves every
 // znode (persistent, sequential, ephemeral, container, digest and world
-// ACLs) with zkraft's data, ACL and every Stat field. The session zkraft
-// created keeps its ephemeral there, but its client, reconnecting to
-// ZooKeeper with zkraft's password, is told the session expired. A write
+// ACLs) with zkraft's data, ACL and every Stat field. A session resumed
+// with ZooKeeper's own password for its id (what a session ZooKeeper
+// created carries through zkraft) is taken. The session zkraft created
+// keeps its ephemeral there, but its client, reconnecting to ZooKeeper
+// with zkraft's password, is told the session expired. A write
 // to ZooKeeper then goes on from zkraft's zxid. export-zookeeper refuses a
 // data directory holding ZooKeeper state.
 func TestWayBackToZooKeeper(t *testing.T) {
@@ -90,6 +93,7 @@ func TestWayBackToZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := dumpTree(t, zr.clientAddr, "/zookeeper/config")
+	sid := c.SessionID()
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "backup.snap")
@@ -154,6 +158,16 @@ func TestWayBackToZooKeeper(t *testing.T) {
 			t.Fatal("ZooKeeper not serving after 60s")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A session whose password is ZooKeeper's own for its id, as a
+	// session ZooKeeper created keeps it through an import or a cutover:
+	// ZooKeeper resumes it.
+	back := &scaleSession{id: sid, passwd: zkimport.Passwd(sid)}
+	if err := back.open(zkAddr, 10*time.Second); err != nil {
+		t.Errorf("resuming session %#x on ZooKeeper with ZooKeeper's password for it: %v", sid, err)
+	} else {
+		back.nc.Close()
 	}
 
 	// The session zkraft created: ZooKeeper holds it (the ephemeral is in
