@@ -228,29 +228,16 @@ func (d *switchDialer) dial(_, _ string, timeout time.Duration) (net.Conn, error
 	return nc, err
 }
 
-// moveTo cuts the client's connection and points it at addr.
-func (d *switchDialer) moveTo(addr string) {
-	d.mu.Lock()
-	d.addr = addr
-	nc := d.nc
-	d.mu.Unlock()
-	if nc != nil {
-		nc.Close()
-	}
-}
-
-// TestSessionMovesBetweenZooKeeperAndObserver: a session opened on a
-// ZooKeeper server moves to the zkraft observer (REVALIDATE), keeps its
-// ephemeral and writes there, then moves back to ZooKeeper.
-func TestSessionMovesBetweenZooKeeperAndObserver(t *testing.T) {
-	e := zktest.Start(t)
-	obs := startFollower(t, e, e.ObserverID)
-	d := &switchDialer{addr: e.ClientAddrs()[0]}
+// movingClient connects a client through a switchDialer pointed at
+// addr, and returns a wait for its next state want (failing on expiry).
+func movingClient(t *testing.T, addr string) (*switchDialer, *zk.Conn, func(want zk.State)) {
+	t.Helper()
+	d := &switchDialer{addr: addr}
 	c, ev, err := zk.Connect([]string{"127.0.0.1:1"}, 10*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close)
 	waitState := func(want zk.State) {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
@@ -268,6 +255,27 @@ func TestSessionMovesBetweenZooKeeperAndObserver(t *testing.T) {
 			}
 		}
 	}
+	return d, c, waitState
+}
+
+// moveTo cuts the client's connection and points it at addr.
+func (d *switchDialer) moveTo(addr string) {
+	d.mu.Lock()
+	d.addr = addr
+	nc := d.nc
+	d.mu.Unlock()
+	if nc != nil {
+		nc.Close()
+	}
+}
+
+// TestSessionMovesBetweenZooKeeperAndObserver: a session opened on a
+// ZooKeeper server moves to the zkraft observer (REVALIDATE), keeps its
+// ephemeral and writes there, then moves back to ZooKeeper.
+func TestSessionMovesBetweenZooKeeperAndObserver(t *testing.T) {
+	e := zktest.Start(t)
+	obs := startFollower(t, e, e.ObserverID)
+	d, c, waitState := movingClient(t, e.ClientAddrs()[0])
 	waitState(zk.StateHasSession)
 	id := c.SessionID()
 	if _, err := c.Create("/moving", []byte("1"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {

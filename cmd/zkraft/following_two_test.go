@@ -54,29 +54,7 @@ func TestTwoObserversOfOneEnsemble(t *testing.T) {
 		t.Fatal("a watch on B did not fire for a write through A")
 	}
 
-	d := &switchDialer{addr: a.clientAddr}
-	c, ev, err := zk.Connect([]string{"127.0.0.1:1"}, 10*time.Second, zk.WithLogInfo(false), zk.WithDialer(d.dial))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	waitState := func(want zk.State) {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case e := <-ev:
-				if e.State == want {
-					return
-				}
-				if e.State == zk.StateExpired {
-					t.Fatal("session expired")
-				}
-			case <-deadline:
-				t.Fatalf("no %v", want)
-			}
-		}
-	}
+	d, c, waitState := movingClient(t, a.clientAddr)
 	waitState(zk.StateHasSession)
 	id := c.SessionID()
 	if _, err := c.Create("/two/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
