@@ -271,6 +271,11 @@ func TestCutoverOfThreeObservers(t *testing.T) {
 				t.Errorf("observer %d lacks ZooKeeper's session %#x", m.id, s)
 			}
 		}
+		for s := range got {
+			if !zkSessions[s] {
+				t.Errorf("observer %d holds session %#x, which ZooKeeper's leader does not", m.id, s)
+			}
+		}
 	}
 
 	writer := holders[2]
