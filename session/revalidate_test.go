@@ -25,7 +25,9 @@ func (r *revalidating) Revalidate(id int64, _ int32) (bool, error) {
 	return r.valid.Load(), nil
 }
 
-func (r *revalidating) SessionPasswd(id int64) []byte { return bytes.Repeat([]byte{byte(id)}, passwdLen) }
+func (r *revalidating) SessionPasswd(id int64) []byte {
+	return bytes.Repeat([]byte{byte(id)}, passwdLen)
+}
 
 // TestResumeSessionNotAppliedYet: a client brings a session created on
 // another server that this one has not applied yet; with its derived

@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/metrics"
 	"github.com/zkraft/zkraft/internal/zklearner"
 	"github.com/zkraft/zkraft/internal/zkobserver"
@@ -39,7 +37,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 		return err
 	}
 	defer ports.close()
-	ln, secureLn, metricsLn := ports.client, ports.secure, ports.metrics
+	ln, metricsLn := ports.client, ports.metrics
 	statePath := filepath.Join(st.DataDir, followState)
 	b, err := openFollowing(lcfg, statePath, log)
 	if err != nil {
@@ -83,34 +81,12 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 	} else {
 		log.Warn("no AdminServer (admin.serverPort): zkraft migrate cutover cannot reach this server")
 	}
-	errc := make(chan error, 2)
-	if st.PortUnification {
-		go func() { errc <- srv.ServeUnified(ln, tlsCfg) }()
-	} else {
-		go func() { errc <- srv.Serve(ln) }()
-	}
-	if secureLn != nil {
-		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
-	}
+	errc := ports.serve(srv, st.PortUnification, tlsCfg)
 	log.Info("zkraft serving as an Observer of a ZooKeeper ensemble",
 		zap.String("clientAddr", ln.Addr().String()), zap.Strings("zookeeper", lcfg.Servers),
 		zap.Uint8("serverId", st.ServerID), zap.String("dataDir", st.DataDir))
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	var runErr error
-	select {
-	case s := <-sig:
-		log.Info("shutting down", zap.String("signal", s.String()))
-	case err := <-errc:
-		if err != nil && !errors.Is(err, net.ErrClosed) {
-			runErr = err
-		}
-	}
-	if mig.leads() {
-		if err := mig.node.HandOff(4 * st.electionTimeout()); err != nil {
-			log.Warn("leadership not handed off; the others will elect", zap.Error(err))
-		}
-	}
+	runErr := waitForStop(errc, log)
+	handOffLeadership(mig.member(), st, log)
 	_ = srv.Close()
 	cancel()
 	<-followed
@@ -143,11 +119,12 @@ func openFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zkobser
 	return b, nil
 }
 
-// leads reports whether the server cut over and leads the new ensemble.
-func (m *migration) leads() bool {
+// member is the new ensemble's member once the server cut over, else
+// nil.
+func (m *migration) member() *ensemble.Node {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.node != nil && m.node.IsLeader()
+	return m.node
 }
 
 // close closes the new ensemble's member, if the server cut over.

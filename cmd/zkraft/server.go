@@ -147,14 +147,8 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		defer closeConsole()
 		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, log)()
 	}
-	errc := make(chan error, 2)
-	if st.PortUnification {
-		go func() { errc <- srv.ServeUnified(ln, tlsCfg) }()
-	} else {
-		go func() { errc <- srv.Serve(ln) }()
-	}
+	errc := ports.serve(srv, st.PortUnification, tlsCfg)
 	if secureLn != nil {
-		go func() { errc <- srv.ServeSecure(secureLn, tlsCfg) }()
 		log.Info("zkraft serving TLS clients", zap.String("secureClientAddr", secureLn.Addr().String()),
 			zap.String("clientAuth", tlsCfg.ClientAuth.String()))
 	}
@@ -177,6 +171,32 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		audit.Log(auditLog, audit.Event{User: auditUser(true), Operation: "serverStart", Result: "success"})
 		defer audit.Log(auditLog, audit.Event{User: auditUser(true), Operation: "serverStop", Result: "invoked"})
 	}
+	if err := waitForStop(errc, log); err != nil {
+		return err
+	}
+	handOffLeadership(node, st, log)
+	_ = srv.Close()
+	return nil
+}
+
+// serve serves srv's clients on the ports (the client port unified with
+// TLS when unified), and returns where a failed Serve reports.
+func (p *serverPorts) serve(srv *session.Server, unified bool, tlsCfg *tls.Config) <-chan error {
+	errc := make(chan error, 2)
+	if unified {
+		go func() { errc <- srv.ServeUnified(p.client, tlsCfg) }()
+	} else {
+		go func() { errc <- srv.Serve(p.client) }()
+	}
+	if p.secure != nil {
+		go func() { errc <- srv.ServeSecure(p.secure, tlsCfg) }()
+	}
+	return errc
+}
+
+// waitForStop waits for SIGINT or SIGTERM (nil), or for serving to fail
+// (its error).
+func waitForStop(errc <-chan error, log *zap.Logger) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	select {
@@ -187,18 +207,22 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 			return err
 		}
 	}
-	if node.IsLeader() {
-		// A rolling restart: a follower takes over before this member goes,
-		// instead of the others noticing and electing (with the
-		// handshake's settle, clients see a pause of milliseconds).
-		if err := node.HandOff(4 * st.electionTimeout()); err != nil {
-			log.Warn("leadership not handed off; the others will elect", zap.Error(err))
-		} else {
-			log.Info("leadership handed off")
-		}
-	}
-	_ = srv.Close()
 	return nil
+}
+
+// handOffLeadership hands a leading member's leadership to a follower
+// before it goes: a rolling restart, where the others would otherwise
+// notice and elect (with the handshake's settle, clients see a pause of
+// milliseconds).
+func handOffLeadership(node *ensemble.Node, st settings, log *zap.Logger) {
+	if node == nil || !node.IsLeader() {
+		return
+	}
+	if err := node.HandOff(4 * st.electionTimeout()); err != nil {
+		log.Warn("leadership not handed off; the others will elect", zap.Error(err))
+	} else {
+		log.Info("leadership handed off")
+	}
 }
 
 // auditUser is the user the audit log names for the server's own events
