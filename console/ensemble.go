@@ -99,12 +99,16 @@ type ensembleJSON struct {
 // handleEnsemble answers the members' states and the leadership changes
 // seen since the console started.
 func (c *Console) handleEnsemble(w http.ResponseWriter, r *http.Request) {
-	out := ensembleJSON{Leader: -1, Members: []MemberStatus{}, Changes: c.lead.list(), Ops: c.ops.list()}
+	out := ensembleJSON{Leader: -1, Members: []MemberStatus{}, Ops: c.ops.list()}
 	if src := c.cfg.Ensemble; src != nil {
 		out.Leader, out.Term = src.Leadership()
+		// The leader shown is in the changes too, though housekeep has
+		// not noted it yet (it looks once a second).
+		c.lead.note(out.Leader, out.Term, time.Now())
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		out.Members = src.Members(ctx)
 	}
+	out.Changes = c.lead.list()
 	writeJSON(w, http.StatusOK, out)
 }

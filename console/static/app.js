@@ -450,11 +450,14 @@ async function applyChanges() {
 // ---- ensemble ----
 async function refreshEnsemble() {
   if ($("#ensemble-view").hidden || !state.me) return;
-  const r = await api("GET", "ensemble");
-  if (r.status === 200) renderEnsemble(r.body);
-  const s = await api("GET", "sessions");
-  if (s.status === 200) renderSessions(s.body);
-  setTimeout(refreshEnsemble, 2000);
+  try {
+    const r = await api("GET", "ensemble");
+    if (r.status === 200) renderEnsemble(r.body);
+    const s = await api("GET", "sessions");
+    if (s.status === 200) renderSessions(s.body);
+  } finally {
+    setTimeout(refreshEnsemble, 2000); // a failed fetch must not end the refreshing
+  }
 }
 
 function renderEnsemble(e) {
