@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -257,7 +256,10 @@ func TestCutoverOfThreeObservers(t *testing.T) {
 			t.Fatalf("observer %d's tree differs from ZooKeeper's:\nzookeeper:\n%s\nobserver:\n%s", e.ObserverIDs[i], want, got)
 		}
 	}
-	zkSessions := zkLeaderSessions(t, e)
+	zkSessions := e.Sessions(e.Leader())
+	if len(zkSessions) == 0 {
+		t.Fatal("no session in the dump of ZooKeeper's leader")
+	}
 	zc.Close()
 	time.Sleep(200 * time.Millisecond) // its closeSession reaches the observers
 	for _, m := range obs {
@@ -456,28 +458,6 @@ func walkTree(t *testing.T, c *zk.Conn) string {
 	}
 	walk("/")
 	return b.String()
-}
-
-// zkLeaderSessions are the sessions ZooKeeper's leader tracks (its dump).
-func zkLeaderSessions(t *testing.T, e *zktest.Ensemble) map[int64]bool {
-	t.Helper()
-	out, err := fourLetter(e.Leader().ClientAddr, "dump")
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _, _ := strings.Cut(out, "ephemeral nodes dump")
-	sessions := map[int64]bool{}
-	for _, f := range strings.Fields(head) {
-		if strings.HasPrefix(f, "0x") {
-			if id, err := strconv.ParseUint(strings.TrimSuffix(f[2:], ","), 16, 64); err == nil {
-				sessions[int64(id)] = true
-			}
-		}
-	}
-	if len(sessions) == 0 {
-		t.Fatalf("no session in ZooKeeper's dump:\n%s", out)
-	}
-	return sessions
 }
 
 // migrationStatusOf asks a following server for its migration status.

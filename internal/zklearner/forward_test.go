@@ -44,7 +44,7 @@ func TestObserverForwardsRequests(t *testing.T) {
 			t.Errorf("session %#x in the tree: %+v %v", id, s, ok)
 		}
 	})
-	sameSessions(t, lead, l)
+	sameSessions(t, e, lead, l)
 
 	create := func(cxid int32, path string, flags int32) Outcome {
 		t.Helper()

@@ -7,15 +7,12 @@ import (
 	"path"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
 	"github.com/zkraft/zkraft/internal/zkimport"
 	"github.com/zkraft/zkraft/internal/zktest"
 	"github.com/zkraft/zkraft/jute"
@@ -149,19 +146,11 @@ func sameTree(t *testing.T, c *zk.Conn, l *Learner) {
 
 // sameSessions compares the sessions the ZooKeeper leader tracks (its
 // dump) with the learner's: the same ids, each with ZooKeeper's password.
-func sameSessions(t *testing.T, lead *zktest.Server, l *Learner) {
+func sameSessions(t *testing.T, e *zktest.Ensemble, lead *zktest.Server, l *Learner) {
 	t.Helper()
-	dump := fourletter.Ask(lead.ClientAddr, "dump")
-	tracker, _, _ := strings.Cut(dump, "ephemeral nodes dump")
 	var want []int64
-	for _, line := range strings.Split(tracker, "\n") {
-		if h, ok := strings.CutPrefix(strings.TrimSpace(line), "0x"); ok {
-			id, err := strconv.ParseUint(h, 16, 64)
-			if err != nil {
-				t.Fatalf("dump line %q: %v", line, err)
-			}
-			want = append(want, int64(id))
-		}
+	for id := range e.Sessions(lead) {
+		want = append(want, id)
 	}
 	var got []int64
 	l.Read(func(tree *znode.Tree) {
@@ -229,7 +218,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		t.Errorf("first sync %s, want SNAP", st.LastSync)
 	}
 	sameTree(t, c, l)
-	sameSessions(t, lead, l)
+	sameSessions(t, e, lead, l)
 
 	t.Run("live", func(t *testing.T) {
 		workload(t, c, 2)
@@ -239,7 +228,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		}
 		t.Logf("the tree's digest equalled the leader's after each of %d transactions", st.DigestsChecked)
 		sameTree(t, c, l)
-		sameSessions(t, lead, l)
+		sameSessions(t, e, lead, l)
 	})
 
 	t.Run("diff", func(t *testing.T) {
@@ -252,7 +241,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 			t.Errorf("sync after reconnecting %s (%d syncs), want DIFF", st.LastSync, st.Syncs)
 		}
 		sameTree(t, c, l)
-		sameSessions(t, lead, l)
+		sameSessions(t, e, lead, l)
 	})
 
 	// A learner restarted from the state its predecessor saved syncs by
@@ -275,7 +264,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 			t.Errorf("sync after a restart from saved state %s (%d syncs), want DIFF", st.LastSync, st.Syncs)
 		}
 		sameTree(t, c, l)
-		sameSessions(t, lead, l)
+		sameSessions(t, e, lead, l)
 	})
 
 	t.Run("leader change", func(t *testing.T) {
@@ -291,7 +280,7 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		}
 		t.Logf("resynced with the new leader by %s", st.LastSync)
 		sameTree(t, c, l)
-		sameSessions(t, lead, l)
+		sameSessions(t, e, lead, l)
 	})
 
 	// A second observer, whose id no server's configuration lists (the
@@ -345,9 +334,9 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		st := caughtUp(t, e, lead, l2)
 		t.Logf("synced by %s while the writer wrote", st.LastSync)
 		sameTree(t, c, l2)
-		sameSessions(t, lead, l2)
+		sameSessions(t, e, lead, l2)
 		caughtUp(t, e, lead, l)
 		sameTree(t, c, l)
-		sameSessions(t, lead, l)
+		sameSessions(t, e, lead, l)
 	})
 }

@@ -229,3 +229,34 @@ func (e *Ensemble) LastZxid(s *Server) int64 {
 	}
 	return v
 }
+
+// Sessions are the sessions server s tracks, read from its dump. A
+// session whose expiry ZooKeeper moves to the next bucket while dump
+// walks the buckets is missing from that dump (ExpiryQueue.dump copies
+// the bucket keys, then reads each bucket), so Sessions takes the union
+// of three dumps a little apart; callers must not close sessions
+// meanwhile.
+func (e *Ensemble) Sessions(s *Server) map[int64]bool {
+	e.t.Helper()
+	sessions := map[int64]bool{}
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		out := fourletter.Ask(s.ClientAddr, "dump")
+		if !strings.HasPrefix(out, "SessionTracker dump:") {
+			e.t.Fatalf("dump of server %d: %q", s.ID, out)
+		}
+		head, _, _ := strings.Cut(out, "ephemeral nodes dump")
+		for _, f := range strings.Fields(head) {
+			if h, ok := strings.CutPrefix(strings.TrimSuffix(f, ","), "0x"); ok {
+				id, err := strconv.ParseUint(h, 16, 64)
+				if err != nil {
+					e.t.Fatalf("dump of server %d: session %q: %v", s.ID, f, err)
+				}
+				sessions[int64(id)] = true
+			}
+		}
+	}
+	return sessions
+}
