@@ -46,8 +46,8 @@ func (f *Follower) Tree() *znode.Tree { return f.tree }
 
 // Apply applies one ZooKeeper transaction; the tree's last zxid becomes
 // t.Zxid even if the transaction changes nothing here (an error
-// transaction, a reconfig). An error means the transaction could not be
-// read, and the tree may hold part of it.
+// transaction). An error means the transaction could not be read (or is
+// not what ZooKeeper writes), and the tree may hold part of it.
 func (f *Follower) Apply(t zkdata.Txn) error {
 	_, err := f.ApplyResults(t)
 	return err
@@ -56,7 +56,7 @@ func (f *Follower) Apply(t zkdata.Txn) error {
 // ApplyResults is Apply returning what applying the transaction gave
 // here: one result per change (one, or one per operation of a multi),
 // none for a transaction that changes nothing (an error transaction, a
-// reconfig, a check).
+// check).
 func (f *Follower) ApplyResults(t zkdata.Txn) ([]*znode.Result, error) {
 	steps, err := convert(t)
 	if errors.Is(err, errSkip) {

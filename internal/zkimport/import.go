@@ -19,7 +19,7 @@ type Result struct {
 	Snapshot string   // the snapshot file loaded, "" when none
 	Logs     []string // the log files read
 	Replayed int      // transactions replayed after the snapshot
-	Skipped  int      // error and reconfig transactions
+	Skipped  int      // error transactions
 	// Settled counts the changes a fuzzy snapshot (ZooKeeper snapshots
 	// while it serves) already held: their replay fails as NodeExists,
 	// NoNode or BadVersion and changes nothing, as in ZooKeeper. Conflicts

@@ -1,7 +1,9 @@
 package zkimport
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/jute"
@@ -13,8 +15,7 @@ import (
 var replayer = []jute.Id{{Scheme: "super", ID: "zkimport"}}
 
 // errSkip marks a logged transaction that changes nothing here: an error
-// transaction (a failed request ZooKeeper logged for its zxid) or a
-// reconfig, whose membership is zkraft's own now.
+// transaction (a failed request ZooKeeper logged for its zxid).
 var errSkip = fmt.Errorf("zkimport: nothing to replay")
 
 // stepKind says which of ZooKeeper's replay rules for a parent's child
@@ -74,8 +75,10 @@ func convert(t zkdata.Txn) ([]step, error) {
 			return nil, fmt.Errorf("zkimport: zxid %#x (closeSession): %w", t.Zxid, err)
 		}
 		return []step{{txn: txn, kind: stepClose, paths: paths}}, nil
-	case jute.OpError, jute.OpReconfig:
+	case jute.OpError:
 		return nil, errSkip
+	case jute.OpReconfig:
+		return convertReconfig(t, r)
 	case jute.OpMulti:
 		return convertMulti(t, r)
 	default:
@@ -142,6 +145,27 @@ func convertOp(t zkdata.Txn, op jute.Op, r *jute.Reader) (step, error) {
 	}
 	st.txn = &znode.Txn{Type: op, Session: t.ClientID, Time: t.Time, Ids: replayer, Req: jute.Marshal(req)}
 	return st, nil
+}
+
+// convertReconfig reads a reconfig's SetDataTxn {path, data, version}:
+// ZooKeeper's new configuration for /zookeeper/config, its "version="
+// line the transaction's zxid in hex (PrepRequestProcessor sets the
+// configuration's version to it). zkraft's reconfig transaction takes the
+// membership lines and adds that line itself, so the node ends as
+// ZooKeeper's: the same data, version -1, mzxid the zxid.
+func convertReconfig(t zkdata.Txn, r *jute.Reader) ([]step, error) {
+	path, data := r.String(), r.Buffer()
+	r.Int() // always -1
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("zkimport: zxid %#x (reconfig): %w", t.Zxid, err)
+	}
+	version := "version=" + strconv.FormatInt(t.Zxid, 16)
+	lines, ok := bytes.CutSuffix(data, []byte(version))
+	if path != znode.ConfigPath || !ok || (len(lines) > 0 && lines[len(lines)-1] != '\n') {
+		return nil, fmt.Errorf("zkimport: zxid %#x: a reconfig of %q to %q, not a configuration of %s", t.Zxid, path, data, version)
+	}
+	txn := &znode.Txn{Type: jute.OpReconfig, Session: t.ClientID, Time: t.Time, Ids: replayer, Req: lines}
+	return []step{{txn: txn}}, nil
 }
 
 // convertMulti reads a MultiTxn {vector<Txn {type, data}>}. A failed

@@ -125,9 +125,10 @@ func TestObserverForwardsRequests(t *testing.T) {
 
 // TestObserverFollowsReconfig: with reconfigEnabled, a reconfig that adds
 // a server reaches observers as INFORMANDACTIVATE (the suggested leader's
-// id before the transaction); the learner applies it (the membership is
-// not the tree's: it is skipped) and its tree's digest still matches the
-// leader's after it and after the writes that follow.
+// id before the transaction); the learner applies it: /zookeeper/config
+// holds ZooKeeper's new configuration with ZooKeeper's Stat, and the
+// tree's digest still matches the leader's after it and after the writes
+// that follow.
 func TestObserverFollowsReconfig(t *testing.T) {
 	e := zktest.StartWith(t, []string{"reconfigEnabled=true", "skipACL=yes"})
 	lead := e.Leader()
@@ -145,4 +146,24 @@ func TestObserverFollowsReconfig(t *testing.T) {
 		t.Errorf("after the reconfig: %+v (before: %+v), want the same connection, applying", st, skipped)
 	}
 	sameTree(t, c, l)
+	sameConfig(t, c, l)
+}
+
+// sameConfig compares /zookeeper/config (data and Stat) on ZooKeeper,
+// read through c, with the learner's.
+func sameConfig(t *testing.T, c *zk.Conn, l *Learner) {
+	t.Helper()
+	want, st, err := c.Get(znode.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wst := jute.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime, Version: st.Version,
+		Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: st.EphemeralOwner, DataLength: st.DataLength,
+		NumChildren: st.NumChildren, Pzxid: st.Pzxid}
+	var got []byte
+	var gst jute.Stat
+	l.Read(func(tree *znode.Tree) { got, gst, err = tree.GetData(znode.ConfigPath, superIds) })
+	if err != nil || string(got) != string(want) || gst != wst {
+		t.Errorf("/zookeeper/config here %q %+v %v,\nZooKeeper's %q %+v", got, gst, err, want, wst)
+	}
 }
