@@ -94,6 +94,9 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// ZooKeeper's membership is not the new ensemble's, whose first
+	// leader writes its own.
+	res.Tree.ResetConfig()
 	err = ensemble.Seed(ensemble.Config{
 		ID: st.ServerID, DataDir: st.DataDir, LogDir: st.DataLogDir, Peers: sortPeers(st.Members), Logger: log,
 	}, res.Tree, uint64(max(res.LastZxid, 1)))
@@ -112,7 +115,7 @@ func report(w io.Writer, res *zkimport.Result, dataDir string) {
 	}
 	stats := res.Tree.Stats()
 	fmt.Fprintf(w, "snapshot        %s\n", snap)
-	fmt.Fprintf(w, "logs            %d files, %d transactions replayed, %d skipped (errors, reconfig)\n", len(res.Logs), res.Replayed, res.Skipped)
+	fmt.Fprintf(w, "logs            %d files, %d transactions replayed, %d skipped (errors)\n", len(res.Logs), res.Replayed, res.Skipped)
 	fmt.Fprintf(w, "znodes          %d (%d bytes of paths and data)\n", stats.Nodes, stats.DataSize)
 	fmt.Fprintf(w, "sessions        %d\n", len(res.Tree.Sessions()))
 	fmt.Fprintf(w, "last zxid       %#x (zkraft goes on from %#x)\n", res.LastZxid, res.LastZxid+1)

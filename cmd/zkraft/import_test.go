@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/urfave/cli/v2"
+
+	"github.com/zkraft/zkraft/internal/zktest"
 )
 
 // runApp runs the zkraft command line in process and returns its output.
@@ -214,5 +216,60 @@ func TestImportEnsembleMemberAhead(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(members[2].logPath); !strings.Contains(string(b), "dropping a snapshot newer than") {
 		t.Errorf("member 3 did not drop its seed for the leader's older snapshot:\n%s", tail(string(b), 20))
+	}
+}
+
+// TestImportZooKeeperEnsembleData: ZooKeeper's servers hold their
+// ensemble's membership in /zookeeper/config (their snapshots and
+// reconfig transactions carry it). Imported into a new zkraft ensemble,
+// it must not stay there: the members would take ZooKeeper's servers for
+// theirs. /zookeeper/config is the new ensemble's membership, and the
+// data is ZooKeeper's.
+func TestImportZooKeeperEnsembleData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper servers, then three zkraft members")
+	}
+	e := zktest.StartWith(t, []string{"reconfigEnabled=true", "skipACL=yes"})
+	zc := connectTo(t, e.Leader().ClientAddr)
+	if _, err := zc.Create("/kept", []byte("zk"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// A reconfig transaction in ZooKeeper's log, replayed by the import.
+	if _, err := zc.IncrementalReconfig([]string{"server.7=127.0.0.1:21001:21002:observer;127.0.0.1:21003"}, nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	zkConfig, _, err := zc.Get("/zookeeper/config")
+	if err != nil || !strings.Contains(string(zkConfig), "server.7=") {
+		t.Fatalf("ZooKeeper's /zookeeper/config (%v):\n%s", err, zkConfig)
+	}
+	zc.Close()
+	for _, s := range e.Servers {
+		e.Kill(s)
+	}
+	members := startPreparedEnsemble(t, 3, func(m *member) {
+		out, err := exec.Command(zkraftBinary(t), "import-zookeeper", "--config", m.cfgPath,
+			"--from", e.Servers[m.id-1].DataDir()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("member %d: import-zookeeper: %v\n%s", m.id, err, out)
+		}
+	})
+	c := connectTo(t, members[0].clientAddr)
+	if data, _, err := c.Get("/kept"); err != nil || string(data) != "zk" {
+		t.Fatalf("/kept after the import: %q %v", data, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _, err := c.Get("/zookeeper/config")
+		ok := err == nil && !strings.Contains(string(data), "server.7=")
+		for _, m := range members {
+			ok = ok && strings.Contains(string(data), m.clientAddr)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("zkraft's /zookeeper/config after the import (%v):\n%s\nZooKeeper's was:\n%s", err, data, zkConfig)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

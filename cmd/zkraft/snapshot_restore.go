@@ -98,12 +98,12 @@ func snapshotRestore(c *cli.Context) error {
 		return fmt.Errorf("snapshot restore: the snapshot holds TTL nodes (%s): restore with --extended-types "+
 			"(extendedTypesEnabled=true) and serve with it", p)
 	}
-	resetConfigNode(f.Snapshot)
 	stage(errw, large, "building the tree of %d znodes", f.Meta.Znodes)
 	tree, err := zkimport.FromSnapshot(f.Snapshot, opts, restoredPasswd(f.Digest))
 	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
+	tree.ResetConfig()
 	stage(errw, large, "writing %s", st.DataDir)
 	log, err := newLogger("warn", "console")
 	if err != nil {
@@ -172,18 +172,6 @@ func ttlNode(s *zkdata.Snapshot) string {
 		}
 	}
 	return ""
-}
-
-// resetConfigNode empties /zookeeper/config as a new tree has it: the
-// old ensemble's membership is not the new one's, which its first leader
-// writes there.
-func resetConfigNode(s *zkdata.Snapshot) {
-	for i := range s.Nodes {
-		if n := &s.Nodes[i]; n.Path == znode.ConfigPath {
-			n.Data = []byte{}
-			n.Stat.Mzxid, n.Stat.Mtime, n.Stat.Version = n.Stat.Czxid, n.Stat.Ctime, 0
-		}
-	}
 }
 
 // restoredPasswd gives each restored session a password derived from the

@@ -152,6 +152,9 @@ func (e *Ensemble) start(s *Server, jvmProps []string) {
 	go func() { _ = s.cmd.Wait(); log.Close(); close(s.done) }()
 }
 
+// DataDir is s's dataDir (its myid, zoo.cfg and version-2 directory).
+func (s *Server) DataDir() string { return s.dir }
+
 // Kill kills s (SIGKILL) and waits for it to exit.
 func (e *Ensemble) Kill(s *Server) {
 	if s.cmd == nil {
