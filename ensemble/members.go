@@ -102,9 +102,9 @@ func renderMembers(peers []Peer) string {
 	return b.String()
 }
 
-// parseMembers reads /zookeeper/config text back: its server lines and
-// its version (-1 if none).
-func parseMembers(text string) ([]Peer, int64, error) {
+// ParseMembers reads /zookeeper/config text back (zkraft's or
+// ZooKeeper's): its server lines and its version (-1 if none).
+func ParseMembers(text string) ([]Peer, int64, error) {
 	var peers []Peer
 	version := int64(-1)
 	for _, line := range strings.Split(text, "\n") {

@@ -170,7 +170,7 @@ func (n *Node) currentMembers() ([]Peer, int64) {
 	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
 	n.RUnlockTree()
 	if err == nil && len(data) > 0 {
-		if peers, version, err := parseMembers(string(data)); err == nil {
+		if peers, version, err := ParseMembers(string(data)); err == nil {
 			return peers, version
 		}
 	}

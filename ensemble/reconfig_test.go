@@ -119,7 +119,7 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 
 	// Remove member 3 (by version, as zkCli reconfig -v does).
-	_, version, _ := parseMembers(cfg)
+	_, version, _ := ParseMembers(cfg)
 	rl := c.leader()
 	res = reconfig(t, rl, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: version}, superIDs)
 	if res.Err != jute.OK {

@@ -35,6 +35,7 @@ import (
 type Successor interface {
 	Propose(txn *znode.Txn, w ensemble.Waiter)
 	Barrier(w ensemble.Waiter)
+	Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter)
 	TouchSession(id int64)
 }
 
@@ -107,6 +108,32 @@ func (b *Backend) holdBarrier(w ensemble.Waiter) bool {
 	}
 	h.inflight++
 	return false
+}
+
+// holdReconfig is hold for a reconfig: passed on once handed over,
+// refused as ReconfigInProgress while frozen (the cutover is a change of
+// membership itself), and otherwise let through (false).
+func (b *Backend) holdReconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter) bool {
+	h := &b.ho
+	h.mu.Lock()
+	next, frozen := h.next, h.frozen
+	if next == nil && !frozen {
+		h.inflight++
+	}
+	h.mu.Unlock()
+	switch {
+	case next != nil:
+		next.Reconfig(req, ids, w)
+	case frozen:
+		// Answered outside h.mu: the learner's lock is taken before it
+		// where a forwarded request is answered.
+		t := b.l.RLockTree()
+		w.Applied(&znode.Result{Zxid: t.LastZxid(), Err: jute.ErrReconfigInProgress}, t)
+		b.l.RUnlockTree()
+	default:
+		return false
+	}
+	return true
 }
 
 // answered notes that a forwarded request was answered.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -31,7 +32,7 @@ func (b *Backend) SetMembers(peers []ensemble.Peer) {
 // when following one.
 func (b *Backend) Leader() (id uint8, addr string, ok bool) {
 	st := b.l.Status()
-	for _, p := range b.members {
+	for _, p := range b.Members() {
 		if p.Addr == st.Leader && !p.Observer {
 			id = p.ID
 		}
@@ -39,18 +40,33 @@ func (b *Backend) Leader() (id uint8, addr string, ok bool) {
 	return id, st.Leader, st.Synced
 }
 
-// Members are the ensemble's servers, as SetMembers set them.
-func (b *Backend) Members() []ensemble.Peer { return append([]ensemble.Peer(nil), b.members...) }
+// Members are the ensemble's servers (see Membership).
+func (b *Backend) Members() []ensemble.Peer {
+	peers, _ := b.Membership()
+	return peers
+}
 
-// Membership is Members at version 0: a static configuration, as
-// ZooKeeper's servers have it without reconfig.
-func (b *Backend) Membership() ([]ensemble.Peer, int64) { return b.Members(), 0 }
+// Membership is the ensemble's configuration as a ZooKeeper server holds
+// it: the one in /zookeeper/config with its version once a reconfig (or
+// ZooKeeper's own dynamic configuration) wrote it there, else the static
+// one SetMembers set, at version 0.
+func (b *Backend) Membership() ([]ensemble.Peer, int64) {
+	t := b.l.RLockTree()
+	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
+	b.l.RUnlockTree()
+	if err == nil && len(data) > 0 {
+		if peers, version, err := ensemble.ParseMembers(string(data)); err == nil && len(peers) > 0 {
+			return peers, max(version, 0)
+		}
+	}
+	return append([]ensemble.Peer(nil), b.members...), 0
+}
 
 // QuorumSize is the number of ZooKeeper's voting servers (its
 // quorum_size; 0 before SetMembers).
 func (b *Backend) QuorumSize() int {
 	voters := 0
-	for _, p := range b.members {
+	for _, p := range b.Members() {
 		if !p.Observer {
 			voters++
 		}

@@ -45,9 +45,15 @@ func (b *Backend) propose(txn *znode.Txn, w ensemble.Waiter) {
 	b.mu.Lock()
 	ids := b.ids[txn.Session]
 	b.mu.Unlock()
-	op := txn.Type
-	req := append([]byte(nil), txn.Req...) // the caller's frame is reused once Propose returns
-	b.l.Forward(txn.Session, b.cxid.Add(1), op, req, ids, func(out zklearner.Outcome, tree *znode.Tree, err error) {
+	// The caller's frame is reused once Propose returns.
+	b.forward(txn.Session, txn.Type, append([]byte(nil), txn.Req...), ids, w)
+}
+
+// forward sends a request of type op to ZooKeeper's leader as session's,
+// with the connection's identities ids, and completes w with the reply
+// built from its transaction.
+func (b *Backend) forward(session int64, op jute.Op, req []byte, ids []jute.Id, w ensemble.Waiter) {
+	b.l.Forward(session, b.cxid.Add(1), op, req, ids, func(out zklearner.Outcome, tree *znode.Tree, err error) {
 		defer b.answered()
 		if err != nil {
 			w.Failed(err)
@@ -98,9 +104,17 @@ func (b *Backend) createSession(txn *znode.Txn, w ensemble.Waiter) {
 	})
 }
 
-// syncer is what a barrier's waiter may tell about itself: the session
-// whose sync it is (ZooKeeper's leader checks a sync's session).
+// syncer is what a client request's waiter tells about itself: its
+// session (ZooKeeper's leader checks a forwarded request's session).
 type syncer interface{ Session() int64 }
+
+// sessionOf is the session w answers, 0 if it does not say.
+func sessionOf(w ensemble.Waiter) int64 {
+	if s, ok := w.(syncer); ok {
+		return s.Session()
+	}
+	return 0
+}
 
 // Barrier completes w once everything ZooKeeper's leader committed
 // before it is applied here: a sync forwarded for w's session.
@@ -118,11 +132,7 @@ func (b *Backend) Barrier(w ensemble.Waiter) {
 // barrier forwards a sync for w (Barrier, once holdBarrier let it
 // through).
 func (b *Backend) barrier(w ensemble.Waiter) {
-	var session int64
-	if s, ok := w.(syncer); ok {
-		session = s.Session()
-	}
-	b.l.ForwardSync(session, b.cxid.Add(1), "/", func(_ zklearner.Outcome, tree *znode.Tree, err error) {
+	b.l.ForwardSync(sessionOf(w), b.cxid.Add(1), "/", func(_ zklearner.Outcome, tree *znode.Tree, err error) {
 		defer b.answered()
 		if err != nil {
 			w.Failed(err)
@@ -170,10 +180,22 @@ func (b *Backend) Revalidate(id int64, timeout int32) (bool, error) {
 // ZooKeeper server derives from the id.
 func (b *Backend) SessionPasswd(id int64) []byte { return zkimport.Passwd(id) }
 
-// Reconfig is refused: a zkraft observer does not forward ZooKeeper's
-// reconfig (a ZooKeeper server takes it).
-func (b *Backend) Reconfig(_ *jute.ReconfigRequest, _ []jute.Id, w ensemble.Waiter) {
-	t := b.l.RLockTree()
-	defer b.l.RUnlockTree()
-	w.Applied(&znode.Result{Zxid: t.LastZxid(), Err: jute.ErrUnimplemented}, t)
+// Reconfig forwards a client's reconfig to ZooKeeper's leader, as a
+// ZooKeeper observer does: the leader checks it (in progress, version,
+// arguments, WRITE on /zookeeper/config) and commits the new
+// configuration, which reaches here as INFORMANDACTIVATE. w gets what
+// applying it gave, /zookeeper/config's data and Stat (ZooKeeper's
+// FinalRequestProcessor answers the configuration and that Stat), or the
+// leader's error.
+func (b *Backend) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter) {
+	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+		w.Failed(ErrRequesterGone)
+		return
+	}
+	if b.holdReconfig(req, ids, w) {
+		return
+	}
+	// A reconfig comes with its connection's identities (no
+	// OpSetIdentities comes before it).
+	b.forward(sessionOf(w), jute.OpReconfig, jute.Marshal(req), ids, w)
 }
