@@ -5,14 +5,17 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/zkdata"
 	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -24,7 +27,8 @@ type Config struct {
 	// Servers are the quorum addresses (host:port, the first port of each
 	// server.N line) of the ensemble's voting servers. Only the leader
 	// listens there; they are tried in turn until one takes the
-	// handshake.
+	// handshake, and then the voters of the configuration the followed
+	// tree holds that Servers lacks.
 	Servers []string
 	// Options are the tree's options; they must match the ensemble's
 	// (extended types).
@@ -145,7 +149,7 @@ func New(cfg Config) *Learner {
 // ctx's error.
 func (l *Learner) Run(ctx context.Context) error {
 	for {
-		for _, addr := range l.cfg.Servers {
+		for _, addr := range l.servers() {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -173,6 +177,31 @@ func (l *Learner) Run(ctx context.Context) error {
 		case <-time.After(l.cfg.Retry):
 		}
 	}
+}
+
+// servers are the quorum addresses Run tries in a round: Config.Servers,
+// then the other voters of the configuration the followed tree holds in
+// /zookeeper/config (a reconfig may have added the leader), as a
+// ZooKeeper observer looks for the leader among the voters of the last
+// configuration it saw.
+func (l *Learner) servers() []string {
+	addrs := slices.Clone(l.cfg.Servers)
+	l.mu.RLock()
+	data, _, err := l.f.Tree().GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
+	l.mu.RUnlock()
+	if err != nil || len(data) == 0 {
+		return addrs
+	}
+	peers, _, err := ensemble.ParseMembers(string(data))
+	if err != nil {
+		return addrs
+	}
+	for _, p := range peers {
+		if !p.Observer && !slices.Contains(addrs, p.Addr) {
+			addrs = append(addrs, p.Addr)
+		}
+	}
+	return addrs
 }
 
 // Read calls fn with the followed tree, which no transaction changes

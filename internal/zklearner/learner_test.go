@@ -244,6 +244,29 @@ func TestObserverFollowsZooKeeper(t *testing.T) {
 		sameSessions(t, e, lead, l)
 	})
 
+	// A leader whose address the configured servers lack (a reconfig
+	// added it) is found among the voters of the configuration the
+	// followed tree holds, as a ZooKeeper observer looks for it.
+	t.Run("leader only in the followed configuration", func(t *testing.T) {
+		stop()
+		configured := l.cfg.Servers
+		l.cfg.Servers = nil
+		for _, s := range e.Servers {
+			if s != lead {
+				l.cfg.Servers = append(l.cfg.Servers, s.QuorumAddr)
+			}
+		}
+		workload(t, c, 6)
+		stop = runLearner(parent, l)
+		st := caughtUp(t, e, lead, l)
+		if st.Leader != lead.QuorumAddr {
+			t.Errorf("following %s, want the leader %s", st.Leader, lead.QuorumAddr)
+		}
+		stop()
+		l.cfg.Servers = configured
+		stop = runLearner(parent, l)
+	})
+
 	// A learner restarted from the state its predecessor saved syncs by
 	// DIFF, as a ZooKeeper observer restarted on its data directory.
 	t.Run("restart from saved state", func(t *testing.T) {
