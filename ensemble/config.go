@@ -104,6 +104,11 @@ type Config struct {
 	// their session (ZooKeeper's ephemeralZNodeDeletionOnSessionCloseOrExpire,
 	// logged by every member) under this user, the server's own.
 	AuditUser string
+
+	// leaderNotify, when set, wraps the channel on which the session
+	// expiry loop hears of this member's leadership (Raft's LeaderCh);
+	// tests use it to delay the notifications. Nil in production.
+	leaderNotify func(<-chan bool) <-chan bool
 }
 
 // Peer is one ensemble member.

@@ -15,7 +15,8 @@ import (
 // expiry tracks session liveness. Every member records touches; only the
 // leader acts on them, proposing a closeSession for each session whose
 // deadline passed (the shape of Consul's session TTL timers). A member that
-// becomes leader grants every session a fresh timeout.
+// becomes leader grants every session a fresh timeout before it expires
+// any (expireSessions).
 type expiry struct {
 	mu sync.RWMutex
 	m  map[int64]*liveness
@@ -96,23 +97,41 @@ func (e *expiry) expired(now time.Time, retry time.Duration) []expiredSession {
 	return out
 }
 
-// expireSessions is the leader's expiry loop.
+// expireSessions is the leader's expiry loop. It acts on its ticks only
+// once it has itself heard of this member's leadership on Raft's leader
+// channel and reset the table: Raft reports the member Leader (IsLeader)
+// before it sends that notification, and until the reset the table holds
+// a follower's deadlines, refreshed only by its own clients' touches, so
+// the sessions of the old leader's clients would look long expired.
 func (n *Node) expireSessions() {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.halfTick())
 	defer tick.Stop()
+	leaderCh := n.raft.LeaderCh()
+	if n.cfg.leaderNotify != nil {
+		leaderCh = n.cfg.leaderNotify(leaderCh)
+	}
+	leading := false // the table was reset since this member last became leader
 	for {
 		select {
 		case <-n.done:
 			return
-		case isLeader := <-n.raft.LeaderCh():
+		case isLeader := <-leaderCh:
+			leading = isLeader
 			if isLeader {
 				n.tracker.reset(n.sessionsSnapshot())
 				n.writeInitialConfig()
 			}
 		case now := <-tick.C:
 			if !n.IsLeader() {
+				// Leadership lost. Raft's channel keeps only the latest
+				// value, so a lead regained before the loss is heard of
+				// must wait for its own notification too.
+				leading = false
 				continue
+			}
+			if !leading {
+				continue // leader, but the table is not reset yet
 			}
 			for _, s := range n.tracker.expired(now, 4*n.cfg.TickTime) {
 				// One line per session, on the leader that expires it
