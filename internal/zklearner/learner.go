@@ -180,28 +180,35 @@ func (l *Learner) Run(ctx context.Context) error {
 }
 
 // servers are the quorum addresses Run tries in a round: Config.Servers,
-// then the other voters of the configuration the followed tree holds in
-// /zookeeper/config (a reconfig may have added the leader), as a
-// ZooKeeper observer looks for the leader among the voters of the last
-// configuration it saw.
+// then the other voters of the configuration the followed tree holds (a
+// reconfig may have added the leader), as a ZooKeeper observer looks for
+// the leader among the voters of the last configuration it saw.
 func (l *Learner) servers() []string {
 	addrs := slices.Clone(l.cfg.Servers)
-	l.mu.RLock()
-	data, _, err := l.f.Tree().GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
-	l.mu.RUnlock()
-	if err != nil || len(data) == 0 {
-		return addrs
-	}
-	peers, _, err := ensemble.ParseMembers(string(data))
-	if err != nil {
-		return addrs
-	}
+	peers, _, _ := l.Configuration()
 	for _, p := range peers {
 		if !p.Observer && !slices.Contains(addrs, p.Addr) {
 			addrs = append(addrs, p.Addr)
 		}
 	}
 	return addrs
+}
+
+// Configuration is the ensemble's configuration the followed tree holds
+// in /zookeeper/config (a SNAP's, or the last reconfig's): its servers and
+// version, and false if it holds none that parses.
+func (l *Learner) Configuration() (peers []ensemble.Peer, version int64, ok bool) {
+	l.mu.RLock()
+	data, _, err := l.f.Tree().GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
+	l.mu.RUnlock()
+	if err != nil || len(data) == 0 {
+		return nil, 0, false
+	}
+	peers, version, err = ensemble.ParseMembers(string(data))
+	if err != nil || len(peers) == 0 {
+		return nil, 0, false
+	}
+	return peers, max(version, 0), true
 }
 
 // Read calls fn with the followed tree, which no transaction changes

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -51,13 +50,8 @@ func (b *Backend) Members() []ensemble.Peer {
 // ZooKeeper's own dynamic configuration) wrote it there, else the static
 // one SetMembers set, at version 0.
 func (b *Backend) Membership() ([]ensemble.Peer, int64) {
-	t := b.l.RLockTree()
-	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
-	b.l.RUnlockTree()
-	if err == nil && len(data) > 0 {
-		if peers, version, err := ensemble.ParseMembers(string(data)); err == nil && len(peers) > 0 {
-			return peers, max(version, 0)
-		}
+	if peers, version, ok := b.l.Configuration(); ok {
+		return peers, version
 	}
 	return append([]ensemble.Peer(nil), b.members...), 0
 }
