@@ -2,17 +2,25 @@ package session
 
 import (
 	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/zkraft/zkraft/internal/saslmd5"
 )
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
 
 // digestClientResponse is a DIGEST-MD5 client's answer to challenge, as
 // Java's DigestMD5Client writes it for ZooKeeper (qop=auth, charset=utf-8).
 func digestClientResponse(t *testing.T, challenge, user, password, cnonce string, edit func(map[string]string)) []byte {
 	t.Helper()
-	f, err := parseDirectives(challenge)
+	f, err := saslmd5.ParseDirectives(challenge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +90,5 @@ func TestDigestMD5(t *testing.T) {
 	d := &digestMD5{users: users}
 	if _, _, err := d.next([]byte("x")); err == nil {
 		t.Fatal("an initial response was accepted")
-	}
-	for _, bad := range []string{`username="bob`, `=x`, `a=1,a=2`, `novalue`} {
-		if _, err := parseDirectives(bad); err == nil {
-			t.Errorf("parseDirectives(%q) accepted", bad)
-		}
 	}
 }
