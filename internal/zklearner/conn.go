@@ -52,6 +52,11 @@ func (l *Learner) follow(ctx context.Context, addr string) error {
 		}
 	}
 	c := &conn{l: l, addr: addr, nc: nc, in: zkdata.NewStreamReader(bufio.NewReaderSize(nc, 64<<10)), out: bufio.NewWriter(nc)}
+	if l.cfg.SASL != nil {
+		if err := c.authenticate(*l.cfg.SASL); err != nil {
+			return err
+		}
+	}
 	newEpoch, err := c.handshake()
 	if err != nil {
 		return err

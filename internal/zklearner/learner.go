@@ -42,6 +42,13 @@ type Config struct {
 	// quorum TLS is mutual). Without a ServerName the dialed host is
 	// verified, unless InsecureSkipVerify. Nil: plain TCP.
 	TLS *tls.Config
+	// SASL, when set, is the learner side of the ensemble's quorum SASL
+	// (ZooKeeper's quorum.auth.enableSasl and learnerRequireSasl): every
+	// connection to a server, after its TLS handshake if any, begins
+	// with a DIGEST-MD5 exchange with these credentials, before
+	// OBSERVERINFO. Nil: no authentication, as a ZooKeeper learner
+	// without learnerRequireSasl.
+	SASL *DigestCredentials
 	// InitTimeout bounds the wait for each packet while syncing
 	// (ZooKeeper's initLimit*tickTime; default 20s), SyncTimeout the wait
 	// for each packet after it (syncLimit*tickTime; default 10s): the
@@ -95,9 +102,9 @@ type Status struct {
 type Learner struct {
 	cfg Config
 	log *zap.Logger
-	// tlsLogged is the last TLS failure logged per server (Run's
-	// goroutine only): a repeat is logged at debug level.
-	tlsLogged map[string]string
+	// failLogged is the last TLS or SASL failure logged per server
+	// (Run's goroutine only): a repeat is logged at debug level.
+	failLogged map[string]string
 
 	mu sync.RWMutex
 	// f holds the followed tree; replaced by a SNAP or TRUNC.
@@ -165,6 +172,8 @@ func (l *Learner) Run(ctx context.Context) error {
 				return ErrStopped
 			case errors.Is(err, errTLS):
 				l.logTLS(addr, err)
+			case errors.Is(err, errSASL):
+				l.logSASL(addr, err)
 			case errors.Is(err, errNotLeader):
 				l.log.Debug("zklearner: not the leader", zap.String("server", addr), zap.Error(err))
 			default:

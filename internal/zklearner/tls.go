@@ -52,14 +52,20 @@ func tlsRefused(err error) bool {
 // when it changes, at debug level when it repeats (Run retries every
 // Retry).
 func (l *Learner) logTLS(addr string, err error) {
-	if l.tlsLogged == nil {
-		l.tlsLogged = map[string]string{}
+	l.logOnce(addr, err, "zklearner: cannot follow: the quorum TLS handshake failed (check ssl.quorum.* and the server's sslQuorum)",
+		"zklearner: quorum TLS handshake failed")
+}
+
+// logOnce logs a configuration error connecting to addr: warn the first
+// time and when the error changes, debug when it repeats.
+func (l *Learner) logOnce(addr string, err error, warn, debug string) {
+	if l.failLogged == nil {
+		l.failLogged = map[string]string{}
 	}
-	if msg := err.Error(); l.tlsLogged[addr] != msg {
-		l.tlsLogged[addr] = msg
-		l.log.Warn("zklearner: cannot follow: the quorum TLS handshake failed (check ssl.quorum.* and the server's sslQuorum)",
-			zap.String("server", addr), zap.Error(err))
+	if msg := err.Error(); l.failLogged[addr] != msg {
+		l.failLogged[addr] = msg
+		l.log.Warn(warn, zap.String("server", addr), zap.Error(err))
 		return
 	}
-	l.log.Debug("zklearner: quorum TLS handshake failed", zap.String("server", addr), zap.Error(err))
+	l.log.Debug(debug, zap.String("server", addr), zap.Error(err))
 }
