@@ -22,7 +22,14 @@ import (
 // server.id, and returns it once it serves clients.
 func startFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *member {
 	t.Helper()
-	m := launchFollower(t, e, id, extra...)
+	return startFollowerWith(t, e, id, nil, extra...)
+}
+
+// startFollowerWith is startFollower with command-line flags for zkraft
+// server.
+func startFollowerWith(t *testing.T, e *zktest.Ensemble, id int, flags []string, extra ...string) *member {
+	t.Helper()
+	m := launchFollowerWith(t, e, id, flags, extra...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if out, err := fourLetter(m.clientAddr, "srvr"); err == nil && strings.Contains(out, "Mode: observer") {
@@ -40,9 +47,15 @@ func startFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *m
 // server.id, without waiting for it to serve.
 func launchFollower(t *testing.T, e *zktest.Ensemble, id int, extra ...string) *member {
 	t.Helper()
+	return launchFollowerWith(t, e, id, nil, extra...)
+}
+
+// launchFollowerWith is launchFollower with command-line flags.
+func launchFollowerWith(t *testing.T, e *zktest.Ensemble, id int, flags []string, extra ...string) *member {
+	t.Helper()
 	dir := t.TempDir()
 	m := &member{id: id, clientAddr: freeAddr(t), adminAddr: freeAddr(t), cfgPath: filepath.Join(dir, "zoo.cfg"),
-		logPath: filepath.Join(dir, "zkraft.log"), logLevel: "info"}
+		logPath: filepath.Join(dir, "zkraft.log"), logLevel: "info", flags: flags}
 	if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintln(id)), 0o644); err != nil {
 		t.Fatal(err)
 	}

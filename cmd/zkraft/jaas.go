@@ -141,7 +141,7 @@ func loadSASLServer(path, section string) (saslServer, error) {
 	}
 	entries, ok := sections[section]
 	if !ok {
-		return saslServer{}, fmt.Errorf("%s: no %q section", path, section)
+		return saslServer{}, fmt.Errorf("%w: %s: no %q section", errNoJAASSection, path, section)
 	}
 	users := map[string]string{}
 	var krb *session.Kerberos

@@ -46,6 +46,7 @@ func followCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
 			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
+			&cli.StringFlag{Name: "jaas-config", Usage: "the JAAS file whose QuorumLearner section logs in to the leader (quorum.auth.learnerRequireSasl)"},
 			&cli.BoolFlag{Name: "check-digests", Usage: "compare the tree's digest with each transaction's (walks the tree per transaction)"},
 			&cli.DurationFlag{Name: "status-interval", Value: 10 * time.Second, Usage: "how often to log the followed zxid"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -124,6 +125,7 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir 
 	if err := st.resolveMembers(c); err != nil {
 		return zklearner.Config{}, "", err
 	}
+	st.JAASConfig = c.String("jaas-config")
 	cfg, err := learnerConfig(st, c.String("config"), log)
 	if err != nil {
 		return zklearner.Config{}, "", err
@@ -137,7 +139,7 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir 
 // addresses to try, this server's line must be an observer's (a
 // participant's would be counted in ZooKeeper's quorum), and initLimit
 // and syncLimit give the timeouts.
-func learnerConfig(st settings, config string, log *zap.Logger) (zklearner.Config, error) {
+func learnerConfig(st settings, config string, log *zap.Logger) (_ zklearner.Config, err error) {
 	cfg := zklearner.Config{
 		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
 		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
@@ -152,6 +154,9 @@ func learnerConfig(st settings, config string, log *zap.Logger) (zklearner.Confi
 	}
 	if len(cfg.Servers) == 0 {
 		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
+	}
+	if cfg.SASL, err = quorumLearnerLogin(st); err != nil {
+		return zklearner.Config{}, err
 	}
 	if st.SSLQuorum {
 		// The ensemble's quorum TLS, as a ZooKeeper observer's: the key

@@ -71,6 +71,7 @@ type member struct {
 	logLevel   string   // --log-level; "" is warn
 	logFormat  string   // --log-format; "" is console
 	env        []string // added to the test's environment (GOGC=...)
+	flags      []string // more flags of zkraft server
 	cmd        *exec.Cmd
 }
 
@@ -88,6 +89,7 @@ func (m *member) start(t *testing.T) {
 	if m.logFormat != "" {
 		args = append(args, "--log-format", m.logFormat)
 	}
+	args = append(args, m.flags...)
 	m.cmd = exec.Command(zkraftBinary(t), args...)
 	m.cmd.Stdout, m.cmd.Stderr = logf, logf
 	if m.env != nil {

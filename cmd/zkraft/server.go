@@ -260,7 +260,13 @@ func lockDirs(st settings) []string {
 // secureClientPort or client.portUnification (nil without either).
 func clientSecurity(st settings) (sasl saslServer, tlsCfg *tls.Config, err error) {
 	if st.JAASConfig != "" {
-		if sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection); err != nil {
+		sasl, err = loadSASLServer(st.JAASConfig, st.JAASSection)
+		switch {
+		case errors.Is(err, errNoJAASSection) && st.QuorumSASL.Enable:
+			// A JAAS file for quorum SASL alone: no client SASL, as
+			// ZooKeeper without a Server section.
+			sasl, err = saslServer{}, nil
+		case err != nil:
 			return saslServer{}, nil, fmt.Errorf("SASL: %w", err)
 		}
 		if sasl.kerberos != nil {

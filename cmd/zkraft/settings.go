@@ -71,6 +71,7 @@ type settings struct {
 	SSLQuorum                               bool          // sslQuorum: member connections over mutual TLS
 	QuorumTLS                               zktls.Options // its ssl.quorum.* stores
 	QuorumVerifyHost                        bool          // ssl.quorum.hostnameVerification
+	QuorumSASL                              quorumSASL    // quorum.auth.*: SASL towards ZooKeeper's leader
 	SyncLimit                               int
 	InitLimit                               int
 	Members                                 []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
@@ -90,6 +91,7 @@ func defaultSettings() settings {
 		AdminIdleTimeout:  30 * time.Second,
 		QuorumVerifyHost:  true,
 		JAASSection:       "Server",
+		QuorumSASL:        quorumSASL{LearnerContext: "QuorumLearner"},
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		SnapSizeLimit:     4 << 30, // ZooKeeper's 4194304 KB

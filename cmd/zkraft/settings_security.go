@@ -88,6 +88,12 @@ func (s *settings) applySecurityKey(key, v string) bool {
 		s.AllowSASLFailed = javaTrue(v)
 	case "sasl.serverconfig":
 		s.JAASSection = v
+	case "quorum.auth.enableSasl":
+		s.QuorumSASL.Enable = javaTrue(v)
+	case "quorum.auth.learnerRequireSasl":
+		s.QuorumSASL.LearnerRequire = javaTrue(v)
+	case "quorum.auth.learner.saslLoginContext":
+		s.QuorumSASL.LearnerContext = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
 		// ZooKeeper's checks of clients' host names and its Java class
 		// choices: nothing to configure here.

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/zktest"
+)
+
+// TestFollowZooKeeperQuorumSASL: a zkraft server follows a ZooKeeper 3.8
+// ensemble whose quorum requires SASL DIGEST-MD5 (quorum.auth.* in
+// zoo.cfg, the JAAS file's QuorumLearner section given as --jaas-config,
+// as a ZooKeeper observer's -Djava.security.auth.login.config): a client
+// of the observer writes through it and reads ZooKeeper's writes.
+func TestFollowZooKeeperQuorumSASL(t *testing.T) {
+	jaas := zktest.QuorumSASLJAAS(t, "learner", "s3cret")
+	e := zktest.StartQuorumSASL(t, jaas)
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Create("/before", []byte("zk"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// The JAAS file has no Server section: client SASL stays off, as on
+	// ZooKeeper.
+	obs := startFollowerWith(t, e, e.ObserverID, []string{"--jaas-config", jaas}, zktest.QuorumSASLLines...)
+	oc := connectTo(t, obs.clientAddr)
+	if _, err := oc.Sync("/before"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
+		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
+	}
+	if _, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create through the observer: %v", err)
+	}
+	if data, _, err := oc.Get("/through"); err != nil || string(data) != "obs" {
+		t.Fatalf("the observer reads its own write as %q, %v", data, err)
+	}
+	if _, err := zc.Sync("/through"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
+		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
+	}
+}
+
+// TestQuorumLearnerLogin: quorum.auth.enableSasl and learnerRequireSasl
+// take the QuorumLearner section's DigestLoginModule credentials (or the
+// section quorum.auth.learner.saslLoginContext names); without either
+// key there is no login, as a ZooKeeper learner skips the exchange; a
+// missing JAAS file or section, and Kerberos, are refused at startup.
+func TestQuorumLearnerLogin(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	digest := write("digest.jaas", `QuorumLearner { org.apache.zookeeper.server.auth.DigestLoginModule required username="learner" password="s3cret"; };
+Other { org.apache.zookeeper.server.auth.DigestLoginModule required username="other" password="pw"; };`)
+	krb := write("krb.jaas", `QuorumLearner { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab="/k" principal="zkquorum/h@R"; };`)
+	login := func(cfg, jaas string) (string, error) {
+		st, _ := mustApply(t, "dataDir=/tmp/x\n"+cfg)
+		st.JAASConfig = jaas
+		cred, err := quorumLearnerLogin(st)
+		if cred == nil {
+			return "", err
+		}
+		return cred.User + ":" + cred.Password, err
+	}
+	both := "quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true\nquorum.auth.serverRequireSasl=true\nquorum.cnxn.threads.size=20\n"
+	if got, err := login(both, digest); err != nil || got != "learner:s3cret" {
+		t.Errorf("QuorumLearner: %q, %v", got, err)
+	}
+	if got, err := login(both+"quorum.auth.learner.saslLoginContext=Other\n", digest); err != nil || got != "other:pw" {
+		t.Errorf("saslLoginContext=Other: %q, %v", got, err)
+	}
+	for _, cfg := range []string{"", "quorum.auth.enableSasl=true\n", "quorum.auth.learnerRequireSasl=true\n"} {
+		if got, err := login(cfg, digest); err != nil || got != "" {
+			t.Errorf("%q: login %q, %v; want none", cfg, got, err)
+		}
+	}
+	for name, c := range map[string]struct{ cfg, jaas, want string }{
+		"no JAAS file":     {both, "", "--jaas-config"},
+		"missing section":  {both + "quorum.auth.learner.saslLoginContext=Nope\n", digest, `no "Nope" section`},
+		"kerberos refused": {both, krb, "Kerberos (GSSAPI) for the quorum is not supported"},
+	} {
+		if _, err := login(c.cfg, c.jaas); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
