@@ -98,11 +98,14 @@ func (e *expiry) expired(now time.Time, retry time.Duration) []expiredSession {
 }
 
 // expireSessions is the leader's expiry loop. It acts on its ticks only
-// once it has itself heard of this member's leadership on Raft's leader
-// channel and reset the table: Raft reports the member Leader (IsLeader)
-// before it sends that notification, and until the reset the table holds
-// a follower's deadlines, refreshed only by its own clients' touches, so
-// the sessions of the old leader's clients would look long expired.
+// in a term whose leadership it has itself heard of on Raft's leader
+// channel and reset the table for: Raft reports the member Leader
+// (IsLeader) before it sends that notification, and until the reset the
+// table holds a follower's deadlines, refreshed only by its own clients'
+// touches, so the sessions of the old leader's clients would look long
+// expired. The channel keeps only its latest value, so a leadership lost
+// and won again before the loop hears of the loss is told apart by its
+// term.
 func (n *Node) expireSessions() {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.halfTick())
@@ -111,27 +114,21 @@ func (n *Node) expireSessions() {
 	if n.cfg.leaderNotify != nil {
 		leaderCh = n.cfg.leaderNotify(leaderCh)
 	}
-	leading := false // the table was reset since this member last became leader
+	var resetTerm uint64 // the term the table was last reset in as leader; 0: none
 	for {
 		select {
 		case <-n.done:
 			return
 		case isLeader := <-leaderCh:
-			leading = isLeader
+			resetTerm = 0
 			if isLeader {
+				resetTerm = n.raft.CurrentTerm()
 				n.tracker.reset(n.sessionsSnapshot())
 				n.writeInitialConfig()
 			}
 		case now := <-tick.C:
-			if !n.IsLeader() {
-				// Leadership lost. Raft's channel keeps only the latest
-				// value, so a lead regained before the loss is heard of
-				// must wait for its own notification too.
-				leading = false
-				continue
-			}
-			if !leading {
-				continue // leader, but the table is not reset yet
+			if !n.IsLeader() || n.raft.CurrentTerm() != resetTerm {
+				continue // not leader, or leader in a term whose table is not reset yet
 			}
 			for _, s := range n.tracker.expired(now, 4*n.cfg.TickTime) {
 				// One line per session, on the leader that expires it
