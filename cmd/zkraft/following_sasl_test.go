@@ -95,3 +95,22 @@ Other { org.apache.zookeeper.server.auth.DigestLoginModule required username="ot
 		}
 	}
 }
+
+// TestMemberQuorumSASLWarning: a zkraft member whose zoo.cfg keeps
+// ZooKeeper's quorum SASL keys (an observer's after its cutover) is warned
+// that they secure nothing between zkraft's members, unless sslQuorum
+// does; a lone server has no member connections to warn about.
+func TestMemberQuorumSASLWarning(t *testing.T) {
+	members := "server.1=127.0.0.1:2888:3888;2181\nserver.2=127.0.0.2:2888:3888;2181\nserver.3=127.0.0.3:2888:3888;2181\n"
+	for cfg, warn := range map[string]bool{
+		members + "quorum.auth.enableSasl=true\n":                 true,
+		members + "quorum.auth.enableSasl=true\nsslQuorum=true\n": false,
+		members:                         false,
+		"quorum.auth.enableSasl=true\n": false,
+	} {
+		st, _ := mustApply(t, "dataDir=/tmp/x\n"+cfg)
+		if got := memberQuorumSASLWarning(st); (got != "") != warn || (warn && !strings.Contains(got, "sslQuorum=true")) {
+			t.Errorf("%q: warning %q, want one: %v", cfg, got, warn)
+		}
+	}
+}

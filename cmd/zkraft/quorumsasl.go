@@ -66,3 +66,16 @@ func quorumLearnerLogin(st settings) (*zklearner.DigestCredentials, error) {
 	}
 	return cred, nil
 }
+
+// memberQuorumSASLWarning is the warning for a member of a zkraft
+// ensemble whose zoo.cfg asks for ZooKeeper's quorum SASL (as an
+// observer's does after its cutover): zkraft's members do not speak it,
+// so it authenticates nothing between them; sslQuorum does. "" when
+// that does not apply.
+func memberQuorumSASLWarning(st settings) string {
+	if !st.QuorumSASL.Enable || st.SSLQuorum || len(st.Members) < 2 {
+		return ""
+	}
+	return "quorum.auth.enableSasl is set, but zkraft's members do not authenticate each other with SASL:" +
+		" their connections are plain and unauthenticated; set sslQuorum=true with ssl.quorum.* stores to secure them"
+}

@@ -155,6 +155,9 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if st.NoSync {
 		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a power loss on a majority of members can lose them")
 	}
+	if w := memberQuorumSASLWarning(st); w != "" {
+		log.Warn(w)
+	}
 	log.Info("zkraft serving",
 		zap.String("clientAddr", ln.Addr().String()),
 		zap.String("dataDir", st.DataDir),
