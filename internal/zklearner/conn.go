@@ -52,8 +52,13 @@ func (l *Learner) follow(ctx context.Context, addr string) error {
 		}
 	}
 	c := &conn{l: l, addr: addr, nc: nc, in: zkdata.NewStreamReader(bufio.NewReaderSize(nc, 64<<10)), out: bufio.NewWriter(nc)}
-	if l.cfg.SASL != nil {
-		if err := c.authenticate(*l.cfg.SASL); err != nil {
+	switch {
+	case l.cfg.Kerberos != nil:
+		if err := c.authenticate(newGSSAPIClient(l, addr)); err != nil {
+			return err
+		}
+	case l.cfg.SASL != nil:
+		if err := c.authenticate(newDigestClient(*l.cfg.SASL)); err != nil {
 			return err
 		}
 	}

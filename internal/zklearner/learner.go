@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jcmturner/gokrb5/v8/client"
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
@@ -49,6 +50,10 @@ type Config struct {
 	// OBSERVERINFO. Nil: no authentication, as a ZooKeeper learner
 	// without learnerRequireSasl.
 	SASL *DigestCredentials
+	// Kerberos, when set, makes that exchange SASL GSSAPI with this
+	// login instead (a QuorumLearner section with Krb5LoginModule); it
+	// takes precedence over SASL.
+	Kerberos *KerberosLogin
 	// InitTimeout bounds the wait for each packet while syncing
 	// (ZooKeeper's initLimit*tickTime; default 20s), SyncTimeout the wait
 	// for each packet after it (syncLimit*tickTime; default 10s): the
@@ -125,6 +130,9 @@ type Learner struct {
 	synced   atomic.Bool
 	// stopAt is the zxid StopAt named, 0 when none.
 	stopAt int64
+	// krb is the Kerberos login of Config.Kerberos once it succeeded.
+	krbMu sync.Mutex
+	krb   *client.Client
 }
 
 // New returns a Learner starting from an empty tree (zxid 0): its first
@@ -155,6 +163,7 @@ func New(cfg Config) *Learner {
 // DIFF when the leader still has the transactions since. It returns
 // ctx's error.
 func (l *Learner) Run(ctx context.Context) error {
+	defer l.dropKerberos()
 	for {
 		for _, addr := range l.servers() {
 			if ctx.Err() != nil {

@@ -36,13 +36,47 @@ const (
 // know them. Like errTLS, a configuration error the operator must see.
 var errSASL = errors.New("zklearner: quorum SASL authentication failed")
 
+// saslClient is the learner's side of one quorum SASL mechanism.
+type saslClient interface {
+	// start returns the initial response.
+	start() ([]byte, error)
+	// next answers a challenge the leader sent with IN_PROGRESS.
+	next(challenge []byte) ([]byte, error)
+	// finish checks the token that came with SUCCESS.
+	finish(token []byte) error
+	// refused explains the leader's ERROR status.
+	refused() string
+}
+
+// digestClient is DIGEST-MD5: an empty initial response, the response to
+// the leader's challenge, and the check of its rspauth, which comes with
+// SUCCESS.
+type digestClient struct {
+	cl   *saslmd5.Client
+	user string
+}
+
+func newDigestClient(cred DigestCredentials) *digestClient {
+	return &digestClient{cl: &saslmd5.Client{User: cred.User, Password: cred.Password, DigestURI: quorumDigestURI}, user: cred.User}
+}
+
+func (d *digestClient) start() ([]byte, error)         { return []byte{}, nil }
+func (d *digestClient) next(ch []byte) ([]byte, error) { return d.cl.Respond(ch) }
+func (d *digestClient) finish(token []byte) error      { return d.cl.Verify(token) }
+func (d *digestClient) refused() string {
+	return fmt.Sprintf("the leader refused user %q (check the QuorumLearner section's username and password against the leader's QuorumServer section)", d.user)
+}
+
 // authenticate runs the learner side of ZooKeeper's quorum SASL
-// (SaslQuorumAuthLearner) before the first QuorumPacket: DIGEST-MD5's
-// empty initial response, the response to the leader's challenge, and
-// the check of its rspauth, which comes with SUCCESS.
-func (c *conn) authenticate(cred DigestCredentials) error {
-	cl := &saslmd5.Client{User: cred.User, Password: cred.Password, DigestURI: quorumDigestURI}
-	if err := c.writeAuth([]byte{}); err != nil {
+// (SaslQuorumAuthLearner) with mech before the first QuorumPacket: the
+// initial response, then a response to each IN_PROGRESS challenge until
+// the leader's SUCCESS or ERROR.
+func (c *conn) authenticate(mech saslClient) error {
+	first, err := mech.start()
+	if err != nil {
+		return fmt.Errorf("%w with %s: %w", errSASL, c.addr, err)
+	}
+	if err := c.writeAuth(first); err != nil {
 		return fmt.Errorf("%w: %w", errNotLeader, err)
 	}
 	for range maxAuthExchanges + 1 {
@@ -52,12 +86,12 @@ func (c *conn) authenticate(cred DigestCredentials) error {
 		}
 		switch status {
 		case authSuccess:
-			if err := cl.Verify(token); err != nil {
+			if err := mech.finish(token); err != nil {
 				return fmt.Errorf("%w with %s: %w", errSASL, c.addr, err)
 			}
 			return nil
 		case authInProgress:
-			rsp, err := cl.Respond(token)
+			rsp, err := mech.next(token)
 			if err != nil {
 				return fmt.Errorf("%w with %s: %w", errSASL, c.addr, err)
 			}
@@ -65,7 +99,7 @@ func (c *conn) authenticate(cred DigestCredentials) error {
 				return err
 			}
 		case authError:
-			return fmt.Errorf("%w with %s: the leader refused user %q (check the QuorumLearner section's username and password against the leader's QuorumServer section)", errSASL, c.addr, cred.User)
+			return fmt.Errorf("%w with %s: %s", errSASL, c.addr, mech.refused())
 		default:
 			return fmt.Errorf("%w with %s: status %d", errSASL, c.addr, status)
 		}
