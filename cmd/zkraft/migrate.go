@@ -47,6 +47,7 @@ func followCommand() *cli.Command {
 			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
 			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
 			&cli.StringFlag{Name: "jaas-config", Usage: "the JAAS file whose QuorumLearner section logs in to the leader (quorum.auth.learnerRequireSasl)"},
+			&cli.StringFlag{Name: "krb5-conf", Usage: "the Kerberos configuration for a Krb5LoginModule QuorumLearner (as -Djava.security.krb5.conf; default " + defaultKrb5Conf + ")"},
 			&cli.BoolFlag{Name: "check-digests", Usage: "compare the tree's digest with each transaction's (walks the tree per transaction)"},
 			&cli.DurationFlag{Name: "status-interval", Value: 10 * time.Second, Usage: "how often to log the followed zxid"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -126,6 +127,7 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir 
 		return zklearner.Config{}, "", err
 	}
 	st.JAASConfig = c.String("jaas-config")
+	st.Krb5Conf = c.String("krb5-conf")
 	cfg, err := learnerConfig(st, c.String("config"), log)
 	if err != nil {
 		return zklearner.Config{}, "", err
@@ -155,9 +157,11 @@ func learnerConfig(st settings, config string, log *zap.Logger) (_ zklearner.Con
 	if len(cfg.Servers) == 0 {
 		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
 	}
-	if cfg.SASL, err = quorumLearnerLogin(st); err != nil {
+	login, err := quorumLearnerLogin(st)
+	if err != nil {
 		return zklearner.Config{}, err
 	}
+	cfg.SASL, cfg.Kerberos = login.digest, login.kerberos
 	if st.SSLQuorum {
 		// The ensemble's quorum TLS, as a ZooKeeper observer's: the key
 		// store's certificate presented, the leader's verified against the

@@ -61,6 +61,7 @@ type settings struct {
 	X509SuperUser       string        // X509AuthenticationProvider.superUser
 	JAASConfig          string        // --jaas-config: the JAAS file with the SASL users
 	JAASSection         string        // its section (zookeeper.sasl.serverconfig, "Server")
+	Krb5Conf            string        // --krb5-conf: the Kerberos configuration of a quorum learner's login
 	SASLSuperUser       string        // superUser (zookeeper.superUser)
 	AllowSASLFailed     bool          // allowSaslFailedClients: keep a connection whose SASL failed
 	// KerberosRemoveHost and KerberosRemoveRealm are
@@ -91,7 +92,7 @@ func defaultSettings() settings {
 		AdminIdleTimeout:  30 * time.Second,
 		QuorumVerifyHost:  true,
 		JAASSection:       "Server",
-		QuorumSASL:        quorumSASL{LearnerContext: "QuorumLearner"},
+		QuorumSASL:        quorumSASL{LearnerContext: "QuorumLearner", ServicePrincipal: "zkquorum/localhost"},
 		ContainerInterval: time.Minute,
 		SnapCount:         100000,
 		SnapSizeLimit:     4 << 30, // ZooKeeper's 4194304 KB

@@ -94,6 +94,8 @@ func (s *settings) applySecurityKey(key, v string) bool {
 		s.QuorumSASL.LearnerRequire = javaTrue(v)
 	case "quorum.auth.learner.saslLoginContext":
 		s.QuorumSASL.LearnerContext = v
+	case "quorum.auth.kerberos.servicePrincipal":
+		s.QuorumSASL.ServicePrincipal = v
 	case "ssl.authProvider", "serverCnxnFactory", "clientCnxnSocket", "ssl.context.supplier.class":
 		// ZooKeeper's checks of clients' host names and its Java class
 		// choices: nothing to configure here.
