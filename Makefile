@@ -108,11 +108,12 @@ test-short:
 # the SASL DIGEST-MD5 and GSSAPI exchanges, ACL IP, DN and Kerberos-name parsing, the
 # watch registry against a model, the znode tree against its snapshots
 # (FuzzModel: fuzz bytes choose the writes), the bench client's reply reader and the
-# readers of ZooKeeper's snapshots, transaction logs and quorum streams, and the import's replay of them
+# readers of ZooKeeper's snapshots, transaction logs and quorum streams, the import's replay of them, and
+# the learner's side of quorum SASL (its DIGEST-MD5 and GSSAPI clients, the auth exchange)
 # (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
 # it failed only by Go's fuzzing-coordinator race at -fuzztime's end.
 FUZZTIME ?= 30s
-FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./ensemble/storage/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/ ./internal/zklearner/
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./ensemble/storage/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/ ./internal/zklearner/ ./internal/saslmd5/ ./internal/saslgssapi/
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZPKGS)
 
