@@ -115,3 +115,35 @@ func TestFollowZooKeeperQuorumTLSUntrusted(t *testing.T) {
 		t.Errorf("the observer synced without a trusted certificate:\n%s", tail(string(b), 4000))
 	}
 }
+
+// TestFollowZooKeeperQuorumPortUnification: a ZooKeeper ensemble moving
+// its quorum to TLS one server at a time runs sslQuorum=true with
+// portUnification=true, its quorum ports taking TLS and plain
+// connections alike. A zkraft observer follows it either way: plain
+// without the ssl.quorum.* settings, TLS with them.
+func TestFollowZooKeeperQuorumPortUnification(t *testing.T) {
+	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsLines := quorumTLSLines(ks, ts)
+	e := zktest.StartWithObservers(t, 2, append([]string{"portUnification=true"}, tlsLines...))
+	zc := connectTo(t, e.ClientAddrs()...)
+	if _, err := zc.Create("/unified", []byte("zk"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	plain := startFollower(t, e, e.ObserverIDs[0], "portUnification=true")
+	secure := startFollower(t, e, e.ObserverIDs[1], append([]string{"portUnification=true"}, tlsLines...)...)
+	for name, m := range map[string]*member{"plain": plain, "TLS": secure} {
+		c := connectTo(t, m.clientAddr)
+		if _, err := c.Sync("/unified"); err != nil {
+			t.Fatalf("%s observer: sync: %v", name, err)
+		}
+		if data, _, err := c.Get("/unified"); err != nil || string(data) != "zk" {
+			t.Errorf("the %s observer reads %q, %v; want ZooKeeper's write", name, data, err)
+		}
+		if b, _ := os.ReadFile(m.logPath); strings.Contains(string(b), "portUnification") {
+			t.Errorf("the %s observer does not know portUnification:\n%s", name, tail(string(b), 2000))
+		}
+	}
+}

@@ -290,6 +290,8 @@ var serverSettings = []setting{
 		Help: "zkraft compacts its own log and keeps two snapshots"},
 	{Keys: []string{"standaloneEnabled", "preAllocSize"}, Topic: catIgnored, Help: "no meaning for zkraft"},
 	{Keys: []string{"peerType"}, Topic: catIgnored, Help: "the `:observer` suffix of a server.N line says it"},
+	{Keys: []string{"portUnification"}, Topic: catIgnored,
+		Help: "ZooKeeper's quorum port taking TLS and plain connections alike while an ensemble moves to sslQuorum: an observer following it connects as its own sslQuorum says; zkraft's members speak one or the other"},
 	{Keys: []string{"quorum.auth.serverRequireSasl", "quorum.auth.server.saslLoginContext",
 		"quorum.cnxn.threads.size"}, Topic: catIgnored,
 		Help: "the server side of ZooKeeper's quorum SASL: zkraft serves no ZooKeeper learners (its members use sslQuorum)"},
