@@ -43,6 +43,7 @@ func scaleSessions(t *testing.T) int {
 // ZooKeeper client does.
 type scaleSession struct {
 	mu     sync.Mutex
+	ready  atomic.Bool // opened, and its ephemeral created: the pings may use it
 	nc     net.Conn
 	br     *bufio.Reader
 	member int // index of the member it is connected to
@@ -205,35 +206,14 @@ func TestSessionsResumeAfterLeaderKill(t *testing.T) {
 	root.nc.Close()
 
 	sessions := make([]*scaleSession, n)
-	start := time.Now()
-	err := forEach(sessions, 64, func(i int, _ *scaleSession) error {
-		s := &scaleSession{member: i % len(members)}
-		sessions[i] = s
-		if err := s.open(addrs[s.member], timeout); err != nil {
-			return fmt.Errorf("session %d: %w", i, err)
-		}
-		h, err := s.roundTrip(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
-			&jute.CreateRequest{Path: fmt.Sprintf("/scale/s%d", i), ACL: []jute.ACL{{Perms: 31, ID: jute.Id{Scheme: "world", ID: "anyone"}}}, Flags: jute.FlagEphemeral})
-		if err == nil && h.Err != jute.OK {
-			err = fmt.Errorf("create: error %d", h.Err)
-		}
-		if err != nil {
-			return fmt.Errorf("session %d: %w", i, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d sessions, each with an ephemeral, opened in %v", n, time.Since(start).Round(time.Millisecond))
-	for i, m := range members {
-		after := vmRSS(m.cmd.Process.Pid)
-		t.Logf("member %d: RSS %d -> %d KiB with %d sessions, %d of them connected here (%.1f KiB per session)",
-			m.id, before[i], after, n, n/len(members), float64(after-before[i])/float64(n))
+	for i := range sessions {
+		sessions[i] = &scaleSession{member: i % len(members)}
 	}
 
-	// Every session pings every timeout/3, as ZooKeeper's clients do, and
-	// resumes on another live member when its connection breaks.
+	// Every session pings every timeout/3 from the moment it is open, as
+	// ZooKeeper's clients do (opening them all takes longer than a session
+	// timeout on a busy machine), and resumes on another live member when
+	// its connection breaks.
 	var (
 		dead      atomic.Int32 // index of the killed member + 1
 		resumed   atomic.Int64
@@ -267,6 +247,9 @@ func TestSessionsResumeAfterLeaderKill(t *testing.T) {
 		}
 	}
 	ping := func(_ int, s *scaleSession) error {
+		if !s.ready.Load() {
+			return nil // still opening
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for {
@@ -287,6 +270,9 @@ func TestSessionsResumeAfterLeaderKill(t *testing.T) {
 		}
 	}
 	var pingErr error
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(stopPings) }); <-pingsDone }
+	t.Cleanup(stop) // before the members stop, should the test end early
 	go func() {
 		defer close(pingsDone)
 		for {
@@ -303,6 +289,32 @@ func TestSessionsResumeAfterLeaderKill(t *testing.T) {
 		}
 	}()
 
+	start := time.Now()
+	err := forEach(sessions, 64, func(i int, s *scaleSession) error {
+		if err := s.open(addrs[s.member], timeout); err != nil {
+			return fmt.Errorf("session %d: %w", i, err)
+		}
+		h, err := s.roundTrip(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
+			&jute.CreateRequest{Path: fmt.Sprintf("/scale/s%d", i), ACL: []jute.ACL{{Perms: 31, ID: jute.Id{Scheme: "world", ID: "anyone"}}}, Flags: jute.FlagEphemeral})
+		if err == nil && h.Err != jute.OK {
+			err = fmt.Errorf("create: error %d", h.Err)
+		}
+		if err != nil {
+			return fmt.Errorf("session %d: %w", i, err)
+		}
+		s.ready.Store(true)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d sessions, each with an ephemeral, opened in %v", n, time.Since(start).Round(time.Millisecond))
+	for i, m := range members {
+		after := vmRSS(m.cmd.Process.Pid)
+		t.Logf("member %d: RSS %d -> %d KiB with %d sessions, %d of them connected here (%.1f KiB per session)",
+			m.id, before[i], after, n, n/len(members), float64(after-before[i])/float64(n))
+	}
+
 	time.Sleep(2 * time.Second)
 	leader := leaderOf(t, members, nil)
 	for i, m := range members {
@@ -318,8 +330,7 @@ func TestSessionsResumeAfterLeaderKill(t *testing.T) {
 	// More than a session timeout under the new leader: a session it did
 	// not know, or whose pings it did not count, would expire in it.
 	time.Sleep(timeout + timeout/2)
-	close(stopPings)
-	<-pingsDone
+	stop()
 	if pingErr != nil {
 		t.Fatalf("after the leader kill: %v (%d sessions resumed, %d expired)", pingErr, resumed.Load(), expired.Load())
 	}
