@@ -29,22 +29,7 @@ func TestFollowZooKeeperQuorumKerberos(t *testing.T) {
 	}
 	lines := append(append([]string{}, zktest.QuorumSASLLines...), "quorum.auth.kerberos.servicePrincipal="+zktest.QuorumKerberosServicePrincipal)
 	obs := startFollowerWith(t, e, e.ObserverID, []string{"--jaas-config", q.JAAS, "--krb5-conf", kdc.Conf}, lines...)
-	oc := connectTo(t, obs.clientAddr)
-	if _, err := oc.Sync("/before"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
-		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
-	}
-	if _, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create through the observer: %v", err)
-	}
-	if _, err := zc.Sync("/through"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
-		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
-	}
+	readWriteThrough(t, zc, connectTo(t, obs.clientAddr))
 }
 
 // TestQuorumLearnerLoginKerberos: a QuorumLearner section with

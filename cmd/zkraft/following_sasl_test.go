@@ -26,25 +26,7 @@ func TestFollowZooKeeperQuorumSASL(t *testing.T) {
 	// The JAAS file has no Server section: client SASL stays off, as on
 	// ZooKeeper.
 	obs := startFollowerWith(t, e, e.ObserverID, []string{"--jaas-config", jaas}, zktest.QuorumSASLLines...)
-	oc := connectTo(t, obs.clientAddr)
-	if _, err := oc.Sync("/before"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
-		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
-	}
-	if _, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("create through the observer: %v", err)
-	}
-	if data, _, err := oc.Get("/through"); err != nil || string(data) != "obs" {
-		t.Fatalf("the observer reads its own write as %q, %v", data, err)
-	}
-	if _, err := zc.Sync("/through"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
-		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
-	}
+	readWriteThrough(t, zc, connectTo(t, obs.clientAddr))
 }
 
 // TestQuorumLearnerLogin: quorum.auth.enableSasl and learnerRequireSasl

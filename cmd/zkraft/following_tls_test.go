@@ -21,6 +21,28 @@ func quorumTLSLines(keyStore, trustStore string) []string {
 		"ssl.quorum.trustStore.location=" + trustStore, "ssl.quorum.trustStore.type=PEM"}
 }
 
+// readWriteThrough checks a following observer from both sides: oc, its
+// client, reads ZooKeeper's /before ("zk") after a sync, and writes
+// /through ("obs"), which zc, ZooKeeper's client, reads after a sync.
+func readWriteThrough(t *testing.T, zc, oc *zk.Conn) {
+	t.Helper()
+	if _, err := oc.Sync("/before"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
+		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
+	}
+	if _, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create through the observer: %v", err)
+	}
+	if _, err := zc.Sync("/through"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
+		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
+	}
+}
+
 // TestFollowZooKeeperQuorumTLS: a zkraft server follows a ZooKeeper 3.8
 // ensemble whose quorum traffic is mutual TLS (sslQuorum=true on every
 // server) when its zoo.cfg has the same ssl.quorum.* settings, as a
@@ -39,22 +61,7 @@ func TestFollowZooKeeperQuorumTLS(t *testing.T) {
 	}
 	obs := startFollower(t, e, e.ObserverID, tlsLines...)
 	oc := connectTo(t, obs.clientAddr)
-	if _, err := oc.Sync("/before"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := oc.Get("/before"); err != nil || string(data) != "zk" {
-		t.Fatalf("the observer reads %q, %v; want ZooKeeper's write", data, err)
-	}
-	st, err := oc.Create("/through", []byte("obs"), 0, zk.WorldACL(zk.PermAll))
-	if err != nil || st != "/through" {
-		t.Fatalf("create through the observer: %q, %v", st, err)
-	}
-	if _, err := zc.Sync("/through"); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := zc.Get("/through"); err != nil || string(data) != "obs" {
-		t.Fatalf("ZooKeeper reads %q, %v; want the observer's write", data, err)
-	}
+	readWriteThrough(t, zc, oc)
 	// A later write on ZooKeeper streams to the observer over TLS.
 	if _, err := zc.Set("/before", []byte("later"), -1); err != nil {
 		t.Fatal(err)

@@ -174,30 +174,9 @@ func TestObserverFollowsQuorumSASL(t *testing.T) {
 	c := connect(t, lead.ClientAddr)
 	workload(t, c, 1)
 
-	l := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
-		SASL: &DigestCredentials{User: "learner", Password: "s3cret"}, CheckDigests: true})
-	runLearner(t, l)
-	st := caughtUp(t, e, lead, l)
-	if st.LastSync != SyncSnap {
-		t.Errorf("first sync %s, want SNAP", st.LastSync)
-	}
-	sameTree(t, c, l)
-	workload(t, c, 2)
-	if _, err := c.Create("/sasl", []byte("live"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	caughtUp(t, e, lead, l)
-	sameTree(t, c, l)
-
+	followsSecured(t, e, lead, c, func(cfg *Config) { cfg.SASL = &DigestCredentials{User: "learner", Password: "s3cret"} })
 	attempt := func(cred *DigestCredentials) error {
-		other := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SASL: cred})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		err := other.follow(ctx, lead.QuorumAddr)
-		if other.Status().Syncs > 0 {
-			t.Errorf("a learner with %+v synced", cred)
-		}
-		return err
+		return securedAttempt(t, e, lead, fmt.Sprintf("%+v", cred), func(cfg *Config) { cfg.SASL = cred })
 	}
 	if err := attempt(&DigestCredentials{User: "learner", Password: "wrong"}); !errors.Is(err, errSASL) {
 		t.Errorf("a wrong password: %v, want errSASL", err)
@@ -207,4 +186,44 @@ func TestObserverFollowsQuorumSASL(t *testing.T) {
 	if err := attempt(nil); err == nil || errors.Is(err, errSASL) {
 		t.Errorf("no SASL: %v, want the connection refused", err)
 	}
+}
+
+// followsSecured: a learner that secure configures (its quorum
+// authentication) syncs with the leader of e by SNAP and follows live
+// writes, its tree equal to ZooKeeper's, as c reads it.
+func followsSecured(t *testing.T, e *zktest.Ensemble, lead *zktest.Server, c *zk.Conn, secure func(*Config)) {
+	t.Helper()
+	cfg := Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
+		CheckDigests: true}
+	secure(&cfg)
+	l := New(cfg)
+	runLearner(t, l)
+	st := caughtUp(t, e, lead, l)
+	if st.LastSync != SyncSnap {
+		t.Errorf("first sync %s, want SNAP", st.LastSync)
+	}
+	sameTree(t, c, l)
+	workload(t, c, 2)
+	if _, err := c.Create("/secured", []byte("live"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, e, lead, l)
+	sameTree(t, c, l)
+}
+
+// securedAttempt makes one attempt of a learner that secure configures
+// (described by what) to follow lead, which must not sync it, and returns
+// why it ended.
+func securedAttempt(t *testing.T, e *zktest.Ensemble, lead *zktest.Server, what string, secure func(*Config)) error {
+	t.Helper()
+	cfg := Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs()}
+	secure(&cfg)
+	other := New(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := other.follow(ctx, lead.QuorumAddr)
+	if other.Status().Syncs > 0 {
+		t.Errorf("a learner with %s synced", what)
+	}
+	return err
 }

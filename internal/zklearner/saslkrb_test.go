@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkraft/zkraft/internal/krbtest"
@@ -50,30 +48,9 @@ func TestObserverFollowsQuorumKerberos(t *testing.T) {
 	workload(t, c, 1)
 
 	good := kerberosLogin(t, kdc, q.Keytab, zktest.QuorumKerberosPrincipal, zktest.QuorumKerberosServicePrincipal)
-	l := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), SyncTimeout: 5 * time.Second, Logger: zaptest.NewLogger(t),
-		Kerberos: good, CheckDigests: true})
-	runLearner(t, l)
-	st := caughtUp(t, e, lead, l)
-	if st.LastSync != SyncSnap {
-		t.Errorf("first sync %s, want SNAP", st.LastSync)
-	}
-	sameTree(t, c, l)
-	workload(t, c, 2)
-	if _, err := c.Create("/krb", []byte("live"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	caughtUp(t, e, lead, l)
-	sameTree(t, c, l)
-
+	followsSecured(t, e, lead, c, func(cfg *Config) { cfg.Kerberos = good })
 	attempt := func(login *KerberosLogin) error {
-		other := New(Config{ID: int64(e.ObserverID), Servers: e.QuorumAddrs(), Kerberos: login})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		err := other.follow(ctx, lead.QuorumAddr)
-		if other.Status().Syncs > 0 {
-			t.Errorf("a learner as %s for %s synced", login.Principal, login.ServicePrincipal)
-		}
-		return err
+		return securedAttempt(t, e, lead, login.Principal+" for "+login.ServicePrincipal, func(cfg *Config) { cfg.Kerberos = login })
 	}
 	gone := kdc.Keytab(t, "gone/127.0.0.1")
 	kdc.Forget(t, "gone/127.0.0.1")
