@@ -112,7 +112,8 @@ func (b *Backend) holdBarrier(w ensemble.Waiter) bool {
 
 // holdReconfig is hold for a reconfig: passed on once handed over,
 // refused as ReconfigInProgress while frozen (the cutover is a change of
-// membership itself), and otherwise let through (false).
+// membership itself; a Thaw unfreezes once it has released what it
+// held), and otherwise let through (false).
 func (b *Backend) holdReconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter) bool {
 	h := &b.ho
 	h.mu.Lock()
