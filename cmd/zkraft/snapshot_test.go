@@ -97,20 +97,8 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	writeAppTree(t, c, bytes.Repeat([]byte("x"), 100))
 	open := zk.WorldACL(zk.PermAll)
-	for _, p := range []string{"/app", "/app/cfg", "/app/jobs", "/svc"} {
-		if _, err := c.Create(p, []byte("v-"+p), 0, open); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 3; i++ {
-		if _, err := c.Set("/app/cfg", []byte(fmt.Sprint("version ", i)), -1); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Create("/app/jobs/job-", bytes.Repeat([]byte("x"), 100), zk.FlagSequence, open); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, err := c.Create("/secret", []byte("s"), 0, zk.DigestACL(zk.PermAll, "user", "pw")); err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +267,26 @@ func TestSnapshotSaveInspectRestore(t *testing.T) {
 	}
 	if ok, _, err := holder.Exists("/svc/worker-1"); err != nil || !ok {
 		t.Errorf("the saved ensemble lost its ephemeral: %v %v", ok, err)
+	}
+}
+
+// writeAppTree writes the small application tree the snapshot tests
+// carry between systems: /app, /app/cfg, /app/jobs and /svc, /app/cfg
+// set three times and three sequential jobs of jobData under /app/jobs.
+func writeAppTree(t *testing.T, c *zk.Conn, jobData []byte) {
+	t.Helper()
+	open := zk.WorldACL(zk.PermAll)
+	for _, p := range []string{"/app", "/app/cfg", "/app/jobs", "/svc"} {
+		if _, err := c.Create(p, []byte("v-"+p), 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Set("/app/cfg", []byte(fmt.Sprint("version ", i)), -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Create("/app/jobs/job-", jobData, zk.FlagSequence, open); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -117,14 +117,7 @@ func TestMigrationWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three ZooKeeper and three zkraft servers")
 	}
-	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
-		if _, err := os.Stat(f); err != nil {
-			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
-		}
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
-	}
+	requireZooKeeper(t)
 	_, out := runWalkthrough(t, "TestMigrationWalkthrough", 3*time.Minute)
 	for _, want := range []string{"znodes ", "leader", "Created /app/jobs/job-0000000002"} {
 		if !strings.Contains(out, want) {
@@ -144,14 +137,7 @@ func TestLiveMigrationWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three ZooKeeper and three zkraft servers")
 	}
-	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
-		if _, err := os.Stat(f); err != nil {
-			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
-		}
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
-	}
+	requireZooKeeper(t)
 	_, out := runWalkthrough(t, "TestLiveMigrationWalkthrough", 4*time.Minute)
 	for _, want := range []string{"observer", "writes were held for", "Created /app/jobs/job-0000000001",
 		"Created /app/jobs/job-0000000002", "server.4="} {
@@ -160,4 +146,22 @@ func TestLiveMigrationWalkthrough(t *testing.T) {
 		}
 	}
 	t.Logf("the walk-through's output:\n%s", out)
+}
+
+// requireZooKeeper returns java, after checking that it and Debian's
+// ZooKeeper server jar (with slf4j-nop) are installed: a test that runs
+// ZooKeeper from the command line is skipped without them, and fails in
+// CI (testenv.Require), where .ci/run installs them.
+func requireZooKeeper(t *testing.T) (java string) {
+	t.Helper()
+	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+		if _, err := os.Stat(f); err != nil {
+			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
+		}
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
+	}
+	return java
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
 	"github.com/zkraft/zkraft/internal/zkimport"
 )
 
@@ -32,15 +31,7 @@ func TestWayBackToZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a zkraft server and a ZooKeeper server")
 	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		testenv.Require(t, fmt.Errorf("java is missing (.ci/run installs it): %w", err))
-	}
-	for _, f := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
-		if _, err := os.Stat(f); err != nil {
-			testenv.Require(t, fmt.Errorf("Debian's zookeeper package is missing (.ci/run installs it): %w", err))
-		}
-	}
+	java := requireZooKeeper(t)
 	zr := startEnsemble(t, 1, "superDigest="+superDigest, "admin.rateLimiterIntervalInMS=0")[0]
 	zkAddr := freeAddr(t) // where ZooKeeper will listen
 
@@ -49,20 +40,8 @@ func TestWayBackToZooKeeper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	writeAppTree(t, c, []byte("payload"))
 	open := zk.WorldACL(zk.PermAll)
-	for _, p := range []string{"/app", "/app/cfg", "/app/jobs", "/svc"} {
-		if _, err := c.Create(p, []byte("v-"+p), 0, open); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 3; i++ {
-		if _, err := c.Set("/app/cfg", []byte(fmt.Sprint("version ", i)), -1); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Create("/app/jobs/job-", []byte("payload"), zk.FlagSequence, open); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := c.Delete("/app/jobs/job-0000000001", -1); err != nil {
 		t.Fatal(err)
 	}
