@@ -206,5 +206,8 @@ func (v *verifier) aclCache() error {
 		}
 		seen[r] = true
 	}
+	if err := c.verifyNamed(); err != nil {
+		return inconsistent("ACL cache: %v", err)
+	}
 	return nil
 }
