@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/benchcluster"
 )
 
 // defaultJITWarmup is -jit-warmup's default: how long each workload runs
@@ -55,24 +57,24 @@ type benchJSON struct {
 	ClientCPUSeconds float64          `json:"client_cpu_seconds"`
 }
 
-func runBench(bin string, e *ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
-	args := append([]string{"bench", "--server", e.servers(), "--workload", workload, "--duration", dur.String(),
+func runBench(bin string, e *benchcluster.Ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
+	args := append([]string{"bench", "--server", e.Servers(), "--workload", workload, "--duration", dur.String(),
 		"--warmup", "2s", "--json", "--no-progress"}, extra...)
-	before, stolen, start := e.cpuTime(), stealTime(), time.Now()
+	before, stolen, start := e.CPUTime(), benchcluster.StealTime(), time.Now()
 	out, err := exec.Command(bin, args...).Output()
-	used := e.cpuTime() - before
-	stolen = stealTime() - stolen
+	used := e.CPUTime() - before
+	stolen = benchcluster.StealTime() - stolen
 	wall := time.Since(start)
 	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 { // what the bench said (exec keeps its first and last 32 KB)
-			return result{}, fmt.Errorf("%s bench %s: %w: %s", e.name, workload, err, bytes.TrimSpace(exitErr.Stderr))
+			return result{}, fmt.Errorf("%s bench %s: %w: %s", e.Name, workload, err, bytes.TrimSpace(exitErr.Stderr))
 		}
-		return result{}, fmt.Errorf("%s bench %s: %w", e.name, workload, err)
+		return result{}, fmt.Errorf("%s bench %s: %w", e.Name, workload, err)
 	}
 	var j benchJSON
 	if err := json.Unmarshal(out, &j); err != nil {
-		return result{}, fmt.Errorf("%s bench %s: %w (%s)", e.name, workload, err, out)
+		return result{}, fmt.Errorf("%s bench %s: %w (%s)", e.Name, workload, err, out)
 	}
 	var r result
 	r.steal = float64(stolen) / float64(wall*time.Duration(runtime.NumCPU()))
@@ -128,9 +130,9 @@ func medianOf(xs []float64) float64 {
 
 // turn is the order of the two ensembles in repetition rep: who goes first
 // alternates, so a drift of the machine favours neither.
-func turn(both []*ensemble, rep int) []*ensemble {
+func turn(both []*benchcluster.Ensemble, rep int) []*benchcluster.Ensemble {
 	if rep%2 == 1 {
-		return []*ensemble{both[1], both[0]}
+		return []*benchcluster.Ensemble{both[1], both[0]}
 	}
 	return both
 }
@@ -150,15 +152,15 @@ func (quiet) Printf(string, ...interface{}) {}
 
 // failover kills the leader under a write loop on the followers and
 // returns the time from the kill to the next acknowledged write.
-func failover(e *ensemble) (time.Duration, error) {
-	l := e.leader()
+func failover(e *benchcluster.Ensemble) (time.Duration, error) {
+	l := e.Leader()
 	if l == nil {
-		return 0, fmt.Errorf("%s: no leader", e.name)
+		return 0, fmt.Errorf("%s: no leader", e.Name)
 	}
 	var others []string
-	for _, m := range e.members {
+	for _, m := range e.Members {
 		if m != l {
-			others = append(others, m.clientAddr)
+			others = append(others, m.ClientAddr)
 		}
 	}
 	c, _, err := zk.Connect(others, 20*time.Second, zk.WithLogger(quiet{}))
@@ -175,16 +177,15 @@ func failover(e *ensemble) (time.Duration, error) {
 		}
 	}
 	killed := time.Now()
-	l.kill()
+	l.Kill()
 	for time.Since(killed) < time.Minute {
 		if _, err := c.Set("/failover", []byte("y"), -1); err == nil {
 			took := time.Since(killed)
-			l.start()
-			return took, nil
+			return took, l.Start()
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("%s: no write acknowledged within a minute of the leader kill", e.name)
+	return 0, fmt.Errorf("%s: no write acknowledged within a minute of the leader kill", e.Name)
 }
 
 func main() {
@@ -219,13 +220,15 @@ func main() {
 		wlArgs = append(wlArgs, "--sessions", fmt.Sprint(*sessions))
 	}
 	root, err := os.MkdirTemp(*dir, "benchcompare")
-	must(err)
-	defer runCleanups()
-	cleanupOnSignal()
+	if err != nil {
+		fail(err)
+	}
+	defer benchcluster.RunCleanups()
+	benchcluster.CleanupOnSignal("benchcompare")
 	if *keep {
 		fmt.Println("keeping the ensembles' directories (logs) in", root)
 	} else {
-		atExit(func() { os.RemoveAll(root) })
+		benchcluster.AtExit(func() { os.RemoveAll(root) })
 	}
 
 	// ref is the reference ensemble's name: ZooKeeper, or a baseline
@@ -234,13 +237,22 @@ func main() {
 	if *baseline != "" {
 		ref, refLabel, refBin = "baseline", "baseline "+*baseline, *baseline
 	}
-	zkE := newEnsemble(ref, root, refBin, *size)
-	krE := newEnsemble("zkraft", root, *bin, *size)
-	both := []*ensemble{zkE, krE}
+	var both []*benchcluster.Ensemble
+	for _, c := range []benchcluster.Config{{Name: ref, Bin: refBin}, {Name: "zkraft", Bin: *bin}} {
+		c.Root, c.Size = root, *size
+		e, err := benchcluster.New(c)
+		if err != nil {
+			fail(err)
+		}
+		if err := e.Start(); err != nil {
+			fail(err)
+		}
+		benchcluster.AtExit(e.Stop)
+		both = append(both, e)
+	}
+	zkE := both[0]
 	for _, e := range both {
-		e.start()
-		atExit(e.stop)
-		if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+		if _, err := e.WaitServing(2*time.Minute, 0); err != nil {
 			fail(err)
 		}
 	}
@@ -290,13 +302,13 @@ func main() {
 				if err != nil {
 					fail(err)
 				}
-				runs[e.name] = append(runs[e.name], r)
-				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  client cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.name, r.opsPerSec, r.p99, r.cpuPerOp, r.clientPerOp, r.errors, 100*r.steal)
+				runs[e.Name] = append(runs[e.Name], r)
+				fmt.Printf("%-16s %-9s %10.0f ops/s  p99 %8.2f ms  cpu/op %8v  client cpu/op %8v  errors %d  steal %.0f%%\n", w.name, e.Name, r.opsPerSec, r.p99, r.cpuPerOp, r.clientPerOp, r.errors, 100*r.steal)
 			}
 		}
 		z, k := median(runs[ref]), median(runs["zkraft"])
 		for _, e := range both {
-			raw = append(raw, fmt.Sprintf("| %s | %s | %s |", w.label, e.name, describe(runs[e.name])))
+			raw = append(raw, fmt.Sprintf("| %s | %s | %s |", w.label, e.Name, describe(runs[e.Name])))
 		}
 		row(w.label+" throughput", z.opsPerSec, k.opsPerSec, "ops/s", true)
 		row(w.label+" p99", z.p99, k.p99, "ms", false)
@@ -313,20 +325,20 @@ func main() {
 				if err != nil {
 					fail(err)
 				}
-				fo[e.name] = append(fo[e.name], d.Seconds())
-				fmt.Printf("failover %-9s %v\n", e.name, d)
-				if _, err := e.waitServing(2*time.Minute, 0); err != nil {
+				fo[e.Name] = append(fo[e.Name], d.Seconds())
+				fmt.Printf("failover %-9s %v\n", e.Name, d)
+				if _, err := e.WaitServing(2*time.Minute, 0); err != nil {
 					fail(err)
 				}
 				time.Sleep(*settle)
 			}
 		}
 		for _, e := range both {
-			parts := make([]string, len(fo[e.name]))
-			for i, d := range fo[e.name] {
+			parts := make([]string, len(fo[e.Name]))
+			for i, d := range fo[e.Name] {
 				parts[i] = fmt.Sprintf("%.3g s", d)
 			}
-			raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.name, strings.Join(parts, " · ")))
+			raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.Name, strings.Join(parts, " · ")))
 		}
 		row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
 	}
@@ -346,21 +358,23 @@ func main() {
 		// on three members sharing two cores takes tens of seconds).
 		time.Sleep(*loadSettle)
 		var rss, anon int64
-		for _, m := range e.members {
-			if r, a := m.rss(); r > rss {
+		for _, m := range e.Members {
+			if r, a := m.RSS(); r > rss {
 				rss, anon = r, a
 			}
 		}
-		mem[e.name] = float64(rss) / (1 << 20)
-		memAnon[e.name] = float64(anon) / (1 << 20)
-		e.stop()
-		e.start()
-		d, err := e.waitServing(10*time.Minute, *nodes)
+		mem[e.Name] = float64(rss) / (1 << 20)
+		memAnon[e.Name] = float64(anon) / (1 << 20)
+		e.Stop()
+		if err := e.Start(); err != nil {
+			fail(err)
+		}
+		d, err := e.WaitServing(10*time.Minute, *nodes)
 		if err != nil {
 			fail(err)
 		}
-		restart[e.name] = d.Seconds()
-		fmt.Printf("%-9s RSS with %d znodes %.0f MiB (anonymous %.0f MiB), restart-to-serving %v\n", e.name, *nodes, mem[e.name], memAnon[e.name], d)
+		restart[e.Name] = d.Seconds()
+		fmt.Printf("%-9s RSS with %d znodes %.0f MiB (anonymous %.0f MiB), restart-to-serving %v\n", e.Name, *nodes, mem[e.Name], memAnon[e.Name], d)
 	}
 	if *nodes > 0 {
 		row(fmt.Sprintf("resident memory, %d znodes of 100 B (largest member)", *nodes), mem[ref], mem["zkraft"], "MiB", false)
@@ -395,9 +409,14 @@ func main() {
 	fmt.Println()
 	fmt.Print(table)
 	if *out != "" {
-		must(os.WriteFile(*out, []byte(table), 0o644))
+		if err := os.WriteFile(*out, []byte(table), 0o644); err != nil {
+			fail(err)
+		}
 	}
 }
+
+// fail reports err and ends the run, stopping the ensembles.
+func fail(err error) { benchcluster.Fail("benchcompare", err) }
 
 func hostname() string {
 	h, _ := os.Hostname()

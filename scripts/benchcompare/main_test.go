@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/benchcluster"
 )
 
 func TestMedianTakesEachMeasureSeparately(t *testing.T) {
@@ -47,21 +49,11 @@ func TestMedianOfFailovers(t *testing.T) {
 // TestTurnAlternatesWhoGoesFirst: repetitions alternate the order of the
 // two ensembles, for the workloads and the failover kills alike.
 func TestTurnAlternatesWhoGoesFirst(t *testing.T) {
-	a, b := &ensemble{name: "a"}, &ensemble{name: "b"}
-	both := []*ensemble{a, b}
-	for rep, first := range []*ensemble{a, b, a, b} {
+	a, b := &benchcluster.Ensemble{Name: "a"}, &benchcluster.Ensemble{Name: "b"}
+	both := []*benchcluster.Ensemble{a, b}
+	for rep, first := range []*benchcluster.Ensemble{a, b, a, b} {
 		if got := turn(both, rep); got[0] != first || len(got) != 2 {
-			t.Fatalf("rep %d: %s first", rep, got[0].name)
+			t.Fatalf("rep %d: %s first", rep, got[0].Name)
 		}
-	}
-}
-
-func TestParseSteal(t *testing.T) {
-	stat := "cpu  2255 34 2290 22625563 6290 127 456 250 0 0\ncpu0 1132 34 1441 11311718 3675 127 438 125 0 0\n"
-	if got := parseSteal(stat); got != 2500*time.Millisecond {
-		t.Fatalf("steal of %q = %v, want 2.5s", stat, got)
-	}
-	if got := parseSteal("cpu  1 2 3\n"); got != 0 {
-		t.Fatalf("steal of a short line = %v, want 0", got)
 	}
 }
