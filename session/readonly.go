@@ -89,7 +89,7 @@ func (s *Server) watchQuorum() {
 		had = has
 		s.log.Info("quorum state changed")
 		s.mu.Lock()
-		for c := range s.conns {
+		for c := range s.allConnsLocked() {
 			if sess := c.session(); sess.id != 0 && sess.readOnly == has {
 				c.out.kill()
 			}
@@ -104,7 +104,7 @@ func (s *Server) DropClients(why string) {
 	s.log.Info("closing client connections", zap.String("why", why))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for c := range s.conns {
+	for c := range s.allConnsLocked() {
 		if c.session().id != 0 {
 			c.out.kill()
 		}

@@ -33,7 +33,8 @@ type Server struct {
 	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
 
 	mu        sync.Mutex
-	conns     map[*conn]struct{}
+	conns     map[*conn]struct{} // accepted on a listener; admit counts them
+	inproc    map[*conn]struct{} // in-process connections (inprocess.go); nil until the first
 	bySession map[int64]*conn
 	perIP     map[string]int
 	ln        net.Listener // the client port
@@ -141,6 +142,9 @@ func (s *Server) admit(c *conn) string {
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.forgetInProcessLocked(c) {
+		return
+	}
 	if _, ok := s.conns[c]; !ok {
 		return
 	}
@@ -247,7 +251,7 @@ func (s *Server) Close() error {
 				ln.Close()
 			}
 		}
-		for c := range s.conns {
+		for c := range s.allConnsLocked() {
 			c.out.kill()
 			c.nc.Close()
 		}

@@ -149,14 +149,14 @@ func (s *Server) Connections() []Connection {
 func (s *Server) numConns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.conns)
+	return len(s.conns) + len(s.inproc)
 }
 
 // connsByAge returns the open connections, oldest first.
 func (s *Server) connsByAge() []*conn {
 	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
+	conns := make([]*conn, 0, len(s.conns)+len(s.inproc))
+	for c := range s.allConnsLocked() {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
@@ -167,7 +167,7 @@ func (s *Server) connsByAge() []*conn {
 func (s *Server) resetConnStats() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for c := range s.conns {
+	for c := range s.allConnsLocked() {
 		c.stats.received.Store(0)
 		c.stats.sent.Store(0)
 		c.stats.lat.Reset()
