@@ -18,9 +18,59 @@ const smallChildren = 8
 // stay O(1) however many children a parent has. Names are the children's
 // last path segments; nothing else in the tree stores them.
 type childSet struct {
-	list   []childEntry // sorted by name; unused while table or shards is
-	table  childTable   // in use when table.ctrl is not nil
+	list  []childEntry // sorted by name; unused while table or shards is
+	table childTable   // in use when table.ctrl is not nil
+	// large holds what only large sets have: their shards and their
+	// sorted name index (nameindex.go). Nil for most sets.
+	large *largeChildren
+}
+
+// largeChildren is the part of a childSet only large sets need, kept
+// apart so that every other set (and nodeExt) stays small.
+type largeChildren struct {
 	shards *childShards // in use when not nil
+	idx    *nameIndex   // above nameIndexMin children
+}
+
+// shards returns the set's shards, nil unless it is sharded.
+func (c *childSet) shards() *childShards {
+	if c.large == nil {
+		return nil
+	}
+	return c.large.shards
+}
+
+// index returns the set's name index, nil if it has none.
+func (c *childSet) index() *nameIndex {
+	if c.large == nil {
+		return nil
+	}
+	return c.large.idx
+}
+
+// setShards installs (or, with nil, removes) the set's shards.
+func (c *childSet) setShards(s *childShards) {
+	if c.large == nil {
+		c.large = &largeChildren{}
+	}
+	c.large.shards = s
+	c.tidyLarge()
+}
+
+// setIndex installs (or, with nil, removes) the set's name index.
+func (c *childSet) setIndex(x *nameIndex) {
+	if c.large == nil {
+		c.large = &largeChildren{}
+	}
+	c.large.idx = x
+	c.tidyLarge()
+}
+
+// tidyLarge drops an empty largeChildren.
+func (c *childSet) tidyLarge() {
+	if c.large.shards == nil && c.large.idx == nil {
+		c.large = nil
+	}
 }
 
 // childEntry is one child.
@@ -33,13 +83,13 @@ type childEntry struct {
 func cmpEntry(a, b childEntry) int { return strings.Compare(a.name, b.name) }
 
 // big reports whether the set is a table or shards.
-func (c *childSet) big() bool { return c.table.ctrl != nil || c.shards != nil }
+func (c *childSet) big() bool { return c.table.ctrl != nil || c.shards() != nil }
 
 // len is the number of children.
 func (c *childSet) len() int {
-	switch {
-	case c.shards != nil:
-		return c.shards.n
+	switch sh := c.shards(); {
+	case sh != nil:
+		return sh.n
 	case c.table.ctrl != nil:
 		return int(c.table.n)
 	}
@@ -48,9 +98,9 @@ func (c *childSet) len() int {
 
 // get returns the child called name, or nil.
 func (c *childSet) get(name string) *node {
-	switch {
-	case c.shards != nil:
-		return c.shards.get(name, hashName(name))
+	switch sh := c.shards(); {
+	case sh != nil:
+		return sh.get(name, hashName(name))
 	case c.table.ctrl != nil:
 		return c.table.get(name, hashName(name))
 	}
@@ -64,17 +114,28 @@ func (c *childSet) get(name string) *node {
 
 // add inserts a child; name must not be in the set.
 func (c *childSet) add(name string, n *node) {
-	switch {
-	case c.shards != nil:
-		c.shards.add(name, n, hashName(name))
+	c.place(name, n)
+	if x := c.index(); x != nil {
+		x.insert(name)
+	} else if c.len() > nameIndexMin {
+		c.setIndex(newNameIndex(c.names(make([]string, 0, c.len()))))
+	}
+}
+
+// place puts a child into the set's list, table or shards.
+func (c *childSet) place(name string, n *node) {
+	switch sh := c.shards(); {
+	case sh != nil:
+		sh.add(name, n, hashName(name))
 		return
 	case c.table.ctrl != nil && c.table.n < maxTableEntries:
 		c.table.add(name, n, hashName(name))
 		return
 	case c.table.ctrl != nil:
-		c.shards = newChildShards(&c.table)
+		sh = newChildShards(&c.table)
 		c.table = childTable{}
-		c.shards.add(name, n, hashName(name))
+		sh.add(name, n, hashName(name))
+		c.setShards(sh)
 		return
 	}
 	if len(c.list) < smallChildren {
@@ -93,14 +154,28 @@ func (c *childSet) add(name string, n *node) {
 // remove deletes the child called name, if present, and returns how many
 // children are left.
 func (c *childSet) remove(name string) int {
-	switch {
-	case c.shards != nil:
-		c.shards.remove(name, hashName(name))
-		if c.shards.n >= maxTableEntries/4 {
-			return c.shards.n
+	left := c.unplace(name)
+	if x := c.index(); x != nil {
+		if left <= nameIndexMin/2 {
+			c.setIndex(nil)
+		} else {
+			x.remove(name)
 		}
-		c.table = c.shards.merge()
-		c.shards = nil
+	}
+	return left
+}
+
+// unplace takes a child out of the set's list, table or shards and returns
+// how many are left.
+func (c *childSet) unplace(name string) int {
+	switch sh := c.shards(); {
+	case sh != nil:
+		sh.remove(name, hashName(name))
+		if sh.n >= maxTableEntries/4 {
+			return sh.n
+		}
+		c.table = sh.merge()
+		c.setShards(nil)
 		return int(c.table.n)
 	case c.table.ctrl != nil:
 		c.table.remove(name, hashName(name))
@@ -136,18 +211,36 @@ func (c *childSet) names(dst []string) []string {
 		}
 		return dst
 	}
+	if x := c.index(); x != nil {
+		return x.view().AppendTo(dst)
+	}
 	start := len(dst)
 	c.each(func(name string, _ *node) { dst = append(dst, name) })
 	slices.Sort(dst[start:])
 	return dst
 }
 
+// view returns the child names as a ChildNames: the name index's current
+// version for an indexed set (constant time), else a sorted copy (at most
+// nameIndexMin names).
+func (c *childSet) view() ChildNames {
+	if x := c.index(); x != nil {
+		return x.view()
+	}
+	list := c.names(make([]string, 0, c.len()))
+	v := ChildNames{list: list, n: len(list)}
+	for _, s := range list {
+		v.bytes += len(s)
+	}
+	return v
+}
+
 // each calls f for every child, in no particular order: f must not depend
 // on the order (nothing that reaches a client or a snapshot may).
 func (c *childSet) each(f func(name string, n *node)) {
-	switch {
-	case c.shards != nil:
-		c.shards.each(f)
+	switch sh := c.shards(); {
+	case sh != nil:
+		sh.each(f)
 		return
 	case c.table.ctrl != nil:
 		c.table.each(f)
@@ -161,10 +254,10 @@ func (c *childSet) each(f func(name string, n *node)) {
 // eachEntry calls f with a pointer to every entry, in no particular order,
 // so f may replace the entry's node.
 func (c *childSet) eachEntry(f func(e *childEntry)) {
-	switch {
-	case c.shards != nil:
-		for i := range c.shards.tables {
-			c.shards.tables[i].eachEntry(f)
+	switch sh := c.shards(); {
+	case sh != nil:
+		for i := range sh.tables {
+			sh.tables[i].eachEntry(f)
 		}
 		return
 	case c.table.ctrl != nil:
@@ -185,12 +278,12 @@ type childCursor struct{ shard, at int }
 // max were appended, and returns dst, the cursor after them and whether
 // the set ended.
 func (c *childSet) copyPart(dst []childEntry, cur childCursor, max int) ([]childEntry, childCursor, bool) {
-	switch {
-	case c.shards != nil:
+	switch sh := c.shards(); {
+	case sh != nil:
 		start := len(dst)
 		for ; cur.shard < shardCount; cur.shard, cur.at = cur.shard+1, 0 {
 			var done bool
-			dst, cur.at, done = c.shards.tables[cur.shard].copyGroups(dst, cur.at, max-(len(dst)-start))
+			dst, cur.at, done = sh.tables[cur.shard].copyGroups(dst, cur.at, max-(len(dst)-start))
 			if !done {
 				return dst, cur, false
 			}
@@ -207,11 +300,12 @@ func (c *childSet) copyPart(dst []childEntry, cur childCursor, max int) ([]child
 	return dst, cur, end == len(c.list)
 }
 
-// clone copies the set, replacing each child by copyNode(child).
+// clone copies the set, replacing each child by copyNode(child). The copy
+// has no name index (cloneIndex adds one).
 func (c *childSet) clone(copyNode func(*node) *node) childSet {
-	switch {
-	case c.shards != nil:
-		return childSet{shards: c.shards.clone(copyNode)}
+	switch sh := c.shards(); {
+	case sh != nil:
+		return childSet{large: &largeChildren{shards: sh.clone(copyNode)}}
 	case c.table.ctrl != nil:
 		return childSet{table: c.table.clone(copyNode)}
 	}
@@ -223,4 +317,11 @@ func (c *childSet) clone(copyNode func(*node) *node) childSet {
 		list[i] = childEntry{e.name, copyNode(e.n)}
 	}
 	return childSet{list: list}
+}
+
+// cloneIndex gives the copy cp of c a copy of c's name index, if c has one.
+func (c *childSet) cloneIndex(cp *childSet) {
+	if x := c.index(); x != nil {
+		cp.setIndex(x.clone())
+	}
 }

@@ -39,12 +39,12 @@ func TestNodeMeta(t *testing.T) {
 func checkChildSet(t *testing.T, c *childSet) {
 	t.Helper()
 	switch {
-	case c.big() && c.list != nil, c.shards != nil && c.table.ctrl != nil:
+	case c.big() && c.list != nil, c.shards() != nil && c.table.ctrl != nil:
 		t.Fatal("child set holds two representations")
 	case c.table.ctrl != nil && (c.table.n <= smallChildren/2 || c.table.n > maxTableEntries):
 		t.Fatalf("table of %d children", c.table.n)
-	case c.shards != nil && c.shards.n < maxTableEntries/4:
-		t.Fatalf("shards of %d children not merged", c.shards.n)
+	case c.shards() != nil && c.shards().n < maxTableEntries/4:
+		t.Fatalf("shards of %d children not merged", c.shards().n)
 	case !c.big() && len(c.list) > smallChildren:
 		t.Fatalf("slice of %d children not grown into a table", len(c.list))
 	case !c.big() && !slices.IsSortedFunc(c.list, cmpEntry):
@@ -55,10 +55,10 @@ func checkChildSet(t *testing.T, c *childSet) {
 	if c.table.ctrl != nil {
 		checkChildTable(t, &c.table)
 	}
-	if c.shards != nil {
+	if c.shards() != nil {
 		sum := 0
-		for i := range c.shards.tables {
-			tb := &c.shards.tables[i]
+		for i := range c.shards().tables {
+			tb := &c.shards().tables[i]
 			checkChildTable(t, tb)
 			sum += int(tb.n)
 			tb.each(func(name string, _ *node) {
@@ -67,8 +67,8 @@ func checkChildSet(t *testing.T, c *childSet) {
 				}
 			})
 		}
-		if sum != c.shards.n {
-			t.Fatalf("shards hold %d, count %d", sum, c.shards.n)
+		if sum != c.shards().n {
+			t.Fatalf("shards hold %d, count %d", sum, c.shards().n)
 		}
 	}
 	names := c.names(nil)
@@ -160,11 +160,11 @@ func TestChildSetShards(t *testing.T) {
 	for len(model) < maxTableEntries {
 		add()
 	}
-	if c.table.ctrl == nil || c.shards != nil {
+	if c.table.ctrl == nil || c.shards() != nil {
 		t.Fatal("a full table is not a table")
 	}
 	add()
-	if c.shards == nil {
+	if c.shards() == nil {
 		t.Fatal("no shards past maxTableEntries")
 	}
 	check("sharded")
@@ -182,7 +182,7 @@ func TestChildSetShards(t *testing.T) {
 	for len(model) >= maxTableEntries/4 {
 		del()
 	}
-	if c.shards != nil || c.table.ctrl == nil {
+	if c.shards() != nil || c.table.ctrl == nil {
 		t.Fatal("shards not merged")
 	}
 	check("merged")

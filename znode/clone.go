@@ -94,6 +94,7 @@ func (a *cloneArena) node(n *node) *node {
 		} else {
 			ext.kids = n.ext.kids.clone(a.node)
 		}
+		n.ext.kids.cloneIndex(&ext.kids)
 		cp.ext = ext
 	}
 	return cp

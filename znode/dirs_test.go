@@ -156,7 +156,7 @@ func TestShardedDirectory(t *testing.T) {
 		h.mustCreate(p, nil, 0)
 		model[p] = ""
 	}
-	if h.tree.lookup("/big").children().shards == nil {
+	if h.tree.lookup("/big").children().shards() == nil {
 		t.Fatal("no shards")
 	}
 	check := func() {

@@ -54,6 +54,7 @@ func (t *Tree) link(path string, parent *node, name string, n *node) {
 	t.preserve(parent)
 	parent.addChild(strings.Clone(name), n)
 	t.childAdded(parentOf(path), parent)
+	t.addDescendants(parentOf(path), 1)
 	t.count++
 	t.dataSize += int64(len(path) + len(n.data))
 	t.indexNode(path, n)
@@ -65,6 +66,7 @@ func (t *Tree) unlink(path string, parent *node, name string, n *node) {
 	t.preserve(n) // a rolled-back remove gives n its ACL back, maybe in another slot
 	parent.removeChild(name)
 	t.childRemoved(parentOf(path), parent)
+	t.addDescendants(parentOf(path), -1)
 	t.count--
 	t.acls.release(n.acl())
 	t.dataSize -= int64(len(path) + len(n.data))

@@ -54,6 +54,10 @@ type nodeExt struct {
 	// creations. Clients see cversion*2 - numChildren (creates + deletes).
 	cversion int32
 	aversion int32
+	// desc is the number of the node's descendants (getAllChildrenNumber),
+	// kept by link and unlink on every ancestor of the node they change,
+	// so that count is read in constant time under the tree's lock.
+	desc int64
 }
 
 // extend returns n's nodeExt, creating it with the values a node without

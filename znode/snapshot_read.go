@@ -190,10 +190,11 @@ func (s *snapReader) read(opts Options) (*Tree, error) {
 			t.acls.drop(aclRef(i))
 		}
 	}
-	// Rebuild the ephemeral and reaper indexes.
+	// Rebuild the ephemeral and reaper indexes and the descendant counts.
 	for _, pn := range indexed {
 		t.indexNode(pn.path, pn.n)
 	}
+	countDescendants(t.root)
 	if err := t.Verify(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 	}

@@ -70,6 +70,7 @@ func NewTree(opts Options) *Tree {
 		t.count++
 		t.dataSize += int64(len(p))
 	}
+	countDescendants(t.root)
 	return t
 }
 

@@ -3,6 +3,7 @@ package znode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -57,7 +58,7 @@ type verifier struct {
 }
 
 // walk visits n, at path (the root's is "/", written as ""), and below.
-func (v *verifier) walk(n *node, path []byte, root bool) error {
+func (v *verifier) walk(n *node, path []byte, root bool) (err error) {
 	p := path
 	if root {
 		p = []byte(RootPath)
@@ -88,12 +89,28 @@ func (v *verifier) walk(n *node, path []byte, root bool) error {
 	}
 	kids := n.children()
 	if kids == nil {
+		if n.descendants() != 0 {
+			return inconsistent("%q counts %d descendants; it has none", p, n.descendants())
+		}
 		return nil
 	}
 	if !root && kids.len() > smallChildren {
 		v.parents[string(p)] = struct{}{}
 	}
-	var err error
+	before := v.count
+	defer func() { // after the children's walk
+		if got := int64(v.count - before); err == nil && n.descendants() != got {
+			err = inconsistent("%q counts %d descendants; it has %d", p, n.descendants(), got)
+		}
+	}()
+	if kids.len() > nameIndexMin/2 {
+		names := make([]string, 0, kids.len())
+		kids.each(func(name string, _ *node) { names = append(names, name) })
+		slices.Sort(names)
+		if ierr := kids.checkIndex(names); ierr != nil {
+			return inconsistent("%q: %v", p, ierr)
+		}
+	}
 	kids.each(func(name string, c *node) {
 		if err != nil {
 			return
