@@ -88,6 +88,9 @@ type fsm struct {
 	newestSnapshot func() (raft.SnapshotMeta, bool)
 	// snapshotTook, if set, is told each snapshot's duration (Metrics.Snapshot).
 	snapshotTook func(SnapshotKind, time.Duration)
+	// applyWait, if set, is told how long each batch waited for the tree's
+	// write lock (Metrics.ApplyWait).
+	applyWait func(time.Duration)
 
 	// size counts the log applied since the last snapshot (logsize.go).
 	size *logSize
@@ -130,7 +133,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		f.applicable(logs)
 	}
 	var failed error
-	f.mu.Lock()
+	f.lockTree()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
 			work = true // a configuration change: followers wait for it too
@@ -152,6 +155,19 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		f.applied(logs[len(logs)-1].Index, work)
 	}
 	return out
+}
+
+// lockTree takes the tree's write lock, telling applyWait how long that
+// took. sync.RWMutex lets no new reader in once a writer waits, so the
+// wait is at most the longest hold of the readers already inside.
+func (f *fsm) lockTree() {
+	if f.applyWait == nil {
+		f.mu.Lock()
+		return
+	}
+	start := time.Now()
+	f.mu.Lock()
+	f.applyWait(time.Since(start))
 }
 
 // halt stops the FSM for good after an entry could not be made durable,

@@ -25,6 +25,11 @@ type Metrics struct {
 	// the new one (ZooKeeper's election_time); an election it learned of
 	// without missing a leader is not counted.
 	Election func(time.Duration)
+	// ApplyWait is how long the FSM waited for the tree's write lock
+	// before applying a batch: the time readers inside held it. Every read
+	// holds it for a bounded time (docs/DESIGN.md), and readers arriving
+	// once the FSM waits queue behind it.
+	ApplyWait func(time.Duration)
 }
 
 // SnapshotKind says which snapshot a Metrics.Snapshot duration is of.

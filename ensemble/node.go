@@ -150,6 +150,7 @@ func Open(cfg Config) (*Node, error) {
 	n.fsm.applied = n.afterApply
 	n.fsm.size = newLogSize(cfg.SnapshotBytes)
 	n.fsm.snapshotTook = cfg.Metrics.Snapshot
+	n.fsm.applyWait = cfg.Metrics.ApplyWait
 	n.fsyncs = newFsyncStats(cfg.FsyncWarning, n.log)
 	if cfg.AuditUser != "" {
 		n.fsm.audit, n.fsm.auditUser = cfg.Logger.Named(audit.LoggerName), cfg.AuditUser

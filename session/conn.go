@@ -249,6 +249,12 @@ func (c *conn) readLoop(fr *frameReader) bool {
 		if cap(buf) > retainBufferSize {
 			buf = nil // a large request's buffer goes after this one
 		}
+		if c.out.isGone() {
+			// The connection is going away (its client closed it, or it
+			// was cut off): the requests still buffered would only
+			// cost the member work nobody will collect.
+			return true
+		}
 		c.srv.stats.packetsReceived.Add(1)
 		c.stats.received.Add(1)
 		c.srv.backend().TouchSession(c.sessionID)

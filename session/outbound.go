@@ -25,9 +25,17 @@ const maxOutbound = 64 << 20
 // every connection; nil in unit tests): the reader pauses while it is too
 // large (backpressure.go).
 type outbound struct {
-	mu       sync.Mutex
-	w        jute.Writer // pending bytes
-	spare    []byte
+	mu    sync.Mutex
+	w     jute.Writer // pending bytes
+	spare []byte
+	// lazy are the frames among the pending bytes whose bodies the writer
+	// encodes when it reaches them (lazy.go), in order; lazyBytes is what
+	// the backlog counts for them.
+	lazy      []lazyFrame
+	lazySpare []lazyFrame
+	lazyBytes int
+	// scratch is the writer's buffer for encoding a lazy frame.
+	scratch  jute.Writer
 	inflight int  // bytes the writer took and has not finished writing
 	closing  bool // close once everything queued so far is written
 	dead     bool // stop now
@@ -55,6 +63,9 @@ type outbound struct {
 	budget  *backlog
 	// unsent mirrors unsentLocked for readers without mu (mustPause).
 	unsent atomic.Int64
+	// gone mirrors dead || closing for readers without mu: the reader
+	// stops taking requests of a connection that is going away.
+	gone atomic.Bool
 }
 
 func newOutbound(budget *backlog) *outbound {
@@ -64,7 +75,7 @@ func newOutbound(budget *backlog) *outbound {
 }
 
 // unsentLocked is the connection's backlog.
-func (o *outbound) unsentLocked() int64 { return int64(len(o.w.Buf) + o.inflight) }
+func (o *outbound) unsentLocked() int64 { return int64(len(o.w.Buf) + o.lazyBytes + o.inflight) }
 
 // queuedLocked accounts n bytes just appended to a backlog of before.
 func (o *outbound) queuedLocked(before int64, n int) {
@@ -181,18 +192,29 @@ func (o *outbound) raw(b []byte) {
 }
 
 func (o *outbound) checkLimitLocked() bool {
-	if o.w.Len() > maxOutbound {
-		o.dead = true
+	if o.w.Len()+o.lazyBytes > maxOutbound {
+		o.setDeadLocked()
 		return false
 	}
 	return true
 }
+
+// setDeadLocked marks the connection dead: nothing more is written.
+func (o *outbound) setDeadLocked() {
+	o.dead = true
+	o.gone.Store(true)
+}
+
+// isGone reports, without a lock, whether the connection is being torn
+// down (closing after a flush, or dead): its later requests are dropped.
+func (o *outbound) isGone() bool { return o.gone.Load() }
 
 // closeAfterFlush makes the writer close the socket once everything queued
 // so far has been written; later frames are dropped.
 func (o *outbound) closeAfterFlush() {
 	o.mu.Lock()
 	o.closing = true
+	o.gone.Store(true)
 	o.kickLocked()
 	o.mu.Unlock()
 }
@@ -207,7 +229,7 @@ func (o *outbound) isDead() bool {
 // kill makes the writer close the socket without flushing.
 func (o *outbound) kill() {
 	o.mu.Lock()
-	o.dead = true
+	o.setDeadLocked()
 	o.wakeReaderLocked()
 	o.kickLocked()
 	o.mu.Unlock()
@@ -234,7 +256,7 @@ func (o *outbound) kickLocked() {
 	if o.nc == nil || o.finished {
 		return
 	}
-	if len(o.w.Buf) == 0 && !o.dead && !o.closing {
+	if len(o.w.Buf) == 0 && len(o.lazy) == 0 && !o.dead && !o.closing {
 		return
 	}
 	if o.writing {
@@ -282,13 +304,13 @@ func (o *outbound) flush() {
 		default:
 		}
 		o.mu.Lock()
-		buf, dead, closing := o.w.Buf, o.dead, o.closing
-		if dead || (closing && len(buf) == 0) {
+		buf, lazy, dead, closing := o.w.Buf, o.lazy, o.dead, o.closing
+		if dead || (closing && len(buf) == 0 && len(lazy) == 0) {
 			o.mu.Unlock()
 			o.finish()
 			return
 		}
-		if len(buf) == 0 {
+		if len(buf) == 0 && len(lazy) == 0 {
 			if o.readerActive {
 				o.lingering = true
 				o.cond.Wait()
@@ -301,25 +323,59 @@ func (o *outbound) flush() {
 			return
 		}
 		o.w.Buf, o.spare = o.spare[:0], nil
-		o.inflight = len(buf)
+		o.lazy, o.lazySpare = o.lazySpare[:0], nil
+		taken := len(buf) + o.lazyBytes
+		o.lazyBytes = 0
+		o.inflight = taken
 		o.mu.Unlock()
-		if now := time.Now(); o.deadline.Sub(now) < o.timeout*5/6 {
-			o.deadline = now.Add(o.timeout)
-			_ = o.nc.SetWriteDeadline(o.deadline)
-		}
-		if _, err := o.nc.Write(buf); err != nil {
+		if err := o.writeOut(buf, lazy); err != nil {
 			o.kill()
 			o.finish()
 			return
 		}
+		clear(lazy) // the bodies' data is the tree's: drop it
 		o.mu.Lock()
 		o.inflight = 0
-		o.releasedLocked(len(buf), o.unsentLocked())
+		o.releasedLocked(taken, o.unsentLocked())
 		o.wakeReaderLocked()
 		if cap(buf) <= retainBufferSize {
 			o.spare = buf[:0]
 		}
+		o.lazySpare = lazy[:0]
 		o.mu.Unlock()
+	}
+}
+
+// writeOut writes buf with the lazy frames encoded in their places
+// (writer goroutine only). A write that blocks for longer than about
+// o.timeout fails.
+func (o *outbound) writeOut(buf []byte, lazy []lazyFrame) error {
+	pos := 0
+	for i := range lazy {
+		f := &lazy[i]
+		o.armDeadline()
+		frame := o.encodeLazy(f)
+		bufs := net.Buffers{buf[pos:f.at], frame}
+		pos = f.at
+		if _, err := bufs.WriteTo(o.nc); err != nil {
+			return err
+		}
+		o.dropScratch()
+	}
+	if pos == len(buf) {
+		return nil
+	}
+	o.armDeadline()
+	_, err := o.nc.Write(buf[pos:])
+	return err
+}
+
+// armDeadline moves the socket's write deadline to o.timeout from now
+// once less than 5/6 of it is left (moving it updates a runtime timer).
+func (o *outbound) armDeadline() {
+	if now := time.Now(); o.deadline.Sub(now) < o.timeout*5/6 {
+		o.deadline = now.Add(o.timeout)
+		_ = o.nc.SetWriteDeadline(o.deadline)
 	}
 }
 
@@ -339,11 +395,13 @@ func (o *outbound) finish() {
 func (o *outbound) release() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.dead, o.finished = true, true
+	o.setDeadLocked()
+	o.finished = true
 	o.releasedLocked(int(o.unsentLocked()), 0)
 	if o.budget != nil {
 		o.budget.connClosed()
 	}
 	o.w.Buf, o.spare, o.inflight = nil, nil, 0
+	o.lazy, o.lazySpare, o.lazyBytes = nil, nil, 0
 	o.wakeReaderLocked()
 }

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"errors"
+
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -10,6 +12,9 @@ import (
 // FSM for parked reads). Watches are registered under that same lock, so no
 // change can slip between the read and the registration.
 func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
+	if c.out.isGone() {
+		return // nobody will read the answer
+	}
 	zxid := t.LastZxid()
 	var rd jute.Reader // on the stack: every decode below is a static call
 	rd.Reset(body)
@@ -46,27 +51,28 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 			return
 		}
 		data, stat, err := t.GetData(req.Path, ids)
-		if err == nil && req.Watch {
+		if err != nil {
+			reply(errCode(err), nil)
+			return
+		}
+		if req.Watch {
 			reg.AddData(req.Path, c)
 		}
-		resp := jute.GetDataResponse{Data: data, Stat: stat}
-		c.replyWith(h, zxid, errCode(err), resp.Encode)
+		c.dataReply(h, zxid, data, stat)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		var req jute.PathWatchRequest
 		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
-		children, stat, err := t.GetChildren(req.Path, ids)
-		if err == nil && req.Watch {
+		names, stat, err := t.ChildNames(req.Path, ids)
+		if err != nil {
+			reply(errCode(err), nil)
+			return
+		}
+		if req.Watch {
 			reg.AddChild(req.Path, c)
 		}
-		if h.Type == jute.OpGetChildren {
-			resp := jute.StringsResponse{Strings: children}
-			c.replyWith(h, zxid, errCode(err), resp.Encode)
-		} else {
-			resp := jute.GetChildren2Response{Children: children, Stat: stat}
-			c.replyWith(h, zxid, errCode(err), resp.Encode)
-		}
+		c.childrenReply(h, zxid, names, stat, h.Type == jute.OpGetChildren2)
 	case jute.OpGetACL:
 		var req jute.PathRequest
 		if !c.decoded(req.Decode(r), h, zxid) {
@@ -117,9 +123,15 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decoded(req.Decode(jute.NewReader(body)), h, zxid) {
 			return
 		}
-		if resp, code := multiRead(t, &req, ids); code != jute.OK {
+		resp, size, code := multiRead(t, &req, ids)
+		switch {
+		case code != jute.OK:
 			reply(code, nil)
-		} else {
+		case size >= lazyReplyMin:
+			// Every result is immutable (data, ChildNames).
+			c.out.replyLazy(h.Xid, zxid, frameOverhead+size, resp.Encode)
+			c.countSent()
+		default:
 			reply(jute.OK, resp)
 		}
 	}
@@ -160,29 +172,48 @@ func errCode(err error) jute.ErrCode {
 // ZooKeeper (whose MultiOperationRecord keeps only an op's path), the
 // ops' watch flags are ignored: a multiRead sets no watch. Any other op
 // fails the whole request with MarshallingError, ZooKeeper's answer when
-// its FinalRequestProcessor throws at such an op.
-func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) (*jute.MultiResponse, jute.ErrCode) {
+// its FinalRequestProcessor throws at such an op. The results hold only
+// immutable data (a node's data, a ChildNames), so the response may be
+// encoded after the tree's lock is released; size estimates its bytes.
+func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) (*jute.MultiResponse, int, jute.ErrCode) {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
+	size := 0
 	for _, op := range req.Ops {
 		pw, ok := op.Req.(*jute.PathWatchRequest)
 		if !ok || (op.Type != jute.OpGetData && op.Type != jute.OpGetChildren) {
-			return nil, jute.ErrMarshallingError
+			return nil, 0, jute.ErrMarshallingError
 		}
 		var res jute.MultiResult
 		if op.Type == jute.OpGetData {
 			data, stat, err := t.GetData(pw.Path, ids)
 			res = jute.MultiResult{Type: jute.OpGetData, Resp: &jute.GetDataResponse{Data: data, Stat: stat}}
+			size += 4 + len(data) + statSize
 			if err != nil {
 				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
 		} else {
-			children, _, err := t.GetChildren(pw.Path, ids)
-			res = jute.MultiResult{Type: jute.OpGetChildren, Resp: &jute.StringsResponse{Strings: children}}
+			names, _, err := t.ChildNames(pw.Path, ids)
+			res = jute.MultiResult{Type: jute.OpGetChildren, Resp: &namesRecord{names: names}}
+			size += namesSize(names)
 			if err != nil {
 				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
 		}
+		size += 9 + 4 // the result's MultiHeader, an error code
 		out.Results = append(out.Results, res)
 	}
-	return out, jute.OK
+	return out, size, jute.OK
 }
+
+// namesRecord is a getChildren result (a StringsResponse) over a
+// ChildNames; it is only ever encoded.
+type namesRecord struct{ names znode.ChildNames }
+
+// Encode implements jute.Record.
+func (r *namesRecord) Encode(w *jute.Writer) { encodeNames(w, r.names) }
+
+// Decode implements jute.Record; a namesRecord is never decoded.
+func (r *namesRecord) Decode(*jute.Reader) error { return errEncodeOnly }
+
+// errEncodeOnly is namesRecord's Decode error.
+var errEncodeOnly = errors.New("session: an encode-only record")

@@ -19,6 +19,7 @@ var durationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .0
 type raftTimings struct {
 	appendHist, fsyncHist *prometheus.HistogramVec
 	appendObs, fsyncObs   prometheus.Observer
+	applyWait             prometheus.Histogram
 	snapHist              *prometheus.HistogramVec
 	snapObs               map[ensemble.SnapshotKind]prometheus.Observer
 	fsyncTime, snapTime   prometheus.Summary
@@ -42,6 +43,11 @@ func newRaftTimings() *raftTimings {
 			Help:    "Time to write a snapshot (kind taken), load a leader's (installed) or load the member's own at start (restored).",
 			Buckets: durationBuckets,
 		}, []string{"kind"}),
+		applyWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "zkraft_apply_lock_wait_seconds",
+			Help:    "Time the FSM waited for the tree's write lock before applying a batch (readers inside held it).",
+			Buckets: durationBuckets,
+		}),
 		fsyncTime: prometheus.NewSummary(prometheus.SummaryOpts{
 			Name: "fsynctime", Help: "Log sync time in milliseconds (ZooKeeper's fsynctime).", Objectives: latencyObjectives,
 		}),
@@ -63,7 +69,7 @@ func newRaftTimings() *raftTimings {
 }
 
 func (t *raftTimings) register(reg *prometheus.Registry) {
-	reg.MustRegister(t.appendHist, t.fsyncHist, t.snapHist, t.fsyncTime, t.snapTime, t.electionTime)
+	reg.MustRegister(t.appendHist, t.fsyncHist, t.snapHist, t.applyWait, t.fsyncTime, t.snapTime, t.electionTime)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -83,7 +89,8 @@ func (t *raftTimings) hooks() ensemble.Metrics {
 				t.snapTime.Observe(ms(d))
 			}
 		},
-		Election: func(d time.Duration) { t.electionTime.Observe(ms(d)) },
+		Election:  func(d time.Duration) { t.electionTime.Observe(ms(d)) },
+		ApplyWait: func(d time.Duration) { t.applyWait.Observe(d.Seconds()) },
 	}
 }
 

@@ -1,0 +1,173 @@
+package session
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
+)
+
+// seededBigDir starts a one-member server whose tree holds /big with kids
+// children (written straight into a seed snapshot: creating them through
+// the log would take most of the test), and reports every wait of the
+// FSM for the tree's write lock into applyWaits.
+func seededBigDir(t *testing.T, kids int, applyWaits *waitLog) *testServer {
+	t.Helper()
+	tree := znode.NewTree(znode.Options{})
+	zxid := int64(0)
+	apply := func(txn *znode.Txn) {
+		zxid++
+		txn.Session, txn.Time = 1, 1
+		if r := tree.Apply(txn, zxid); r.Err != jute.OK {
+			t.Fatalf("%v: %v", txn.Type, r.Err)
+		}
+	}
+	apply(&znode.Txn{Type: jute.OpCreateSession, Timeout: 30000, Passwd: make([]byte, 16)})
+	create := func(p string) {
+		req := jute.CreateRequest{Path: p, Data: []byte("x"), ACL: openACL}
+		apply(&znode.Txn{Type: jute.OpCreate, Req: jute.Marshal(&req)})
+	}
+	create("/big")
+	for i := range kids {
+		create(fmt.Sprintf("/big/child-%08d", i))
+	}
+	apply(&znode.Txn{Type: jute.OpCloseSession})
+	cfg := ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
+		Metrics: ensemble.Metrics{ApplyWait: applyWaits.add}}
+	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
+		t.Fatal(err)
+	}
+	node, err := ensemble.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{TickTime: 200 * time.Millisecond}, node)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		node.Close()
+	})
+	return &testServer{node: node, srv: srv, addr: ln.Addr().String()}
+}
+
+// waitLog collects durations from any goroutine while it is on.
+type waitLog struct {
+	on   atomic.Bool
+	mu   sync.Mutex
+	list []time.Duration
+}
+
+func (w *waitLog) add(d time.Duration) {
+	if !w.on.Load() {
+		return
+	}
+	w.mu.Lock()
+	w.list = append(w.list, d)
+	w.mu.Unlock()
+}
+
+// quantile returns the q-quantile and the maximum of what was collected.
+func (w *waitLog) quantile(q float64) (time.Duration, time.Duration, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.list) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(w.list)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))], s[len(s)-1], len(s)
+}
+
+// TestAuditBigReadsNobodyCollects (issue 37, finding 1): with a node of
+// 200,000 children, connections that pipeline getChildren on it, never
+// read and then close stalled every other client: each read sorted and
+// encoded the whole list while holding the tree's read lock, the FSM's
+// write lock waited behind them and new readers behind it, and the reads
+// a closed connection still had buffered were all carried out. Now a read
+// takes the directory's sorted name index in constant time and the reply
+// is encoded by the connection's writer outside the lock, and a closed
+// connection's buffered requests are dropped. The FSM's wait for the lock
+// (ensemble.Metrics.ApplyWait) stays small throughout, writes from another
+// client go on, and the closed connections' requests are not carried out.
+func TestAuditBigReadsNobodyCollects(t *testing.T) {
+	const (
+		kids      = 200_000
+		flooders  = 10
+		perFloods = 20
+	)
+	var waits waitLog
+	ts := seededBigDir(t, kids, &waits)
+
+	// A prober writes all along: each create needs the FSM's write lock.
+	prober := dialRaw(t, ts.addr)
+	prober.connect(false)
+	var probeLat waitLog
+	probeLat.on.Store(true)
+	stopProbe := make(chan struct{})
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		for i := int32(1); ; i++ {
+			select {
+			case <-stopProbe:
+				return
+			default:
+			}
+			start := time.Now()
+			prober.request(i, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/probe-%d", i), ACL: openACL})
+			if h := prober.reply(nil); h.Err != jute.OK {
+				t.Errorf("probe create: %+v", h)
+				return
+			}
+			probeLat.add(time.Since(start))
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+
+	waits.on.Store(true)
+	before := ts.srv.Stats().PacketsReceived
+	flood := make([]*rawClient, flooders)
+	for i := range flood {
+		c := dialRaw(t, ts.addr)
+		c.connect(false)
+		for x := int32(1); x <= perFloods; x++ {
+			c.request(x, jute.OpGetChildren, &jute.PathWatchRequest{Path: "/big"})
+		}
+		flood[i] = c
+	}
+	time.Sleep(2 * time.Second)
+	for _, c := range flood {
+		c.nc.Close()
+	}
+	time.Sleep(2 * time.Second)
+	close(stopProbe)
+	<-probeDone
+	waits.on.Store(false)
+
+	p99, worst, n := waits.quantile(0.99)
+	pp50, pworst, pn := probeLat.quantile(0.5)
+	t.Logf("FSM lock waits: %d, p99 %v, max %v; probe creates: %d, p50 %v, max %v", n, p99, worst, pn, pp50, pworst)
+	// The old code's waits were each a reader's sort of 200,000 names
+	// (tens of milliseconds at best, seconds on a busy machine).
+	if p99 > 20*time.Millisecond || worst > time.Second {
+		t.Errorf("the FSM waited for the tree lock up to %v (p99 %v): readers held it too long", worst, p99)
+	}
+	// Each flooding connection reads its first request, answers it and
+	// pauses on its backlog; the rest it had buffered must not be carried
+	// out once it is gone.
+	read := ts.srv.Stats().PacketsReceived - before
+	if max := int64(flooders * 3); read-int64(pn)-flooders > max { // handshakes are not packets
+		t.Errorf("the server took %d requests from the flooding connections, want at most %d", read-int64(pn)-flooders, max)
+	}
+}
