@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/internal/netguard"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -23,6 +24,17 @@ type Config struct {
 	// MaxCnxns limits concurrent client connections in all (maxCnxns);
 	// 0 = none.
 	MaxCnxns int
+	// ConnLimit caps the client ports' connections in all whatever
+	// MaxCnxns says: cmd/zkraft sets it to the client ports' share of the
+	// process's file limit (netguard.Plan), so that clients can never
+	// take the descriptors the member's files and peers need, even with
+	// maxCnxns at ZooKeeper's default, no limit. 0 = none.
+	ConnLimit int
+	// Rejected counts the connections the client ports refused (MaxCnxns,
+	// MaxClientCnxns, ConnLimit) and their failed accepts: mntr's
+	// zk_connection_rejected, shared with the process's other listeners.
+	// Nil: the server counts its own.
+	Rejected *netguard.Rejections
 	// LeaderServesNot keeps the leader of an ensemble from serving
 	// clients (leaderServes=no): it refuses their handshakes and drops its
 	// client connections when it becomes leader, so they go to the
@@ -154,6 +166,18 @@ func (c *Config) setDefaults() {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
 	}
+	if c.Rejected == nil {
+		c.Rejected = new(netguard.Rejections)
+	}
+}
+
+// connCap is the most connections the client ports hold together:
+// maxCnxns, lowered to ConnLimit; 0 = none.
+func (c *Config) connCap() int {
+	if c.ConnLimit > 0 && (c.MaxCnxns <= 0 || c.MaxCnxns > c.ConnLimit) {
+		return c.ConnLimit
+	}
+	return max(c.MaxCnxns, 0)
 }
 
 // negotiate clamps a requested session timeout (ms) to the configured bounds.

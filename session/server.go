@@ -2,7 +2,6 @@ package session
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/internal/audit"
+	"github.com/zkraft/zkraft/internal/netguard"
 )
 
 // Server accepts ZooKeeper client connections for one ensemble member.
@@ -29,6 +29,10 @@ type Server struct {
 	// parker holds idle connections without goroutines (nil: it is
 	// unavailable, they wait in their own).
 	parker *parker
+	// refusedAll and refusedIP keep the warnings about refused
+	// connections (connCap, maxClientCnxns) to one line per interval: a
+	// flood must not become a log storm (the count is in cfg.Rejected).
+	refusedAll, refusedIP netguard.RateLog
 
 	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
 
@@ -73,11 +77,13 @@ func New(cfg Config, node Backend) *Server {
 }
 
 // Serve accepts connections on ln until Close. It returns nil after Close.
+// An accept error does not end it (guard).
 func (s *Server) Serve(ln net.Listener) error {
+	gl := s.guard(ln, "client")
 	s.mu.Lock()
-	s.ln = ln
+	s.ln = gl
 	s.mu.Unlock()
-	return s.accept(ln, acceptMode{})
+	return s.accept(gl, acceptMode{name: "client"})
 }
 
 // ServeSecure accepts TLS connections on ln (ZooKeeper's secureClientPort)
@@ -85,12 +91,24 @@ func (s *Server) Serve(ln net.Listener) error {
 // client certificate becomes the connection's x509 identity, as with
 // ZooKeeper's X509AuthenticationProvider. It returns nil after Close.
 func (s *Server) ServeSecure(ln net.Listener, cfg *tls.Config) error {
+	gl := s.guard(ln, "secureClient")
 	s.mu.Lock()
-	s.secureLn = ln
+	s.secureLn = gl
 	s.mu.Unlock()
-	return s.accept(ln, acceptMode{tls: cfg})
+	return s.accept(gl, acceptMode{tls: cfg, name: "secureClient"})
 }
 
+// guard wraps a client port so that no accept error ends it: EMFILE,
+// ENFILE, ECONNABORTED, ENOBUFS and the like are retried with a backoff
+// (5 ms doubling to 1 s), counted in cfg.Rejected and logged once per
+// interval, as ZooKeeper's NIOServerCnxnFactory pauses, counts
+// connection_rejected and rate-limits its log. The caps are admit's
+// (ZooKeeper's), so connections come back unwrapped.
+func (s *Server) guard(ln net.Listener, name string) net.Listener {
+	return netguard.Wrap(ln, netguard.Config{Name: name, Logger: s.log, Rejected: s.cfg.Rejected})
+}
+
+// accept serves the connections of ln (a guard) until it is closed.
 func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 	for {
 		nc, err := ln.Accept()
@@ -100,20 +118,19 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 				return nil
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return fmt.Errorf("session: accept: %w", err)
+			return fmt.Errorf("session: accept: %w", err) // closed under the server
 		}
 		c := newConn(s, mode.wrap(nc))
 		if mode.unified {
 			c.unified = mode.tls
 		}
-		if why := s.admit(c); why != "" {
-			c.logger().Warn(why, zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns), zap.Int("maxCnxns", s.cfg.MaxCnxns))
+		if why, rl := s.admit(c); why != "" {
 			nc.Close()
+			s.cfg.Rejected.Add(mode.name)
+			if ok, n := rl.Allow(); ok {
+				c.logger().Warn(why, zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns), zap.Int("maxCnxns", s.cfg.MaxCnxns),
+					zap.Int("connLimit", s.cfg.ConnLimit), zap.Int64("suppressed", n))
+			}
 			continue
 		}
 		s.wg.Add(1) // done by c.finishServe
@@ -121,21 +138,22 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 	}
 }
 
-// admit registers c unless the server is at maxCnxns or c's IP at
-// maxClientCnxns (checked in that order, as ZooKeeper's doAccept); it
-// returns why not, or "".
-func (s *Server) admit(c *conn) string {
+// admit registers c unless the server is at maxCnxns (or ConnLimit, the
+// client ports' share of the file limit) or c's IP at maxClientCnxns
+// (checked in that order, as ZooKeeper's doAccept); it returns why not,
+// and the RateLog its warning goes through, or "".
+func (s *Server) admit(c *conn) (string, *netguard.RateLog) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cfg.MaxCnxns > 0 && len(s.conns) >= s.cfg.MaxCnxns {
-		return "too many connections"
+	if n := s.cfg.connCap(); n > 0 && len(s.conns) >= n {
+		return "too many connections", &s.refusedAll
 	}
 	if s.cfg.MaxClientCnxns > 0 && s.perIP[c.remote] >= s.cfg.MaxClientCnxns {
-		return "too many connections from client"
+		return "too many connections from client", &s.refusedIP
 	}
 	s.perIP[c.remote]++
 	s.conns[c] = struct{}{}
-	return ""
+	return "", nil
 }
 
 // forget drops c from every table.
@@ -239,6 +257,10 @@ func (s *Server) SecureAddr() net.Addr {
 	}
 	return s.secureLn.Addr()
 }
+
+// Rejections counts the connections the process refused and its failed
+// accepts (Config.Rejected): mntr's zk_connection_rejected.
+func (s *Server) Rejections() *netguard.Rejections { return s.cfg.Rejected }
 
 // Close stops accepting, closes every connection and waits for their
 // goroutines. Sessions survive (they expire or resume elsewhere).

@@ -20,17 +20,20 @@ const tlsHandshakeRecord = 0x16
 // on ServeSecure (cfg, x509 identities), any other as on Serve. It returns
 // nil after Close.
 func (s *Server) ServeUnified(ln net.Listener, cfg *tls.Config) error {
+	gl := s.guard(ln, "client")
 	s.mu.Lock()
-	s.ln = ln
+	s.ln = gl
 	s.mu.Unlock()
-	return s.accept(ln, acceptMode{tls: cfg, unified: true})
+	return s.accept(gl, acceptMode{tls: cfg, unified: true, name: "client"})
 }
 
 // acceptMode is how a listener's connections speak: plaintext (tls nil),
-// TLS, or either as each client chooses (unified).
+// TLS, or either as each client chooses (unified); name is the
+// listener's in logs and in the rejection counts.
 type acceptMode struct {
 	tls     *tls.Config
 	unified bool
+	name    string
 }
 
 // wrap returns the stream a new connection is served over: TLS from the
