@@ -50,6 +50,9 @@ func (s view) monitorValues() []monitorValue {
 		{"cnt_fsynctime", fsync.Count, false},
 		{"sum_fsynctime", fsync.SumMs, false},
 		{"uptime", time.Since(st.Started).Milliseconds(), false},
+		// ZooKeeper's ServerMetrics counter: connections refused (over a
+		// cap) and failed accepts, on every listener of the process.
+		{"connection_rejected", s.srv.Rejections().Total(), false},
 	}
 	mode := s.node.Mode()
 	if state, ok := peerStates[mode]; ok {

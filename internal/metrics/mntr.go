@@ -41,6 +41,7 @@ var mntrHelp = map[string]string{
 	"pending_syncs":               "Learners waiting to sync with the leader (always 0).",
 	"leader_uptime":               "Milliseconds this member has led (on the leader).",
 	"followers":                   "Followers and observers answering the leader (ZooKeeper 3.4's name of learners).",
+	"connection_rejected":         "Connections refused over a cap, and failed accepts, on every listener since the start.",
 }
 
 // mntrCollector exports mntr's figures at scrape time, under the names
@@ -52,6 +53,12 @@ type mntrCollector struct{ srv *session.Server }
 
 var infoDesc = prometheus.NewDesc("zkraft_info", "The server's version and state (standalone, leader, follower, observer).",
 	[]string{"version", "server_state"}, nil)
+
+// rejectedDesc is connection_rejected by listener (client, secureClient,
+// member, admin, metrics, pprof), for telling which port is flooded.
+var rejectedDesc = prometheus.NewDesc("zkraft_connections_rejected_total",
+	"Connections refused over a cap, and failed accepts, by listener since the start (connection_rejected is their sum).",
+	[]string{"listener"}, nil)
 
 // Describe implements prometheus.Collector (unchecked: nothing).
 func (mntrCollector) Describe(chan<- *prometheus.Desc) {}
@@ -76,4 +83,7 @@ func (c mntrCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(f.Key, help, nil, nil), kind, v)
 	}
 	ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1, info["version"], info["server_state"])
+	for listener, n := range c.srv.Rejections().ByListener() {
+		ch <- prometheus.MustNewConstMetric(rejectedDesc, prometheus.CounterValue, float64(n), listener)
+	}
 }
