@@ -22,11 +22,18 @@ import (
 // 127.0.0.1 port for the duration of the test. It returns the address.
 func startZkraft(t *testing.T) string {
 	t.Helper()
+	addr, _ := startZkraftBin(t)
+	return addr
+}
+
+// startZkraftBin is startZkraft that also returns the binary it built.
+func startZkraftBin(t *testing.T) (addr, bin string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a zkraft server subprocess")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "zkraft")
+	bin = filepath.Join(dir, "zkraft")
 	// go test puts its own GOROOT/bin first on PATH.
 	args := append([]string{"build", "-o", bin}, testenv.BuildFlags()...)
 	build := exec.Command("go", append(args, "./cmd/zkraft")...)
@@ -38,7 +45,7 @@ func startZkraft(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	ln.Close()
 	var logs bytes.Buffer
 	srv := exec.Command(bin, "server", "--client-addr", addr, "--data-dir", filepath.Join(dir, "data"),
@@ -59,7 +66,7 @@ func startZkraft(t *testing.T) string {
 		c, err := dial(context.Background(), dialOptions{addr: addr, timeout: 10 * time.Second, dialWait: time.Second, inflight: 1})
 		if err == nil {
 			_ = c.Close(time.Second, classNone)
-			return addr
+			return addr, bin
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server at %s not ready: %v", addr, err)

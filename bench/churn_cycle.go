@@ -63,7 +63,7 @@ func (cc *churnClient) cycle(rec *recorder, prefix string, n int, value []byte) 
 
 	// The handshake.
 	cc.w.Reset()
-	appendConnectRequest(&cc.w, cc.sessionTimeout)
+	appendConnectRequest(&cc.w, cc.sessionTimeout, nil)
 	if _, err := nc.Write(cc.w.Buf); err != nil {
 		return false, fmt.Errorf("send ConnectRequest: %w", err)
 	}

@@ -61,6 +61,7 @@ type pendingOp struct {
 type conn struct {
 	nc        net.Conn
 	sessionID int64
+	passwd    []byte // the session's password, to resume it on another connection
 	timeout   time.Duration
 	rec       *recorder
 	events    eventHandler
@@ -81,6 +82,7 @@ type conn struct {
 	cur pendingOp // reader-owned: the request being matched (kept here so it does not escape per reply)
 
 	lastSend atomic.Int64 // nowNanos of the last write, for pings
+	lastZxid atomic.Int64 // the largest zxid of a reply, as a client keeps it to resume the session
 	closing  atomic.Bool  // closeSession sent: EOF afterwards is expected
 }
 
@@ -93,6 +95,17 @@ type dialOptions struct {
 	rec      *recorder
 	events   eventHandler
 	onStop   func(*conn) // called once the connection has stopped
+	resume   *resumeFrom // the session to resume; nil for a new one
+	readBuf  int         // the reader's buffer; 0: 16 KiB (sessions held by the thousand take less)
+}
+
+// resumeFrom is what a client presents to resume its session on another
+// connection: the id and password the server gave it and the last zxid
+// it saw (a member behind that zxid must refuse it).
+type resumeFrom struct {
+	id       int64
+	passwd   []byte
+	lastZxid int64
 }
 
 // dial opens a TCP connection, performs the ConnectRequest handshake and
@@ -114,7 +127,7 @@ func dial(ctx context.Context, o dialOptions) (*conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
 	}
-	resp, err := handshake(nc, o.timeout)
+	resp, err := handshake(nc, o.timeout, o.resume)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", o.addr, err)
@@ -129,6 +142,7 @@ func start(nc net.Conn, resp *jute.ConnectResponse, o dialOptions) *conn {
 	c := &conn{
 		nc:        nc,
 		sessionID: resp.SessionID,
+		passwd:    resp.Passwd,
 		timeout:   time.Duration(resp.TimeOut) * time.Millisecond,
 		rec:       o.rec,
 		events:    o.events,
@@ -140,15 +154,23 @@ func start(nc net.Conn, resp *jute.ConnectResponse, o dialOptions) *conn {
 		done:      make(chan struct{}),
 	}
 	c.lastSend.Store(nowNanos())
-	go c.readLoop(bufio.NewReaderSize(nc, 16<<10))
+	if o.resume != nil {
+		c.lastZxid.Store(o.resume.lastZxid)
+	}
+	readBuf := o.readBuf
+	if readBuf <= 0 {
+		readBuf = 16 << 10
+	}
+	go c.readLoop(bufio.NewReaderSize(nc, readBuf))
 	go c.writeLoop()
 	return c
 }
 
-// handshake sends a ConnectRequest for a new session and reads the answer.
-func handshake(nc net.Conn, timeout time.Duration) (*jute.ConnectResponse, error) {
+// handshake sends a ConnectRequest, for a new session or to resume one
+// (from not nil), and reads the answer.
+func handshake(nc net.Conn, timeout time.Duration, from *resumeFrom) (*jute.ConnectResponse, error) {
 	var w jute.Writer
-	appendConnectRequest(&w, timeout)
+	appendConnectRequest(&w, timeout, from)
 	if _, err := nc.Write(w.Buf); err != nil {
 		return nil, fmt.Errorf("send ConnectRequest: %w", err)
 	}
@@ -166,10 +188,14 @@ func handshake(nc net.Conn, timeout time.Duration) (*jute.ConnectResponse, error
 // zeroPasswd is a new session's password field.
 var zeroPasswd [16]byte
 
-// appendConnectRequest appends the frame asking for a new session.
-func appendConnectRequest(w *jute.Writer, timeout time.Duration) {
+// appendConnectRequest appends the frame asking for a new session, or to
+// resume from's.
+func appendConnectRequest(w *jute.Writer, timeout time.Duration, from *resumeFrom) {
 	at := jute.BeginFrame(w)
 	req := jute.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: zeroPasswd[:], HasReadOnly: true}
+	if from != nil {
+		req.SessionID, req.Passwd, req.LastZxidSeen = from.id, from.passwd, from.lastZxid
+	}
 	req.Encode(w)
 	jute.EndFrame(w, at)
 }
@@ -188,6 +214,14 @@ func decodeConnectResponse(resp *jute.ConnectResponse, r *jute.Reader) error {
 
 // SessionID is the server-assigned session id.
 func (c *conn) SessionID() int64 { return c.sessionID }
+
+// resumeFrom is what resumes c's session on another connection.
+func (c *conn) resumeFrom() *resumeFrom {
+	return &resumeFrom{id: c.sessionID, passwd: c.passwd, lastZxid: c.lastZxid.Load()}
+}
+
+// inFlight is how many of c's requests await their replies.
+func (c *conn) inFlight() int { return len(c.slots) }
 
 // Err is why the connection stopped, or nil while it runs.
 func (c *conn) Err() error {

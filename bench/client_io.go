@@ -156,6 +156,9 @@ func (c *conn) match(hdr *jute.ReplyHeader, body []byte, at int64) error {
 		c.fail(p)
 		return fmt.Errorf("%w: reply xid %d out of order, expected %d (op %d)", ErrProtocol, hdr.Xid, p.xid, p.op)
 	}
+	if hdr.Zxid > c.lastZxid.Load() { // only the reader writes it
+		c.lastZxid.Store(hdr.Zxid)
+	}
 	if c.rec != nil {
 		c.rec.done(p.class, p.start, at, hdr.Err)
 	}

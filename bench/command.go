@@ -43,6 +43,7 @@ func Command() *cli.Command {
 			&cli.Int64Flag{Name: "seed", Usage: "random seed for key choice (0: from the clock)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no live progress line"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write the client's CPU profile to this file (is the client the bottleneck?)"},
+			&cli.BoolFlag{Name: "worker", Hidden: true, Usage: "serve a load class's fleet requests on stdin (started by the load classes, e.g. scripts/overload)"},
 		}, append(cliflags.Timeout(5*time.Second, "TCP connect + handshake limit", "connect-timeout"),
 			cliflags.Output("a table, or json: the result as one JSON object")...)...),
 		Action: action,
@@ -51,6 +52,9 @@ func Command() *cli.Command {
 
 // action runs the benchmark described by the flags.
 func action(cc *cli.Context) error {
+	if cc.Bool("worker") {
+		return serveWorker(cc.Context, os.Stdin, os.Stdout)
+	}
 	cfg := Config{
 		Workload:       cc.String("workload"),
 		Sessions:       cc.Int("sessions"),

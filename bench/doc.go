@@ -45,6 +45,21 @@
 // checked for a client that took much of a machine it shares with the
 // servers.
 //
+// The load classes of scripts/overload (issue 37) are Go entry points
+// rather than workloads, since each needs what only its caller can do
+// (kill a member, read the members' memory): RunHerd (a thundering herd
+// of watchers re-reading one znode), RunStorm (sessions resuming on the
+// survivors of a member's kill -9), RunOverload (three times the write
+// capacity offered, a bystander's latency and the recovery) and RunTable
+// (idle sessions held while the caller measures the members). Their
+// sessions behave as ZooKeeper's client does: they ping from the moment
+// they open and, where resumed, try the next server after a random pause
+// of up to a second, presenting their id, password and last zxid. Tens of
+// thousands of them are spread over worker processes (`zkraft bench
+// --worker`, JSON requests on stdin), so that no process needs more file
+// descriptors than RLIMIT_NOFILE allows; times cross between the
+// processes as wall-clock nanoseconds.
+//
 // A run has four phases: setup (znodes and sessions the workload needs, not
 // measured), warm-up (load applied, not measured), measurement, and cleanup
 // (the benchmark's root, /zkraft-bench by default, is removed unless --keep).
