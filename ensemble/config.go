@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/internal/netguard"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -90,6 +91,15 @@ type Config struct {
 	Join bool
 	// Listen opens the member port; nil means net.Listen("tcp", addr).
 	Listen func(addr string) (net.Listener, error)
+	// MemberConns caps the member port's connections, in all and per
+	// source address (transport.go guards it); zero fields take
+	// DefaultMemberConns'. A peer holds several (Raft's pool, its append
+	// and forwarding streams, more while it installs a snapshot).
+	MemberConns netguard.Limits
+	// Rejected counts the member port's refused connections and failed
+	// accepts (mntr's zk_connection_rejected, with the process's other
+	// listeners); nil counts nothing.
+	Rejected *netguard.Rejections
 	// Dial opens connections to other members; nil means net.DialTimeout.
 	// Tests use Listen and Dial to inject partitions and delays.
 	Dial Dialer
@@ -155,6 +165,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Listen == nil {
 		c.Listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	}
+	if c.MemberConns.MaxConns <= 0 {
+		c.MemberConns.MaxConns = DefaultMemberConns.MaxConns
+	}
+	if c.MemberConns.MaxConnsPerIP <= 0 {
+		c.MemberConns.MaxConnsPerIP = min(DefaultMemberConns.MaxConnsPerIP, c.MemberConns.MaxConns)
 	}
 }
 

@@ -337,7 +337,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	if err != nil {
 		return nil, raft.Configuration{}, fmt.Errorf("ensemble: member port %s: %w", self.Addr, err)
 	}
-	n.mux = newMux(ln, n.cfg.Dial)
+	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.cfg.Dial)
 	n.fwd = newForwarder(n)
 	const timeout = 10 * time.Second
 	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

@@ -1,7 +1,6 @@
 package ensemble
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +8,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"go.uber.org/zap"
+
+	"github.com/zkraft/zkraft/internal/netguard"
 )
 
 // The member port carries three protocols. Every connection opens with a
@@ -35,6 +37,21 @@ func defaultDialer(addr string, timeout time.Duration) (net.Conn, error) {
 	return net.DialTimeout("tcp", addr, timeout)
 }
 
+// DefaultMemberConns caps the member port when Config.MemberConns does
+// not: more than any ensemble's members hold, few enough that a flood
+// cannot take the process's file descriptors (cmd/zkraft sets the caps
+// from the file limit, netguard.Plan).
+var DefaultMemberConns = netguard.Limits{MaxConns: 1024, MaxConnsPerIP: 64}
+
+// guardMemberPort wraps the member port: an accept error (EMFILE,
+// ECONNABORTED...) is retried with a backoff, logged once per interval and
+// counted in cfg.Rejected, and connections past cfg.MemberConns are
+// closed at once. A connection admitted still has headerLimits to send
+// its header (route).
+func guardMemberPort(ln net.Listener, cfg *Config, log *zap.Logger) net.Listener {
+	return netguard.Wrap(ln, netguard.Config{Name: "member", Limits: cfg.MemberConns, Logger: log, Rejected: cfg.Rejected})
+}
+
 // mux accepts member connections and routes them by their header.
 type mux struct {
 	ln     net.Listener
@@ -47,27 +64,24 @@ type mux struct {
 	once     sync.Once
 }
 
+// newMux serves ln, guarded (guardMemberPort, with DefaultMemberConns and
+// no log when it is not already).
 func newMux(ln net.Listener, dial Dialer) *mux {
+	if _, ok := ln.(*netguard.Listener); !ok {
+		ln = guardMemberPort(ln, &Config{MemberConns: DefaultMemberConns}, nil)
+	}
 	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), appendCh: make(chan net.Conn), done: make(chan struct{})}
 	go m.acceptLoop()
 	return m
 }
 
+// acceptLoop routes the member port's connections until it is closed
+// (the guard retries every other accept error).
 func (m *mux) acceptLoop() {
 	for {
 		c, err := m.ln.Accept()
 		if err != nil {
-			select {
-			case <-m.done:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
+			return
 		}
 		go m.route(c)
 	}
