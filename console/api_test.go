@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -368,30 +367,50 @@ func TestCreateModes(t *testing.T) {
 	}
 }
 
-// TestLoginsBoundedPerAddress: one client address cannot take every
-// console login (it would lock the operators out): past MaxLoginsPerAddr
-// the login is refused with 503 before a ZooKeeper session is opened, and
-// logging out of one makes room again.
-func TestLoginsBoundedPerAddress(t *testing.T) {
+// TestLoginsBoundedPerIdentity: logins are bounded by identity, not by
+// address (behind a reverse proxy every browser has one address): more
+// logins than the old per-address bound come from one address; past
+// MaxLoginsPerUser a user's next login, and past MaxAnonymousLogins an
+// anonymous one, is refused with 503 before a ZooKeeper session is
+// opened, while other users still log in; logging out makes room again.
+func TestLoginsBoundedPerIdentity(t *testing.T) {
 	addr := startZK(t)
-	c := New(Config{ClientAddr: addr, SessionTimeout: 4 * time.Second, MaxLoginsPerAddr: 3})
-	hs := httptest.NewServer(c.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		c.Close()
-	})
-	var in []*browser
-	for i := 0; i < 3; i++ {
+	cfg := consoleConfig(addr, false)
+	cfg.MaxLoginsPerUser, cfg.MaxAnonymousLogins = 3, 10
+	hs := serveConsole(t, cfg)
+	before := sessionCount(t, addr)
+	var alice []*browser
+	for range 3 {
 		b := newBrowser(t, hs)
 		b.login("alice", "pw")
-		in = append(in, b)
+		alice = append(alice, b)
 	}
-	extra := newBrowser(t, hs)
-	if st, out := extra.do("POST", "/api/login", loginRequest{User: "alice", Password: "pw"}, nil); st != http.StatusServiceUnavailable {
-		t.Fatalf("a fourth login from one address: %d %v, want 503", st, out)
+	for range 10 { // one address, more than the 8 it once had
+		newBrowser(t, hs).login("", "")
 	}
-	if st, out := in[0].post("/api/logout", struct{}{}); st != http.StatusOK {
+	refused := func(user, password string) {
+		t.Helper()
+		if st, out := newBrowser(t, hs).do("POST", "/api/login", loginRequest{User: user, Password: password}, nil); st != http.StatusServiceUnavailable {
+			t.Fatalf("login as %q past its bound: %d %v, want 503", user, st, out)
+		}
+	}
+	refused("alice", "pw")
+	refused("", "")
+	if n := sessionCount(t, addr); n != before+13 {
+		t.Fatalf("%d sessions, want %d: a refused login opened one", n, before+13)
+	}
+	newBrowser(t, hs).login("bob", "pw")
+	if st, out := alice[0].post("/api/logout", struct{}{}); st != http.StatusOK {
 		t.Fatalf("logout: %d %v", st, out)
 	}
-	extra.login("alice", "pw")
+	newBrowser(t, hs).login("alice", "pw")
+}
+
+// sessionCount is the number of sessions the zkraft at addr holds.
+func sessionCount(t testing.TB, addr string) int {
+	t.Helper()
+	zs := serverAt(addr)
+	tree := zs.node.RLockTree()
+	defer zs.node.RUnlockTree()
+	return len(tree.Sessions())
 }

@@ -2,8 +2,10 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,14 +22,15 @@ type loginKey struct{}
 // current returns the login of an authenticated request.
 func current(r *http.Request) *login { return r.Context().Value(loginKey{}).(*login) }
 
-// authenticate finds the request's login or answers 401.
-func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*login, bool) {
+// authenticate finds the request's login or answers 401; used says the
+// request is the user's (not a heartbeat).
+func (c *Console) authenticate(w http.ResponseWriter, r *http.Request, used bool) (*login, bool) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil {
 		fail(w, http.StatusUnauthorized, "not logged in")
 		return nil, false
 	}
-	l, ok := c.logins.get(ck.Value)
+	l, ok := c.logins.get(ck.Value, used)
 	if !ok {
 		fail(w, http.StatusUnauthorized, "not logged in")
 		return nil, false
@@ -43,7 +46,7 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request) (*login, 
 // read wraps a handler that needs a login.
 func (c *Console) read(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		l, ok := c.authenticate(w, r)
+		l, ok := c.authenticate(w, r, true)
 		if !ok {
 			return
 		}
@@ -60,7 +63,7 @@ func (c *Console) write(h http.HandlerFunc, change bool) http.HandlerFunc {
 			fail(w, http.StatusForbidden, "cross-origin request refused")
 			return
 		}
-		l, ok := c.authenticate(w, r)
+		l, ok := c.authenticate(w, r, true)
 		if !ok {
 			return
 		}
@@ -84,25 +87,33 @@ type loginRequest struct {
 
 // whoAmI is what the page learns about its login: never a password.
 type whoAmI struct {
-	User      string `json:"user"`
-	Session   string `json:"session"` // the ZooKeeper session id, hex
-	Writable  bool   `json:"writable"`
-	CSRF      string `json:"csrf"`
-	ServerURL string `json:"server"` // the client port the console speaks to
+	User        string `json:"user"`
+	Session     string `json:"session"` // the ZooKeeper session id, hex
+	Writable    bool   `json:"writable"`
+	CSRF        string `json:"csrf"`
+	ServerURL   string `json:"server"`      // the client port the console speaks for
+	HeartbeatMs int64  `json:"heartbeatMs"` // how often the page says it is open
 }
 
 func (c *Console) whoAmI(l *login) whoAmI {
 	return whoAmI{
-		User:      l.user,
-		Session:   hex(l.conn.SessionID()),
-		Writable:  c.cfg.Writable,
-		CSRF:      l.csrf,
-		ServerURL: c.cfg.ClientAddr,
+		User:        l.user,
+		Session:     hex(l.conn.SessionID()),
+		Writable:    c.cfg.Writable,
+		CSRF:        l.csrf,
+		ServerURL:   c.cfg.ClientAddr,
+		HeartbeatMs: (c.cfg.HeartbeatTimeout / 3).Milliseconds(),
 	}
 }
 
 // handleLogin opens a ZooKeeper session with the user's credentials and
-// sets the session cookie.
+// sets the session cookie. In order, each step refusing before the next
+// costs anything: the credentials' form; the failed-login throttle of the
+// address and the user (429, nothing checked); room among the logins
+// (503); whether the ensemble knows the identity (401, counted as a
+// failure; no session opened, so a guess costs no replicated write); then
+// the session. An anonymous login skips the throttle and the identity
+// check: it guesses nothing.
 func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		fail(w, http.StatusForbidden, "cross-origin request refused")
@@ -117,12 +128,27 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "login failed: "+err.Error())
 		return
 	}
-	from := remoteIP(r)
-	if err := c.logins.room(from); err != nil {
+	from, now, anonymous := remoteIP(r), time.Now(), req.User == ""
+	if !anonymous {
+		if wait := c.throttle.wait(from, req.User, now); wait > 0 {
+			secs := int((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			fail(w, http.StatusTooManyRequests, fmt.Sprintf("too many failed logins; try again in %d s", secs))
+			return
+		}
+	}
+	if err := c.logins.room(req.User); err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	l, err := dialLogin(c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout, min(c.cfg.SessionTimeout, 5*time.Second), c.ops)
+	if !anonymous && c.cfg.KnownUser != nil && !c.cfg.KnownUser(req.User, req.Password) {
+		c.throttle.failed(from, req.User, now)
+		c.cfg.Logger.Sugar().Infow("console login refused: an identity the ensemble does not know", "user", req.User, "from", from)
+		fail(w, http.StatusUnauthorized, "login failed: unknown user or wrong password")
+		return
+	}
+	l, err := dialLogin(c.dialerFor(from), c.cfg.ClientAddr, req.User, req.Password, c.cfg.SessionTimeout,
+		min(c.cfg.SessionTimeout, 5*time.Second), c.ops)
 	if err != nil {
 		c.cfg.Logger.Sugar().Infow("console login failed", "user", req.User, "error", err)
 		fail(w, http.StatusUnauthorized, "login failed: the server opened no session")
@@ -135,6 +161,9 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
+	if !anonymous {
+		c.throttle.succeeded(req.User)
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName,
 		Value:    token,
@@ -143,8 +172,27 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
 	})
-	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "session", hex(l.conn.SessionID()))
+	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "from", from, "session", hex(l.conn.SessionID()))
 	writeJSON(w, http.StatusOK, c.whoAmI(l))
+}
+
+// handleHeartbeat is the open page saying so: it holds the login (its
+// browser is there) without holding off the idle timeout. It needs the
+// CSRF token, as every POST but login.
+func (c *Console) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		fail(w, http.StatusForbidden, "cross-origin request refused")
+		return
+	}
+	l, ok := c.authenticate(w, r, false)
+	if !ok {
+		return
+	}
+	if !tokensEqual(r.Header.Get(csrfHeader), l.csrf) {
+		fail(w, http.StatusForbidden, "missing or wrong CSRF token")
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
 }
 
 // handleLogout ends the login and its ZooKeeper session.

@@ -10,26 +10,28 @@ import (
 // Console serves the web console. Create it with New, mount Handler, and
 // Close it to end every login's ZooKeeper session.
 type Console struct {
-	cfg    Config
-	logins *loginStore
-	lead   *leaderLog
-	ops    *opStats // the latencies of the console's own requests
-	mux    *http.ServeMux
+	cfg      Config
+	logins   *loginStore
+	throttle *loginThrottle // failed logins, per address and per user
+	lead     *leaderLog
+	ops      *opStats // the latencies of the console's own requests
+	mux      *http.ServeMux
 
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
-// New returns a console for cfg and starts its housekeeping (idle logins
-// are ended, leadership changes noted).
+// New returns a console for cfg and starts its housekeeping (logins whose
+// browser went away or that idled are ended, leadership changes noted).
 func New(cfg Config) *Console {
 	cfg = cfg.withDefaults()
 	c := &Console{
-		cfg:    cfg,
-		logins: newLoginStore(cfg.MaxLogins, cfg.MaxLoginsPerAddr),
-		lead:   &leaderLog{},
-		ops:    &opStats{},
-		stop:   make(chan struct{}),
+		cfg:      cfg,
+		logins:   newLoginStore(cfg.MaxLogins, cfg.MaxAnonymousLogins, cfg.MaxLoginsPerUser),
+		throttle: newLoginThrottle(),
+		lead:     &leaderLog{},
+		ops:      &opStats{},
+		stop:     make(chan struct{}),
 	}
 	c.mux = c.routes()
 	go c.housekeep()
@@ -66,6 +68,7 @@ func (c *Console) routes() *http.ServeMux {
 	})
 	mux.HandleFunc("POST "+p+"/api/login", c.handleLogin)
 	mux.HandleFunc("POST "+p+"/api/logout", c.write(c.handleLogout, false))
+	mux.HandleFunc("POST "+p+"/api/heartbeat", c.handleHeartbeat)
 	mux.HandleFunc("GET "+p+"/api/whoami", c.read(c.handleWhoAmI))
 	mux.HandleFunc("GET "+p+"/api/children", c.read(c.handleChildren))
 	mux.HandleFunc("GET "+p+"/api/node", c.read(c.handleNode))
@@ -81,16 +84,25 @@ func (c *Console) routes() *http.ServeMux {
 	return mux
 }
 
-// housekeep ends idle logins and notes leadership changes until Close.
+// housekeep ends the logins whose browser went away or that idled, forgets
+// old failed logins and notes leadership changes until Close.
 func (c *Console) housekeep() {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	ended := func(l *login, why string) {
+		c.cfg.Logger.Sugar().Infow("console login ended", "user", l.user, "from", l.from, "why", why)
+	}
+	lastSweep := time.Now()
 	for {
 		select {
 		case <-c.stop:
 			return
 		case now := <-tick.C:
-			c.logins.expireIdle(now.Add(-c.cfg.IdleTimeout))
+			c.logins.expire(now, c.cfg.HeartbeatTimeout, c.cfg.IdleTimeout, ended)
+			if now.Sub(lastSweep) >= time.Minute {
+				c.throttle.sweep(now)
+				lastSweep = now
+			}
 			if c.cfg.Ensemble != nil {
 				id, term := c.cfg.Ensemble.Leadership()
 				c.lead.note(id, term, now)

@@ -5,11 +5,14 @@
 // # Security model
 //
 // The console has no access to the tree of its own. Each person who logs in
-// gets a ZooKeeper session of their own, opened with go-zookeeper against the
-// member's client port, with their digest credentials added as a client's
-// addauth would: every read and write goes through the same session path, the
-// same ACL checks and the same audit log as any client's. A node whose ACL
-// refuses that identity is refused to the page.
+// gets a ZooKeeper session of their own, opened with go-zookeeper over the
+// connection Config.Dial gives (cmd/zkraft: an in-process connection to the
+// member's session server, which takes none of the client port's
+// connection places and carries the browser's address as its ip identity),
+// with their digest credentials added as a client's addauth would: every
+// read and write goes through the same session path, the same ACL checks
+// and the same audit log as any client's. A node whose ACL refuses that
+// identity is refused to the page.
 //
 //   - The browser holds only an opaque random token in an HttpOnly,
 //     SameSite=Strict cookie (Secure over TLS); the token maps to the
@@ -25,8 +28,16 @@
 //     enabled (Config.Writable).
 //
 // ZooKeeper's digest scheme takes any password: a wrong one is a different
-// identity, not a failed login. Login fails when the credentials are
-// malformed or the member cannot open a session.
+// identity. The console refuses, as a failed login, an identity the
+// ensemble does not know (Config.KnownUser: not the super user's, named by
+// no ACL), before any session is opened, so a guess costs no replicated
+// write; failed logins are throttled per address and per user
+// (throttle.go). Anonymous logins (world:anyone) are always allowed, within
+// their share of the login bound.
+//
+// A login ends when its browser goes away: the page sends a heartbeat every
+// third of Config.HeartbeatTimeout, a live stream holds the login while it
+// is open, and a login silent for the timeout is ended with its sessions.
 //
 // # Live updates
 //

@@ -37,7 +37,9 @@ func TestEnsembleEndpoint(t *testing.T) {
 	addr := startZK(t)
 	src := &fakeEnsemble{}
 	src.leader.Store(1)
-	c := New(Config{ClientAddr: addr, Ensemble: src})
+	cfg := consoleConfig(addr, false)
+	cfg.Ensemble = src
+	c := New(cfg)
 	hs := httptest.NewServer(c.Handler())
 	t.Cleanup(func() { hs.Close(); c.Close() })
 	b := newBrowser(t, hs)
@@ -75,7 +77,9 @@ func TestSessionsEndpoint(t *testing.T) {
 	if _, err := owner.Create("/priv", nil, 0, only); err != nil {
 		t.Fatal(err)
 	}
-	c := New(Config{ClientAddr: addr, Ensemble: &fakeEnsemble{}})
+	cfg := consoleConfig(addr, false)
+	cfg.Ensemble = &fakeEnsemble{}
+	c := New(cfg)
 	hs := httptest.NewServer(c.Handler())
 	t.Cleanup(func() { hs.Close(); c.Close() })
 	for user, want := range map[string]string{
@@ -116,7 +120,9 @@ func TestSessionsEndpointBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &boundedEnsemble{}
-	c := New(Config{ClientAddr: addr, Ensemble: src})
+	cfg := consoleConfig(addr, false)
+	cfg.Ensemble = src
+	c := New(cfg)
 	hs := httptest.NewServer(c.Handler())
 	t.Cleanup(func() { hs.Close(); c.Close() })
 	b := newBrowser(t, hs)

@@ -20,7 +20,8 @@ const sseHeartbeat = 15 * time.Second
 // a session with the login's credentials, after a "ready" event once the
 // watch is set. The stream ends when the page goes away, the watch
 // session ends (the browser's EventSource then reconnects) or the login
-// does (the reconnect then finds no login).
+// does (the reconnect then finds no login). While it is open the login is
+// held (its browser is there); when it ends the HeartbeatTimeout starts.
 func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 	l, root := current(r), queryPath(r)
 	flusher, ok := w.(http.Flusher)
@@ -34,7 +35,11 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer l.streams.Add(-1)
-	ws, err := openWatch(c.cfg.ClientAddr, l.user, l.password, root, c.cfg.SessionTimeout)
+	// Runs before the decrement above: a login is never without a stream
+	// and with a stale lastSeen, so the page's reconnect (a reload, a
+	// watch session that ended) is never taken for its going away.
+	defer func() { l.seen(time.Now()) }()
+	ws, err := openWatch(l.dial, l.user, l.password, root, c.cfg.SessionTimeout)
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return

@@ -149,7 +149,9 @@ func TestEventsStreamOutlivesShortSessionTimeout(t *testing.T) {
 	if _, err := other.Create("/live", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	c := New(Config{ClientAddr: addr, SessionTimeout: 30 * time.Second})
+	cfg := consoleConfig(addr, false)
+	cfg.SessionTimeout = 30 * time.Second
+	c := New(cfg)
 	hs := httptest.NewServer(c.Handler())
 	t.Cleanup(func() { hs.Close(); c.Close() })
 	b := newBrowser(t, hs)

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,16 @@ import (
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
+
+// zkServer is a test's in-process zkraft.
+type zkServer struct {
+	srv  *session.Server
+	node *ensemble.Node
+}
+
+// servers holds the tests' zkraft servers by client address, so that
+// startConsole dials them in-process, as cmd/zkraft wires the console.
+var servers sync.Map // string → *zkServer
 
 // startZK runs an in-process one-member zkraft and returns its client
 // address.
@@ -40,17 +51,64 @@ func startZKWith(t testing.TB, cfg session.Config) string {
 		t.Fatal(err)
 	}
 	go func() { _ = srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	servers.Store(addr, &zkServer{srv: srv, node: node})
 	t.Cleanup(func() {
+		servers.Delete(addr)
 		srv.Close()
 		node.Close()
 	})
-	return ln.Addr().String()
+	return addr
+}
+
+// serverAt is the zkraft startZK started at addr, nil if none.
+func serverAt(addr string) *zkServer {
+	if s, ok := servers.Load(addr); ok {
+		return s.(*zkServer)
+	}
+	return nil
+}
+
+// consoleConfig is the Config cmd/zkraft would give a console of the
+// zkraft at addr: its sessions dialled in-process. known adds the
+// known-identity check (cmd/zkraft's consoleKnows); without it every
+// identity is known, as in ZooKeeper.
+func consoleConfig(addr string, known bool) Config {
+	cfg := Config{ClientAddr: addr, SessionTimeout: 4 * time.Second}
+	if zs := serverAt(addr); zs != nil {
+		cfg.Dial = zs.srv.DialInProcess
+		if known {
+			cfg.KnownUser = zs.knows
+		}
+	}
+	return cfg
+}
+
+// knows is the known-identity check cmd/zkraft gives the console.
+func (zs *zkServer) knows(user, password string) bool {
+	ids := zs.srv.DigestIdentities(user + ":" + password)
+	tree := zs.node.RLockTree()
+	defer zs.node.RUnlockTree()
+	for _, id := range ids {
+		if id.Scheme == "super" || tree.NamesIdentity(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // startConsole serves a console for the zkraft at addr over httptest.
 func startConsole(t testing.TB, addr string, writable bool) *httptest.Server {
 	t.Helper()
-	c := New(Config{ClientAddr: addr, Writable: writable, SessionTimeout: 4 * time.Second})
+	cfg := consoleConfig(addr, false)
+	cfg.Writable = writable
+	return serveConsole(t, cfg)
+}
+
+// serveConsole serves a console of cfg over httptest.
+func serveConsole(t testing.TB, cfg Config) *httptest.Server {
+	t.Helper()
+	c := New(cfg)
 	hs := httptest.NewServer(c.Handler())
 	t.Cleanup(func() {
 		hs.Close()

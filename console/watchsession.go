@@ -54,11 +54,11 @@ const (
 // small replies and notifications.
 const maxWatchFrame = 1 << 20
 
-// openWatch opens a session at addr as user (digest; "" for none) and
+// openWatch opens a session over dial as user (digest; "" for none) and
 // sets a persistent recursive watch on root. Events arrive on
 // ws.events until the session ends (the channel is then closed).
-func openWatch(addr, user, password, root string, timeout time.Duration) (*watchSession, error) {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+func openWatch(dial func(time.Duration) (net.Conn, error), user, password, root string, timeout time.Duration) (*watchSession, error) {
+	nc, err := dial(5 * time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("watch session: %w", err)
 	}

@@ -54,7 +54,10 @@ func TestWatchSessionEndsWhenMemberFallsSilent(t *testing.T) {
 		}
 		time.Sleep(10 * time.Second)
 	}()
-	ws, err := openWatch(ln.Addr().String(), "", "", "/", 600*time.Millisecond)
+	dial := func(timeout time.Duration) (net.Conn, error) {
+		return net.DialTimeout("tcp", ln.Addr().String(), timeout)
+	}
+	ws, err := openWatch(dial, "", "", "/", 600*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

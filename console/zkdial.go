@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -31,13 +32,25 @@ func checkCredentials(user, password string) error {
 	return nil
 }
 
-// dialLogin opens the ZooKeeper session of a login: go-zookeeper against
-// addr, with the digest credentials added before anything is read. It
-// waits up to wait for the session.
-func dialLogin(addr, user, password string, timeout, wait time.Duration, ops *opStats) (*login, error) {
-	l := &login{user: user, password: password, ended: make(chan struct{})}
+// dialerFor returns how the sessions of a login from remoteIP reach the
+// server: Config.Dial for that address, else TCP to ClientAddr.
+func (c *Console) dialerFor(remoteIP string) func(timeout time.Duration) (net.Conn, error) {
+	if dial := c.cfg.Dial; dial != nil {
+		return func(time.Duration) (net.Conn, error) { return dial(remoteIP) }
+	}
+	addr := c.cfg.ClientAddr
+	return func(timeout time.Duration) (net.Conn, error) { return net.DialTimeout("tcp", addr, timeout) }
+}
+
+// dialLogin opens the ZooKeeper session of a login: go-zookeeper over
+// dial (to addr, which only names the server in errors), with the digest
+// credentials added before anything is read. It waits up to wait for the
+// session.
+func dialLogin(dial func(time.Duration) (net.Conn, error), addr, user, password string, timeout, wait time.Duration, ops *opStats) (*login, error) {
+	l := &login{user: user, password: password, dial: dial, ended: make(chan struct{})}
 	has := make(chan struct{}, 1)
 	conn, _, err := zk.Connect([]string{addr}, timeout,
+		zk.WithDialer(func(_, _ string, timeout time.Duration) (net.Conn, error) { return dial(timeout) }),
 		zk.WithLogger(quietLogger{}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(func(ev zk.Event) {

@@ -37,6 +37,7 @@ const q = (p) => encodeURIComponent(p);
 function showLogin(msg) {
   state.me = null;
   stopLive();
+  stopHeartbeat();
   for (const id of ["#tree-view", "#ensemble-view", "#tabs", "#who"]) $(id).hidden = true;
   $("#login-view").hidden = false;
   $("#login-error").textContent = msg && msg !== "not logged in" ? msg : "";
@@ -54,9 +55,40 @@ async function loggedIn(me) {
   mode.className = "badge " + (me.writable ? "rw" : "ro");
   document.querySelectorAll(".writes").forEach((e) => { e.hidden = !me.writable; });
   showView("tree-view");
+  startHeartbeat(me.heartbeatMs || 30000);
   await loadRoot();
   startLive("/");
 }
+
+// ---- presence ----
+// The console ends a login whose browser has been silent for its heartbeat
+// timeout (whoami's heartbeatMs is a third of it): no request, no open
+// live stream, no heartbeat. So a closed tab's login ends soon after, and
+// an open page, hidden or not, says it is there. Browsers hold back a
+// hidden tab's timers (Chrome: to once a minute after five minutes), which
+// the timeout allows for; the live stream, while open, holds the login
+// anyway.
+let heartbeatTimer = null;
+function startHeartbeat(ms) {
+  stopHeartbeat();
+  heartbeatTimer = setInterval(heartbeat, ms);
+}
+function stopHeartbeat() {
+  if (heartbeatTimer !== null) clearInterval(heartbeatTimer);
+  heartbeatTimer = null;
+}
+async function heartbeat() {
+  if (!state.me) return;
+  try { await api("POST", "heartbeat", {}); } catch (e) { /* offline: the next one tries again */ }
+}
+// A tab shown again says so at once (a 401 then shows the login form).
+document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") heartbeat(); });
+// A page restored from the back-forward cache had its stream closed.
+window.addEventListener("pageshow", (ev) => {
+  if (!ev.persisted || !state.me) return;
+  heartbeat();
+  startLive(state.liveRoot);
+});
 
 $("#login-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
