@@ -34,15 +34,21 @@ func (s view) writeWatchesByPath(b *strings.Builder) {
 // sessionsAndEphemerals returns the sessions, by id, and the ephemeral
 // nodes of those that own any (dump, in both its forms).
 func (s view) sessionsAndEphemerals() ([]znode.SessionInfo, map[int64][]string) {
+	// Under the lock only each session and a reference to its (immutable)
+	// ephemeral list; the lists are copied after it.
 	t := s.node.RLockTree()
 	sessions := t.Sessions()
-	eph := make(map[int64][]string, len(sessions))
+	names := make(map[int64]znode.ChildNames, len(sessions))
 	for _, si := range sessions {
-		if list := t.GetEphemerals(si.ID, "/"); len(list) > 0 {
-			eph[si.ID] = list
+		if v := t.EphemeralNames(si.ID); v.Len() > 0 {
+			names[si.ID] = v
 		}
 	}
 	s.node.RUnlockTree()
+	eph := make(map[int64][]string, len(names))
+	for id, v := range names {
+		eph[id] = v.AppendTo(nil)
+	}
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
 	return sessions, eph
 }

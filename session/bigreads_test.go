@@ -171,3 +171,85 @@ func TestAuditBigReadsNobodyCollects(t *testing.T) {
 		t.Errorf("the server took %d requests from the flooding connections, want at most %d", read-int64(pn)-flooders, max)
 	}
 }
+
+// lockCounter is a Backend that counts the read-lock holds taken on it.
+type lockCounter struct {
+	*ensemble.Node
+	holds atomic.Int64
+}
+
+func (l *lockCounter) RLockTree() *znode.Tree {
+	l.holds.Add(1)
+	return l.Node.RLockTree()
+}
+
+// TestLongReadsLetTheLockGo: a SetWatches of many paths and a multiRead of
+// many ops are the reads whose work grows with their own size (up to
+// jute.maxbuffer). Each lets the tree's read lock go every relockEvery
+// paths or ops, so a waiting write goes first; the answers are whole.
+func TestLongReadsLetTheLockGo(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := &lockCounter{Node: node}
+	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close(); node.Close() })
+
+	c := dialRaw(t, ln.Addr().String())
+	c.connect(false)
+	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
+	if h := c.reply(nil); h.Err != jute.OK {
+		t.Fatal(h)
+	}
+	const paths = 5 * relockEvery
+	sw := &jute.SetWatches{RelativeZxid: 1 << 40}
+	for i := range paths {
+		sw.ExistWatches = append(sw.ExistWatches, fmt.Sprintf("/w/absent-%d", i))
+	}
+	sw.DataWatches = []string{"/w"}
+	before := be.holds.Load()
+	c.request(jute.XidSetWatches, jute.OpSetWatches, sw)
+	if h := c.reply(nil); h.Err != jute.OK {
+		t.Fatalf("setWatches: %+v", h)
+	}
+	if got := be.holds.Load() - before; got < paths/relockEvery {
+		t.Errorf("a SetWatches of %d paths took the read lock %d times, want at least %d", paths+1, got, paths/relockEvery)
+	}
+	// Every watch was registered: creating one of the paths fires it.
+	c.request(2, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/w/absent-%d", paths-1), ACL: openACL})
+	var gotEvent, gotReply bool
+	for !gotEvent || !gotReply {
+		r := jute.NewReader(c.frame())
+		var h jute.ReplyHeader
+		var ev jute.WatcherEvent
+		if h.Decode(r) != nil {
+			t.Fatal("bad reply header")
+		}
+		switch {
+		case h.Xid == jute.XidNotification && ev.Decode(r) == nil && ev.Type == jute.EventNodeCreated:
+			gotEvent = true
+		case h.Xid == 2:
+			gotReply = true
+		}
+	}
+
+	mr := &jute.MultiRequest{}
+	for range paths {
+		mr.Ops = append(mr.Ops, jute.MultiOp{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: "/w"}})
+	}
+	before = be.holds.Load()
+	c.request(3, jute.OpMultiRead, mr)
+	var resp jute.MultiResponse
+	if h := c.reply(&resp); h.Err != jute.OK || len(resp.Results) != paths {
+		t.Fatalf("multiRead: %+v, %d results", h, len(resp.Results))
+	}
+	if got := be.holds.Load() - before; got < paths/relockEvery {
+		t.Errorf("a multiRead of %d ops took the read lock %d times, want at least %d", paths, got, paths/relockEvery)
+	}
+}

@@ -202,10 +202,11 @@ func (c *conn) read(h jute.RequestHeader, body []byte) {
 	}
 	c.mu.Unlock()
 	start := time.Now()
-	t := c.srv.backend().RLockTree()
-	c.answerRead(t, h, body)
+	be := c.srv.backend()
+	t := be.RLockTree()
+	c.answerRead(t, h, body, be)
 	zxid := t.LastZxid()
-	c.srv.backend().RUnlockTree()
+	be.RUnlockTree()
 	c.answered(start, zxid, h.Type, answeredRead)
 }
 

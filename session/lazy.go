@@ -131,3 +131,28 @@ func (c *conn) dataReply(h jute.RequestHeader, zxid int64, data []byte, stat jut
 	}
 	c.countSent()
 }
+
+// ephemeralsReply answers getEphemerals from all, the session's ephemeral
+// paths: at once for a few, else lazily (selecting and ordering them is
+// proportional to their number); the estimate counts every path.
+func (c *conn) ephemeralsReply(h jute.RequestHeader, zxid int64, all znode.ChildNames, prefix string) {
+	body := ephemeralsBody{all: all, prefix: prefix}
+	if size := namesSize(all); size >= lazyReplyMin {
+		lazy := &body
+		c.out.replyLazy(h.Xid, zxid, frameOverhead+size, lazy.encode)
+	} else {
+		c.out.replyWith(h.Xid, zxid, jute.OK, body.encode)
+	}
+	c.countSent()
+}
+
+// ephemeralsBody is a getEphemerals reply's body: the paths of all that
+// start with prefix, in the order ZooKeeper's HashSet clone gives them.
+type ephemeralsBody struct {
+	all    znode.ChildNames
+	prefix string
+}
+
+func (b *ephemeralsBody) encode(w *jute.Writer) {
+	w.Strings(javaClonedSetOrder(znode.FilterEphemerals(b.all, b.prefix), b.all.Len()))
+}

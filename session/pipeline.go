@@ -87,7 +87,7 @@ func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 			r.after()
 			continue
 		}
-		c.answerRead(t, r.h, r.body)
+		c.answerRead(t, r.h, r.body, nil)
 		c.answered(r.start, t.LastZxid(), r.h.Type, answeredRead)
 	}
 }

@@ -11,7 +11,14 @@ import (
 // holds locked (read lock from the reader goroutine, write lock from the
 // FSM for parked reads). Watches are registered under that same lock, so no
 // change can slip between the read and the registration.
-func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
+//
+// Every read holds the lock for a bounded time, whatever the size of the
+// tree or of its reply (docs/DESIGN.md): large replies are encoded later
+// (lazy.go), and a request whose work grows with its own size (SetWatches,
+// multiRead: at most jute.maxbuffer) lets the lock go every relockEvery
+// paths when relock, the backend whose read lock the caller holds, is
+// given (the reader goroutine; the FSM cannot let its write lock go).
+func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte, relock Backend) {
 	if c.out.isGone() {
 		return // nobody will read the answer
 	}
@@ -91,8 +98,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
-		all := len(t.GetEphemerals(c.sessionID, "/"))
-		reply(jute.OK, &jute.StringsResponse{Strings: javaClonedSetOrder(t.GetEphemerals(c.sessionID, req.Path), all)})
+		c.ephemeralsReply(h, zxid, t.EphemeralNames(c.sessionID), req.Path)
 	case jute.OpGetAllChildrenNumber:
 		var req jute.PathRequest
 		if !c.decoded(req.Decode(r), h, zxid) {
@@ -107,7 +113,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decoded(req.Decode(r), h, zxid) {
 			return
 		}
-		c.setWatches(t, &req)
+		c.setWatches(t, &req, relock)
 		reply(jute.OK, nil)
 	case jute.OpAddWatch, jute.OpCheckWatches, jute.OpRemoveWatches:
 		var req jute.PathTypeRequest
@@ -123,7 +129,7 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte) {
 		if !c.decoded(req.Decode(jute.NewReader(body)), h, zxid) {
 			return
 		}
-		resp, size, code := multiRead(t, &req, ids)
+		resp, size, code := multiRead(t, &req, ids, relock)
 		switch {
 		case code != jute.OK:
 			reply(code, nil)
@@ -175,10 +181,13 @@ func errCode(err error) jute.ErrCode {
 // its FinalRequestProcessor throws at such an op. The results hold only
 // immutable data (a node's data, a ChildNames), so the response may be
 // encoded after the tree's lock is released; size estimates its bytes.
-func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id) (*jute.MultiResponse, int, jute.ErrCode) {
+func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock Backend) (*jute.MultiResponse, int, jute.ErrCode) {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
 	size := 0
-	for _, op := range req.Ops {
+	for i, op := range req.Ops {
+		if relock != nil && i > 0 && i%relockEvery == 0 {
+			t = relockTree(relock) // the ops are independent, as in ZooKeeper
+		}
 		pw, ok := op.Req.(*jute.PathWatchRequest)
 		if !ok || (op.Type != jute.OpGetData && op.Type != jute.OpGetChildren) {
 			return nil, 0, jute.ErrMarshallingError

@@ -10,11 +10,32 @@ import (
 var superIDs = []jute.Id{{Scheme: "super"}}
 
 // setWatches re-arms the watches a client held before it reconnected.
-func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches) {
+//
+// With relock (the backend whose read lock the caller holds) it lets the
+// lock go every relockEvery paths: each path is still looked up and its
+// watch registered under one hold, so no change to it slips between the
+// two, and a change between holds fires the watches registered before.
+func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches, relock Backend) {
+	n := 0
 	c.srv.backend().Watches().SetWatches(req, c, func(path string) (mzxid, pzxid int64, exists bool) {
+		if n++; relock != nil && n%relockEvery == 0 {
+			t = relockTree(relock)
+		}
 		stat, err := t.Exists(path, superIDs)
 		return stat.Mzxid, stat.Pzxid, err == nil
 	})
+}
+
+// relockEvery is how many paths (SetWatches) or ops (multiRead) a read
+// handles per hold of the tree's read lock.
+const relockEvery = 1024
+
+// relockTree lets be's read lock go and takes it again, so a waiting
+// writer goes first; it returns the tree, which a snapshot installed
+// meanwhile may have replaced.
+func relockTree(be Backend) *znode.Tree {
+	be.RUnlockTree()
+	return be.RLockTree()
 }
 
 // watchOp handles addWatch, checkWatches and removeWatches. Like

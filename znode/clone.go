@@ -35,7 +35,7 @@ func (t *Tree) Clone() *Tree {
 	for id, s := range t.sessions {
 		cs := &session{info: s.info, idKeys: s.idKeys} // both never changed in place
 		if s.ephemerals != nil {
-			cs.ephemerals = maps.Clone(s.ephemerals)
+			cs.ephemerals = s.ephemerals.clone()
 		}
 		c.sessions[id] = cs
 	}

@@ -233,10 +233,7 @@ func (t *Tree) SettleEphemerals(zxid int64, paths []string) []string {
 			continue
 		}
 		if s := t.sessions[n.owner]; s != nil {
-			if s.ephemerals == nil {
-				s.ephemerals = make(map[string]struct{})
-			}
-			s.ephemerals[p] = struct{}{}
+			s.addEphemeral(p)
 			continue
 		}
 		if a.deleteNode(p, parentPath, name, parent, n) != nil {

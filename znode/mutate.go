@@ -80,10 +80,7 @@ func (t *Tree) indexNode(path string, n *node) {
 	case kindEphemeral:
 		t.nEphem++
 		if s := t.sessions[n.owner]; s != nil {
-			if s.ephemerals == nil {
-				s.ephemerals = make(map[string]struct{})
-			}
-			s.ephemerals[path] = struct{}{}
+			s.addEphemeral(path)
 		}
 	case kindContainer, kindTTL:
 		t.reapable[path] = struct{}{}
@@ -96,7 +93,7 @@ func (t *Tree) unindexNode(path string, n *node) {
 	case kindEphemeral:
 		t.nEphem--
 		if s := t.sessions[n.owner]; s != nil {
-			delete(s.ephemerals, path)
+			s.removeEphemeral(path)
 		}
 	case kindContainer, kindTTL:
 		delete(t.reapable, path)

@@ -32,7 +32,8 @@ const (
 	nameChunkMin = nameChunkMax / 4
 )
 
-// nameIndex is a large child set's names, sorted. Only the tree's writer
+// nameIndex is a sorted set of strings: a large child set's names, or a
+// session's ephemeral paths (where it serves getEphemerals the same way). Only the tree's writer
 // changes it (under the exclusive lock); readers (under the shared lock)
 // take versions of it (view), which stay valid after the lock is released.
 type nameIndex struct {
@@ -122,6 +123,22 @@ func (x *nameIndex) insert(name string) {
 	clear(c.names[half:])
 	c.names = c.names[:half]
 	x.chunks = slices.Insert(x.chunks, i+1, right)
+}
+
+// has reports whether name is in the index.
+func (x *nameIndex) has(name string) bool {
+	if len(x.chunks) == 0 {
+		return false
+	}
+	_, ok := slices.BinarySearch(x.chunks[x.chunkFor(name)].names, name)
+	return ok
+}
+
+// add inserts name unless it is in the index already.
+func (x *nameIndex) add(name string) {
+	if !x.has(name) {
+		x.insert(name)
+	}
 }
 
 // remove deletes name, if present.

@@ -116,7 +116,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			eph++
 			if s := tr.sessions[n.owner]; s == nil {
 				t.Fatalf("ephemeral %s of dead session", p)
-			} else if _, ok := s.ephemerals[p]; !ok {
+			} else if s.ephemerals == nil || !s.ephemerals.has(p) {
 				t.Fatalf("ephemeral %s not indexed", p)
 			}
 		}

@@ -21,7 +21,36 @@ type SessionInfo struct {
 type session struct {
 	info       SessionInfo
 	idKeys     []uint64 // IdentityKey of each of info.Identities
-	ephemerals map[string]struct{}
+	// ephemerals are the paths of its ephemeral nodes, sorted; nil when
+	// it has none.
+	ephemerals *nameIndex
+}
+
+// addEphemeral records path as one of the session's ephemerals.
+func (s *session) addEphemeral(path string) {
+	if s.ephemerals == nil {
+		s.ephemerals = newNameIndex(nil)
+	}
+	s.ephemerals.add(path)
+}
+
+// removeEphemeral forgets one of the session's ephemerals.
+func (s *session) removeEphemeral(path string) {
+	if s.ephemerals == nil {
+		return
+	}
+	s.ephemerals.remove(path)
+	if s.ephemerals.n == 0 {
+		s.ephemerals = nil
+	}
+}
+
+// numEphemerals is how many ephemerals the session owns.
+func (s *session) numEphemerals() int {
+	if s.ephemerals == nil {
+		return 0
+	}
+	return s.ephemerals.n
 }
 
 // Session returns a live session by id.
@@ -55,18 +84,30 @@ func (t *Tree) Sessions() []SessionInfo {
 // (a plain string prefix, as ZooKeeper's getEphemerals), sorted. A prefix that
 // is empty, blank or "/" after trimming (Java trim: chars <= space) selects all of them.
 func (t *Tree) GetEphemerals(sessionID int64, prefix string) []string {
+	return FilterEphemerals(t.EphemeralNames(sessionID), prefix)
+}
+
+// EphemeralNames returns the session's ephemeral paths, sorted, as an
+// immutable ChildNames, in constant time: a caller may filter them
+// (FilterEphemerals) after releasing the tree's lock.
+func (t *Tree) EphemeralNames(sessionID int64) ChildNames {
 	s := t.sessions[sessionID]
-	out := []string{}
-	if s == nil {
-		return out
+	if s == nil || s.ephemerals == nil {
+		return ChildNames{}
 	}
-	all := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' }) // Java String.trim
-	for p := range s.ephemerals {
-		if all == "" || all == "/" || strings.HasPrefix(p, prefix) {
+	return s.ephemerals.view()
+}
+
+// FilterEphemerals returns the paths of all that start with prefix, as
+// GetEphemerals selects them.
+func FilterEphemerals(all ChildNames, prefix string) []string {
+	out := []string{}
+	trimmed := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' }) // Java String.trim
+	all.Each(func(p string) {
+		if trimmed == "" || trimmed == "/" || strings.HasPrefix(p, prefix) {
 			out = append(out, p)
 		}
-	}
-	slices.Sort(out)
+	})
 	return out
 }
 
@@ -74,7 +115,7 @@ func (t *Tree) GetEphemerals(sessionID int64, prefix string) []string {
 // a session that is not live), without listing them.
 func (t *Tree) NumEphemerals(sessionID int64) int {
 	if s := t.sessions[sessionID]; s != nil {
-		return len(s.ephemerals)
+		return s.numEphemerals()
 	}
 	return 0
 }
@@ -82,10 +123,8 @@ func (t *Tree) NumEphemerals(sessionID int64) int {
 // sessionPaths returns a session's ephemeral paths in deletion order:
 // sorted, so every member deletes (and notifies) in the same order.
 func (s *session) sessionPaths() []string {
-	out := make([]string, 0, len(s.ephemerals))
-	for p := range s.ephemerals {
-		out = append(out, p)
+	if s.ephemerals == nil {
+		return nil
 	}
-	slices.Sort(out)
-	return out
+	return s.ephemerals.view().AppendTo(nil)
 }

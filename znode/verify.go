@@ -3,6 +3,7 @@ package znode
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -144,13 +145,15 @@ func (v *verifier) sessions() error {
 			return inconsistent("session %#x recorded as %#x", id, s.info.ID)
 		}
 		own := v.owned[id]
-		if len(own) != len(s.ephemerals) {
-			return inconsistent("session %#x: %d ephemerals indexed, owns %d", id, len(s.ephemerals), len(own))
+		if len(own) != s.numEphemerals() {
+			return inconsistent("session %#x: %d ephemerals indexed, owns %d", id, s.numEphemerals(), len(own))
 		}
-		for p := range s.ephemerals {
-			if _, ok := own[p]; !ok {
-				return inconsistent("session %#x indexes %q, which is not its ephemeral", id, p)
-			}
+		if s.ephemerals == nil {
+			continue
+		}
+		sorted := slices.Sorted(maps.Keys(own))
+		if err := s.ephemerals.check(sorted); err != nil {
+			return inconsistent("session %#x: ephemeral index: %v", id, err)
 		}
 	}
 	return nil
