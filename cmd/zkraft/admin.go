@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/http"
 	"time"
@@ -15,26 +14,22 @@ import (
 // <commandURL>/<command> answers in JSON, and the console when it is on).
 // With tlsCfg (admin.forceHttps) it serves HTTPS only. As with ZooKeeper,
 // a port that cannot be bound is logged and the server runs on without it.
-func startAdmin(addr string, idle time.Duration, tlsCfg *tls.Config, handler http.Handler, log *zap.Logger) func() {
+//
+// Like ZooKeeper's Jetty connector, it drops a connection on which nothing
+// moves for the idle timeout: waiting for headers (at most 10 s), for a
+// body that never comes, for the next request, or for a client to read
+// (httpTimeouts); the console's event streams write at least every 15 s
+// and run on. Its connections are capped by g (the AdminServer's share of
+// the file limit, in all and per address), and its accepts never stop.
+func startAdmin(addr string, idle time.Duration, tlsCfg *tls.Config, handler http.Handler, g *listenGuard, log *zap.Logger) func() {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		log.Warn("problem starting AdminServer; serving clients without it", zap.String("addr", addr), zap.Error(err))
 		return func() {}
 	}
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
-	hs := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       idle,
-		MaxHeaderBytes:    64 << 10,
-	}
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("AdminServer stopped", zap.Error(err))
-		}
-	}()
-	log.Info("AdminServer serving", zap.String("addr", ln.Addr().String()), zap.Bool("https", tlsCfg != nil))
-	return func() { _ = hs.Close() }
+	t := httpTimeouts(idle)
+	stop := g.serveHTTP("admin", ln, tlsCfg, t, handler, log)
+	log.Info("AdminServer serving", append([]zap.Field{zap.String("addr", ln.Addr().String()), zap.Bool("https", tlsCfg != nil)},
+		g.httpFields("admin", t)...)...)
+	return stop
 }

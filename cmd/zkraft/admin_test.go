@@ -160,7 +160,7 @@ func TestAdminPortTakenIsNotFatal(t *testing.T) {
 	}
 	defer ln.Close()
 	core, logs := observer.New(zap.WarnLevel)
-	stop := startAdmin(ln.Addr().String(), time.Second, nil, nil, zap.New(core))
+	stop := startAdmin(ln.Addr().String(), time.Second, nil, nil, nil, zap.New(core))
 	stop()
 	if logs.Len() != 1 || !strings.Contains(logs.All()[0].Message, "AdminServer") {
 		t.Fatalf("want one warning about the AdminServer, got %v", logs.All())

@@ -56,7 +56,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 	}
 	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": st.DataDir}, requests, log), b)
 	if reg != nil {
-		stop, err := startMetrics(metricsLn, reg, nil, srv, log)
+		stop, err := startMetrics(metricsLn, reg, nil, srv, st.listeners, st.MetricsIdleTimeout, log)
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
@@ -77,7 +77,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 			cancel()
 			return err
 		}
-		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)), log)()
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)), st.listeners, log)()
 	} else {
 		log.Warn("no AdminServer (admin.serverPort): zkraft migrate cutover cannot reach this server")
 	}

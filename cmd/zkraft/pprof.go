@@ -1,19 +1,22 @@
 package main
 
 import (
-	"errors"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"runtime"
+	"time"
 
 	"go.uber.org/zap"
 )
 
 // startPprof serves Go's profiles (CPU, heap, goroutine, mutex, block) on
 // addr for operators and `go tool pprof`. Mutex and block profiling are
-// sampled lightly so they cost little when nobody looks.
-func startPprof(addr string, log *zap.Logger) (func(), error) {
+// sampled lightly so they cost little when nobody looks. Its connections
+// have the metrics port's deadlines (idle, httpTimeouts: a CPU profile
+// that computes for longer is not cut, its writes are what is timed) and
+// g's caps.
+func startPprof(addr string, g *listenGuard, idle time.Duration, log *zap.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -26,12 +29,8 @@ func startPprof(addr string, log *zap.Logger) (func(), error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("pprof server stopped", zap.Error(err))
-		}
-	}()
-	log.Info("pprof serving", zap.String("addr", ln.Addr().String()))
-	return func() { _ = srv.Close() }, nil
+	t := httpTimeouts(idle)
+	stop := g.serveHTTP("pprof", ln, nil, t, mux, log)
+	log.Info("pprof serving", append([]zap.Field{zap.String("addr", ln.Addr().String())}, g.httpFields("pprof", t)...)...)
+	return stop, nil
 }

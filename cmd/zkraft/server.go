@@ -73,6 +73,7 @@ func runServer(c *cli.Context) error {
 	if err := st.checkConsole(); err != nil {
 		return err
 	}
+	st.listeners = newListenGuard(st, log)
 	if st.FollowZooKeeper {
 		if !ensemble.HasState(st.DataDir, st.DataLogDir) {
 			return serveFollowing(c, st, log)
@@ -94,7 +95,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	defer stopGC()
 	go gctune.Run(gcCtx)
 	if addr := c.String("pprof-addr"); addr != "" {
-		stop, err := startPprof(addr, log)
+		stop, err := startPprof(addr, st.listeners, st.MetricsIdleTimeout, log)
 		if err != nil {
 			return fmt.Errorf("pprof: %w", err)
 		}
@@ -132,7 +133,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	srv := session.New(sessionConfig(c, st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": node.LogDir()}, requests, log), node)
 
 	if reg != nil {
-		stop, err := startMetrics(metricsLn, reg, node, srv, log)
+		stop, err := startMetrics(metricsLn, reg, node, srv, st.listeners, st.MetricsIdleTimeout, log)
 		if err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
@@ -145,7 +146,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 		}
 		handler, closeConsole := adminHandler(st, srv, node, ln.Addr(), log)
 		defer closeConsole()
-		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, log)()
+		defer startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, st.listeners, log)()
 	}
 	errc := ports.serve(srv, st.PortUnification, tlsCfg)
 	if secureLn != nil {
@@ -198,7 +199,9 @@ func (p *serverPorts) serve(srv *session.Server, unified bool, tlsCfg *tls.Confi
 }
 
 // waitForStop waits for SIGINT or SIGTERM (nil), or for serving to fail
-// (its error).
+// (its error). An accept error does not fail serving (the client ports
+// retry it, session.Server.Serve): only a listener closed under the
+// server does.
 func waitForStop(errc <-chan error, log *zap.Logger) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -297,6 +300,8 @@ func sessionConfig(c *cli.Context, st settings, sasl saslServer, env map[string]
 		SyncLimit:              st.SyncLimit,
 		OutstandingLimit:       outstandingLimit(st.OutstandingLimit),
 		MaxCnxns:               st.MaxCnxns,
+		ConnLimit:              st.listeners.clientConnLimit(),
+		Rejected:               st.listeners.rejections(),
 		LeaderServesNot:        st.LeaderServesNot,
 		MaxBuffer:              st.JuteMaxBuffer,
 		SuperDigest:            st.SuperDigest,
@@ -325,6 +330,8 @@ func memberConfig(c *cli.Context, st settings, listen func(string) (net.Listener
 	return ensemble.Config{
 		Metrics:           m,
 		Listen:            listen,
+		MemberConns:       st.listeners.limits("member"),
+		Rejected:          st.listeners.rejections(),
 		Dial:              dial,
 		ID:                st.ServerID,
 		DataDir:           st.DataDir,

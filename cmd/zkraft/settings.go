@@ -45,6 +45,7 @@ type settings struct {
 	FollowZooKeeper     bool // migration.followZooKeeper: serve as an Observer of ZooKeeper
 	ReadOnlyMode        bool
 	MetricsAddr         string        // host:port for /metrics, "" = off
+	MetricsIdleTimeout  time.Duration // metricsProvider.idleTimeout: the metrics and pprof ports' idle timeout
 	AdminAddr           string        // host:port of the AdminServer, "" = off
 	AdminCommandURL     string        // its admin.commandURL
 	AdminIdleTimeout    time.Duration // admin.idleTimeout: an idle HTTP connection is closed after it
@@ -77,6 +78,10 @@ type settings struct {
 	InitLimit                               int
 	Members                                 []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
 	idSet                                   bool            // ServerID given explicitly (--id)
+	// listeners is the process's listener guard (the file limit's
+	// division, the rejection count), made once the settings are read
+	// (runServer); nil in tests that build settings alone: no caps.
+	listeners *listenGuard
 }
 
 func defaultSettings() settings {
