@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -19,8 +20,11 @@ const consolePrefix = "/console"
 
 // adminHandler is the AdminServer's handler and, when the console is on,
 // the console beside it under /console/ (same address, same server). The
-// console's ZooKeeper sessions connect to clientAddr, this member's own
-// client port. The returned func closes the console's sessions.
+// console's ZooKeeper sessions are in-process connections to srv
+// (session.Server.DialInProcess), served as from each browser's address and
+// outside the client port's connection limits; clientAddr, this member's
+// own client port, is what the page shows and where the ensemble page asks
+// this member's srvr. The returned func closes the console's sessions.
 func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientAddr net.Addr, log *zap.Logger) (http.Handler, func()) {
 	admin := operator.NewAdmin(srv).Handler(st.AdminCommandURL)
 	if !st.ConsoleEnabled {
@@ -28,12 +32,15 @@ func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientA
 	}
 	self := loopbackAddr(clientAddr)
 	c := console.New(console.Config{
-		ClientAddr:   self,
-		Writable:     st.ConsoleWritable,
-		AllowedHosts: st.ConsoleAllowedHosts,
-		Prefix:       consolePrefix,
-		Ensemble:     &ensembleView{node: node, self: self, standaloneAddr: self},
-		Logger:       log.Named("console"),
+		ClientAddr:       self,
+		Dial:             srv.DialInProcess,
+		KnownUser:        func(user, password string) bool { return consoleKnows(srv, node, user, password) },
+		HeartbeatTimeout: st.ConsoleHeartbeat,
+		Writable:         st.ConsoleWritable,
+		AllowedHosts:     st.ConsoleAllowedHosts,
+		Prefix:           consolePrefix,
+		Ensemble:         &ensembleView{node: node, self: self, standaloneAddr: self},
+		Logger:           log.Named("console"),
 	})
 	mux := http.NewServeMux()
 	mux.Handle(consolePrefix+"/", c.Handler())
@@ -42,6 +49,28 @@ func adminHandler(st settings, srv *session.Server, node *ensemble.Node, clientA
 	log.Info("console serving", zap.String("path", consolePrefix+"/"), zap.Bool("writable", st.ConsoleWritable),
 		zap.String("clientAddr", self))
 	return mux, c.Close
+}
+
+// consoleKnows is the console's KnownUser: whether the digest identity
+// user:password is one the ensemble knows, the super user's or one an ACL
+// in the tree names. Any other is a guess, refused before a session is
+// opened. The tree's read lock is held for one map lookup
+// (znode.Tree.NamesIdentity); the digest is hashed before it is taken.
+func consoleKnows(srv *session.Server, node *ensemble.Node, user, password string) bool {
+	ids := srv.DigestIdentities(user + ":" + password)
+	for _, id := range ids {
+		if id.Scheme == "super" {
+			return true
+		}
+	}
+	tree := node.RLockTree()
+	defer node.RUnlockTree()
+	for _, id := range ids {
+		if tree.NamesIdentity(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // loopbackAddr is the address a process on this host reaches a listener
@@ -60,13 +89,22 @@ func loopbackAddr(a net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// checkConsole refuses a console without an AdminServer to serve it.
+// minConsoleHeartbeat is the shortest console.heartbeatTimeout: an
+// open page's heartbeat every second.
+const minConsoleHeartbeat = 3 * time.Second
+
+// checkConsole refuses a console without an AdminServer to serve it, and a
+// heartbeat timeout too short for a page to keep up with.
 func (s *settings) checkConsole() error {
 	if s.ConsoleEnabled && s.AdminAddr == "" {
 		return fmt.Errorf("the console is served by the AdminServer: give --admin-addr (or leave admin.enableServer on)")
 	}
 	if s.ConsoleWritable && !s.ConsoleEnabled {
 		return fmt.Errorf("--console-writable (console.readOnly=false) needs the console on (--console or console.enabled=true)")
+	}
+	if d := s.ConsoleHeartbeat; d != 0 && d < minConsoleHeartbeat {
+		return fmt.Errorf("--console-heartbeat-timeout (console.heartbeatTimeout) %v: at least %v (an open page sends a heartbeat every third of it)",
+			d, minConsoleHeartbeat)
 	}
 	return nil
 }
@@ -81,6 +119,8 @@ func (s *settings) consoleKey(k, v string) (bool, error) {
 		var ro bool
 		ro, err = parseBoolKey(v)
 		s.ConsoleWritable = !ro
+	case "console.heartbeatTimeout":
+		s.ConsoleHeartbeat, err = millisOrDuration(v)
 	default:
 		return false, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,10 +202,27 @@ func consoleServer(t *testing.T, extra ...string) (clientAddr, adminAddr string)
 	return clientAddr, adminAddr
 }
 
+// knownUsers creates /console-users, readable by anyone, whose ACL names
+// each user:password given: the console logs in only identities the
+// ensemble knows (a wrong password is a failed login).
+func knownUsers(t *testing.T, c *zk.Conn, creds ...string) {
+	t.Helper()
+	list := zk.WorldACL(zk.PermRead)
+	for _, cred := range creds {
+		user, password, _ := strings.Cut(cred, ":")
+		list = append(list, zk.ACL{Perms: zk.PermRead, Scheme: "digest", ID: acl.DigestID(user, password)})
+	}
+	if _, err := c.Create("/console-users", nil, 0, list); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // seed creates nodes as alice: /app with a JSON config and a directory of
-// 120 children, and /secret that only alice may touch.
+// 120 children, and /secret that only alice may touch; bob is a user the
+// ensemble knows.
 func seed(t *testing.T, c *zk.Conn) {
 	t.Helper()
+	knownUsers(t, c, "bob:bob-pw")
 	open := zk.WorldACL(zk.PermAll)
 	only := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: acl.DigestID("alice", "alice-pw")}}
 	must := func(path string, data string, acl []zk.ACL) {
@@ -334,6 +352,7 @@ func TestConsoleReadOnlyInBrowser(t *testing.T) {
 	clientAddr, adminAddr := consoleServer(t)
 	other := connectAdmin(t, []string{clientAddr})
 	defer other.Close()
+	knownUsers(t, other, "bob:bob-pw")
 	if _, err := other.Create("/ro", []byte("v"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -386,10 +405,17 @@ func TestConsoleEnsembleInBrowser(t *testing.T) {
 	}
 	other := connectAdmin(t, []string{third.clientAddr})
 	defer other.Close()
+	knownUsers(t, other, "carol:carol-pw")
 	if _, err := other.Create("/svc", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.Create("/svc/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// The follower knows carol once it has applied /console-users.
+	onFollower := connectAdmin(t, []string{follower.clientAddr})
+	defer onFollower.Close()
+	if _, err := onFollower.Sync("/console-users"); err != nil {
 		t.Fatal(err)
 	}
 	p := openConsole(t, follower.adminAddr)
@@ -419,4 +445,103 @@ func TestConsoleEnsembleInBrowser(t *testing.T) {
 	p.waitText("#sessions", "(you)")
 	p.waitText("#sessions", "(your live view)")
 	p.screenshot("console-ensemble.png")
+}
+
+// TestConsoleTabGoneEndsLogin: a login whose tab is open but hidden (another
+// tab in front, its live view stopped so that only the page's heartbeats
+// speak for it) outlives three heartbeat timeouts, ephemeral node and all;
+// once its tab is closed, the login ends with its ZooKeeper sessions
+// within the timeout (and the console's housekeeping second). Before, a
+// closed tab's login, and its session, lived on until 30 minutes idle.
+func TestConsoleTabGoneEndsLogin(t *testing.T) {
+	const timeout = 4 * time.Second
+	clientAddr, adminAddr := consoleServer(t, "--console-writable", "--console-heartbeat-timeout", "4s")
+	other := connectAdmin(t, []string{clientAddr})
+	defer other.Close()
+	knownUsers(t, other, "dave:dave-pw")
+	p := openConsole(t, adminAddr)
+	front, err := p.s.Window()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := p.s.NewTab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.s.SwitchTo(tab); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.s.Navigate(p.base); err != nil {
+		t.Fatal(err)
+	}
+	base := globalSessions(t, clientAddr)
+	p.login("dave", "dave-pw")
+	p.waitText("#who-mode", "writable")
+	if st := p.fetchStatus("POST", "api/create", p.csrfToken(), `{"path":"/dave-tab","mode":"ephemeral"}`); st != 200 {
+		t.Fatalf("create the tab's ephemeral: %d", st)
+	}
+	// Only the heartbeats hold the login from now on; the page notes what
+	// its visibility was.
+	var ok bool
+	if err := p.s.Exec(&ok, `stopLive(); window.seenStates = [document.visibilityState];
+		document.addEventListener("visibilitychange", () => window.seenStates.push(document.visibilityState));
+		return true;`); err != nil || !ok {
+		t.Fatalf("stop the live view: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); globalSessions(t, clientAddr) != base+1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions with the live view stopped, want %d: the login's", globalSessions(t, clientAddr), base+1)
+		}
+	}
+	if err := p.s.SwitchTo(front); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(3 * timeout); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if exists, _, err := other.Exists("/dave-tab"); err != nil || !exists {
+			t.Fatalf("the hidden tab's login ended: /dave-tab exists %v (%v)", exists, err)
+		}
+	}
+	if err := p.s.SwitchTo(tab); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	if err := p.s.Exec(&states, `return window.seenStates;`); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(states, "hidden") {
+		t.Fatalf("the tab was never hidden: %v", states)
+	}
+	p.waitText("#who-mode", "writable")
+	if st := p.fetchStatus("POST", "api/heartbeat", p.csrfToken(), "{}"); st != 200 {
+		t.Fatalf("the hidden tab's login after %v: %d", 3*timeout, st)
+	}
+	if n := globalSessions(t, clientAddr); n != base+1 {
+		t.Fatalf("%d sessions after the tab was hidden, want %d", n, base+1)
+	}
+	p.screenshot("console-hidden-tab.png")
+
+	if err := p.s.CloseWindow(); err != nil {
+		t.Fatal(err)
+	}
+	closed := time.Now()
+	if err := p.s.SwitchTo(front); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		exists, _, err := other.Exists("/dave-tab")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !exists {
+			break
+		}
+		if time.Since(closed) > timeout+3*time.Second {
+			t.Fatalf("the closed tab's login (its ephemeral) outlived it by %v", time.Since(closed))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the closed tab's login ended %v after the tab closed (heartbeat timeout %v)", time.Since(closed).Round(10*time.Millisecond), timeout)
+	if n := globalSessions(t, clientAddr); n != base {
+		t.Fatalf("%d sessions after the tab closed, want %d", n, base)
+	}
 }

@@ -55,6 +55,7 @@ type settings struct {
 	ConsoleEnabled      bool          // console.enabled / --console: the web console on the AdminServer
 	ConsoleWritable     bool          // console.readOnly=false / --console-writable: it may change the tree
 	ConsoleAllowedHosts []string      // console.allowedHosts / --console-allowed-hosts: host names it answers for
+	ConsoleHeartbeat    time.Duration // console.heartbeatTimeout: a login whose browser is silent this long ends; 0: 90 s
 	InitialConfig       string        // the zoo.cfg text, for the AdminServer's initial_configuration
 	SecureClientAddr    string        // secureClientPortAddress:secureClientPort, "" = no TLS port
 	PortUnification     bool          // client.portUnification: the client port takes TLS clients too

@@ -284,6 +284,10 @@ var serverSettings = []setting{
 			return nil
 		},
 		zoo: func(s *settings, _ *zooParts, _, v string) error { s.ConsoleAllowedHosts = splitList(v); return nil }},
+	{Flag: "console-heartbeat-timeout", Kind: kindDuration, Keys: []string{"console.heartbeatTimeout"}, Props: []string{"console.heartbeatTimeout"},
+		Topic: catObservability, Default: "90 s",
+		Help: "a console login whose browser is silent this long (no request, no open live view, no heartbeat: an open page, hidden or not, sends one every third of it) ends with its ZooKeeper sessions; ms or a duration, at least 3 s",
+		ptr:  func(s *settings) any { return &s.ConsoleHeartbeat }, zoo: zooConsole},
 	{Flag: "pprof-addr", Topic: catObservability, Default: "off", Help: "serve Go profiles (/debug/pprof) on this address"},
 	{Flag: "log-level", Value: "info", Topic: catObservability, Help: "debug, info, warn or error"},
 	{Flag: "log-format", Value: "console", Topic: catObservability, Help: "console or json"},

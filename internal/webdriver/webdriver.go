@@ -1,6 +1,6 @@
 // Package webdriver drives a headless Chromium for zkraft's browser tests
 // over the W3C WebDriver protocol, spoken to Debian's chromedriver with
-// net/http: a dozen endpoints, so no client library. Only tests import
+// net/http: a score of endpoints, so no client library. Only tests import
 // it.
 package webdriver
 
@@ -168,6 +168,33 @@ func (s *Session) Close() {
 	_ = s.d.call("DELETE", s.path, nil, nil)
 	os.RemoveAll(s.dir)
 }
+
+// Window is the handle of the current window (tab).
+func (s *Session) Window() (string, error) {
+	var h string
+	err := s.d.call("GET", s.path+"/window", nil, &h)
+	return h, err
+}
+
+// NewTab opens a blank tab in front and returns its handle; the current
+// window stays the one commands go to until SwitchTo.
+func (s *Session) NewTab() (string, error) {
+	var out struct {
+		Handle string `json:"handle"`
+	}
+	err := s.d.call("POST", s.path+"/window/new", map[string]string{"type": "tab"}, &out)
+	return out.Handle, err
+}
+
+// SwitchTo makes the window handle names the current one, and brings it
+// to the front.
+func (s *Session) SwitchTo(handle string) error {
+	return s.d.call("POST", s.path+"/window", map[string]string{"handle": handle}, nil)
+}
+
+// CloseWindow closes the current window (tab), as its user would; switch
+// to another before the next command.
+func (s *Session) CloseWindow() error { return s.d.call("DELETE", s.path+"/window", nil, nil) }
 
 // DeleteCookies forgets every cookie of the page's domain.
 func (s *Session) DeleteCookies() error { return s.d.call("DELETE", s.path+"/cookie", nil, nil) }
