@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build release deb image run test test-race test-short test-faults soak difftest model vet fuzz bench watchmem gobench clean
+.PHONY: all build release deb image run test test-race test-short test-faults soak difftest model vet fuzz bench overload watchmem gobench clean
 
 all: build
 
@@ -123,6 +123,17 @@ BENCH_NODES ?= 1000000
 bench: build
 	scripts/bench-deps.sh
 	$(GO) run ./scripts/benchcompare -zkraft $(BIN) -duration $(BENCH_DURATION) -nodes $(BENCH_NODES) -out docs/bench-latest.md
+	$(MAKE) overload
+
+# The load the service must hold (issue 37), against Apache ZooKeeper
+# on the same machine: a thundering herd of watchers, a reconnect storm
+# after a kill -9, three times the write capacity, and a table of idle
+# sessions; writes docs/overload-latest.md. OVERLOAD_ARGS=-quick for a
+# run of a few minutes, or e.g. OVERLOAD_ARGS='-classes herd -herd 10000'.
+OVERLOAD_ARGS ?=
+overload: build
+	scripts/bench-deps.sh
+	$(GO) run ./scripts/overload -zkraft $(BIN) -out docs/overload-latest.md $(OVERLOAD_ARGS)
 
 # Memory per watch: 1,000,000 exists watches (100 sessions x 10,000
 # znodes) on a standalone zkraft, then on a standalone ZooKeeper.

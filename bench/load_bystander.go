@@ -106,19 +106,26 @@ type Latency struct {
 }
 
 // window returns the latency of the requests sent between from and to.
-func (b *bystander) window(from, to int64) Latency {
+func (b *bystander) window(from, to int64) Latency { return b.windows([2]int64{from, to}) }
+
+// windows returns the latency of the requests sent in any of spans
+// ([from, to] in wall ns).
+func (b *bystander) windows(spans ...[2]int64) Latency {
 	b.mu.Lock()
 	var lats []time.Duration
 	var l Latency
 	for _, s := range b.samples {
-		if s.at < from || s.at > to {
-			continue
+		in := false
+		for _, sp := range spans {
+			in = in || (s.at >= sp[0] && s.at <= sp[1])
 		}
-		if !s.ok {
+		switch {
+		case !in:
+		case !s.ok:
 			l.Failed++
-			continue
+		default:
+			lats = append(lats, s.lat)
 		}
-		lats = append(lats, s.lat)
 	}
 	b.mu.Unlock()
 	l.N = len(lats)

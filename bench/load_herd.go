@@ -17,6 +17,9 @@ type HerdConfig struct {
 	Rounds   int           // measured rounds (default 3)
 	Warmup   int           // rounds before them, not measured (default 1)
 	Gap      time.Duration // quiet time before each round (default 1 s)
+	// Armed is called (if set) once every watch is armed, before the
+	// first round: a caller's moment to start profiling the members.
+	Armed func()
 }
 
 // HerdResult is a herd's rounds.
@@ -25,10 +28,11 @@ type HerdResult struct {
 	Connect  time.Duration // opening every watcher's session
 	Rounds   []HerdRound
 	// Baseline is the bystander's latency in the quiet second before the
-	// first round.
-	Baseline Latency
-	Broken   int // watcher connections that broke during the run
-	Lost     int // watcher sessions gone at the end (expired or not answering)
+	// first round; Bystander its latency in the measured rounds, each
+	// from the write to the last re-read.
+	Baseline, Bystander Latency
+	Broken              int // watcher connections that broke during the run
+	Lost                int // watcher sessions gone at the end (expired or not answering)
 	// Unexpected counts notifications other than the znode's change.
 	Unexpected int
 }
@@ -42,6 +46,7 @@ type HerdRound struct {
 	// Bystander is the bystander's latency from the write to the last
 	// re-read.
 	Bystander Latency
+	at        int64 // wall ns of the write
 }
 
 // Median is the round with the median LastReread.
@@ -119,6 +124,9 @@ func RunHerd(ctx context.Context, cfg HerdConfig) (*HerdResult, error) {
 	if armed != cfg.Watchers {
 		return nil, fmt.Errorf("bench: herd: %d of %d watches armed", armed, cfg.Watchers)
 	}
+	if cfg.Armed != nil {
+		cfg.Armed()
+	}
 	quiet := wallNanos()
 	for round := 0; round < cfg.Warmup+cfg.Rounds; round++ {
 		if err := sleepCtx(ctx, cfg.Gap); err != nil {
@@ -140,6 +148,11 @@ func RunHerd(ctx context.Context, cfg HerdConfig) (*HerdResult, error) {
 			break // watches left armed would fire in the next round
 		}
 	}
+	var spans [][2]int64
+	for _, r := range res.Rounds {
+		spans = append(spans, [2]int64{r.at, r.at + int64(r.LastReread)})
+	}
+	res.Bystander = by.windows(spans...)
 	reps, err = f.each(ctx, "herd")
 	if err != nil {
 		return nil, err
@@ -194,6 +207,7 @@ func herdRound(ctx context.Context, cfg *HerdConfig, f *fleet, writer *conn, tar
 	if err := t.check("herd write"); err != nil {
 		return r, err
 	}
+	r.at = t0
 	r.Bystander = by.window(t0, t0+int64(r.LastReread))
 	return r, nil
 }

@@ -24,7 +24,7 @@ type OverloadConfig struct {
 	Window   int           // requests in flight per load session at most (default 256)
 	Idle     int           // idle sessions held meanwhile (default 1000)
 	Keys     int           // znodes written (default 1000)
-	Capacity time.Duration // measuring the capacity, after 2 s of warm-up (default 10 s)
+	Capacity time.Duration // measuring the capacity, over its steps (default 12 s)
 	Factor   float64       // the offered load, times the capacity (default 3)
 	Duration time.Duration // the overload (default 60 s)
 	// Recovery is the most to wait, once the load stops, for the
@@ -36,16 +36,43 @@ type OverloadConfig struct {
 	Sample func() []int64
 }
 
-// capacityDepth is the setData requests in flight over all load sessions
-// while the capacity is measured (the write workload of scripts/benchcompare:
-// 16 sessions x 32).
-const capacityDepth = 512
+// capacityDepths are the setData requests in flight over all load
+// sessions at each step of measuring the capacity, from the write
+// workload of scripts/benchcompare (16 sessions x 32) up: a server that
+// batches commits gets faster with more in flight, so its capacity is
+// the best step.
+var capacityDepths = []int{512, 2048, 8192}
+
+// measureCapacity runs the load sessions closed loop, depth requests in
+// flight each, for cfg.Capacity split over the steps (after a second
+// of warm-up), and returns the setData answered per second, their p99
+// and the requests that failed.
+func measureCapacity(ctx context.Context, cfg *OverloadConfig, sessions []*loadSession, keys []string, value []byte, depth int) (float64, time.Duration, int64) {
+	const warm = time.Second
+	step := max(time.Second, cfg.Capacity/time.Duration(len(capacityDepths))).Round(time.Second)
+	secs := int((warm + step) / time.Second)
+	cm := newLoadMeter(len(sessions), secs+1)
+	driveLoad(ctx, sessions, keys, value, cm, warm+step, func(i int, stop <-chan struct{}) int {
+		for cm.out[i].Load() >= int64(depth) {
+			select {
+			case <-cm.wake[i]:
+			case <-stop:
+				return 0
+			}
+		}
+		return 1
+	})
+	waitDrained(cm, cfg.SessionTimeout)
+	n, h := cm.span(int(warm/time.Second), secs)
+	return float64(n) / step.Seconds(), time.Duration(h.Quantile(0.99)), cm.errs.Load()
+}
 
 // OverloadResult is the overload's figures.
 type OverloadResult struct {
-	Capacity    float64       // setData answered per second, closed loop
-	CapacityP99 time.Duration // their p99
-	Offered     float64       // setData per second offered in the overload
+	Capacity      float64       // setData answered per second, closed loop, at the best step
+	CapacityP99   time.Duration // their p99 at that step
+	CapacityDepth int           // the requests in flight at that step
+	Offered       float64       // setData per second offered in the overload
 	// Seconds are the overload's and then the recovery's seconds.
 	Seconds []OverloadSecond
 	// Over the overload: setData answered per second, their latency
@@ -61,6 +88,10 @@ type OverloadResult struct {
 	Expired, Lost                         int           // sessions (load, idle, bystander) expired, or lost otherwise
 	FirstError                            string
 	LoadSeconds                           int // how many of Seconds are the overload's
+	// ClientCPU is the CPU this process (the load's sessions) used
+	// during the overload, in cores: on a machine shared with the
+	// members, the client's own share of it.
+	ClientCPU float64
 }
 
 // OverloadSecond is one second of the overload or the recovery.
@@ -156,7 +187,7 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 	setDefault(&cfg.Window, 256)
 	setDefault(&cfg.Idle, 1000)
 	setDefault(&cfg.Keys, 1000)
-	setDefault(&cfg.Capacity, 10*time.Second)
+	setDefault(&cfg.Capacity, 12*time.Second)
 	setDefault(&cfg.Factor, 3)
 	setDefault(&cfg.Duration, 60*time.Second)
 	setDefault(&cfg.Recovery, 60*time.Second)
@@ -209,25 +240,21 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 		return nil, err
 	}
 	res.Baseline = by.window(quiet, wallNanos())
-	warm := 2 * time.Second
-	capSecs := int((warm + cfg.Capacity + time.Second - 1) / time.Second)
-	cm := newLoadMeter(cfg.Sessions, capSecs+1)
-	depth := max(1, capacityDepth/cfg.Sessions)
-	cfg.logf("overload: measuring the write capacity (%d sessions, %d in flight each) for %v", cfg.Sessions, depth, cfg.Capacity)
-	driveLoad(ctx, sessions, keys, value, cm, warm+cfg.Capacity, func(i int, stop <-chan struct{}) int {
-		for cm.out[i].Load() >= int64(depth) {
-			select {
-			case <-cm.wake[i]:
-			case <-stop:
-				return 0
-			}
+	var capErrs int64
+	tried := map[int]bool{}
+	for _, total := range capacityDepths {
+		depth := max(1, min(total/cfg.Sessions, cfg.Window))
+		if tried[depth] { // capped by the window
+			continue
 		}
-		return 1
-	})
-	waitDrained(cm, cfg.SessionTimeout)
-	n, h := cm.span(int(warm/time.Second), capSecs)
-	res.Capacity = float64(n) / float64(capSecs-int(warm/time.Second))
-	res.CapacityP99 = time.Duration(h.Quantile(0.99))
+		tried[depth] = true
+		thr, p99, errs := measureCapacity(ctx, &cfg, sessions, keys, value, depth)
+		capErrs += errs
+		cfg.logf("overload: %d in flight: %.0f setData/s, p99 %v", depth*cfg.Sessions, thr, p99.Round(time.Microsecond))
+		if thr > res.Capacity {
+			res.Capacity, res.CapacityP99, res.CapacityDepth = thr, p99, depth*cfg.Sessions
+		}
+	}
 	if res.Capacity <= 0 {
 		return res, fmt.Errorf("bench: overload: no setData answered while measuring the capacity")
 	}
@@ -245,7 +272,7 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 	perSession := res.Offered / float64(cfg.Sessions)
 	var held atomic.Int64
 	cfg.logf("overload: offering %.0f setData/s (%.1fx the capacity of %.0f/s) for %v", res.Offered, cfg.Factor, res.Capacity, cfg.Duration)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	issued := make([]float64, cfg.Sessions)
 	driveLoad(ctx, sessions, keys, value, om, cfg.Duration, func(i int, stop <-chan struct{}) int {
 		select {
@@ -266,6 +293,7 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 		return k
 	})
 	stopAt := wallNanos()
+	res.ClientCPU = (processCPU() - cpu0).Seconds() / time.Since(start).Seconds()
 	res.LoadSeconds = loadSecs
 	res.HeldBack = held.Load()
 	cfg.logf("overload: load stopped; waiting for its replies and the bystander's latency")
@@ -297,14 +325,14 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 		}
 		res.Seconds = append(res.Seconds, sec)
 	}
-	n, h = om.span(0, loadSecs)
+	n, h := om.span(0, loadSecs)
 	res.Throughput = float64(n) / float64(loadSecs)
 	res.P50, res.P99 = time.Duration(h.Quantile(0.5)), time.Duration(h.Quantile(0.99))
 	_, h = om.span(0, loadSecs/2)
 	res.P99FirstHalf = time.Duration(h.Quantile(0.99))
 	_, h = om.span(loadSecs/2, loadSecs)
 	res.P99SecondHalf = time.Duration(h.Quantile(0.99))
-	res.LoadErrors = om.errs.Load() + cm.errs.Load()
+	res.LoadErrors = om.errs.Load() + capErrs
 
 	// What became of the sessions.
 	st, err := idle.status(ctx, "check")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,9 @@ const (
 // password and last zxid, each attempt bounded by the session timeout
 // divided by the number of servers, until a server resumes it, a server
 // answers that it expired, or a session timeout and a half have passed
-// (then it is lost).
+// (then it is lost). Like the Java client, which shuffles its server
+// list, each session goes through the servers in an order of its own,
+// so that the sessions of a dead member spread over the others.
 type loadSession struct {
 	idx     int
 	servers []string
@@ -40,9 +43,11 @@ type loadSession struct {
 	done    <-chan struct{} // closed when the session's holder shuts down
 	breaks  *atomic.Int64   // counts broken connections (nil: not counted)
 
+	order []int // indexes of servers in the order the session tries them, from its first
+
 	mu          sync.Mutex
 	c           *conn // guarded by mu: the current connection, nil while none
-	server      int   // guarded by mu: index in servers of c's (or the next attempt's) server
+	at          int   // guarded by mu: index in order of c's (or the last attempt's) server
 	state       sessionState
 	from        *resumeFrom // guarded by mu: what the next attempt presents
 	brokeAt     int64       // guarded by mu: wall ns the connection last broke (0: never)
@@ -58,8 +63,12 @@ func wallNanos() int64 { return time.Now().UnixNano() }
 // newLoadSession prepares session idx of servers (its first server is
 // servers[idx%len]); open connects it.
 func newLoadSession(idx int, servers []string, opts dialOptions, resume bool, done <-chan struct{}, breaks *atomic.Int64) *loadSession {
-	s := &loadSession{idx: idx, servers: servers, opts: opts, resume: resume, done: done, breaks: breaks,
-		state: stateConnecting, server: idx % len(servers)}
+	s := &loadSession{idx: idx, servers: servers, opts: opts, resume: resume, done: done, breaks: breaks, state: stateConnecting}
+	// A shuffled list (seeded by idx: the same each run), rotated to
+	// start at servers[idx % len] so that the sessions start evenly spread.
+	s.order = rand.New(rand.NewPCG(uint64(idx), 0x5eed)).Perm(len(servers))
+	first := slices.Index(s.order, idx%len(servers))
+	s.order = append(s.order[first:], s.order[:first]...)
 	s.opts.onStop = s.stopped
 	return s
 }
@@ -77,7 +86,7 @@ func (s *loadSession) open(ctx context.Context, attempts int) error {
 			}
 		}
 		o := s.opts
-		o.addr = s.servers[s.server]
+		o.addr = s.servers[s.order[0]]
 		var c *conn
 		if c, err = dial(ctx, o); err == nil {
 			s.install(c, false)
@@ -143,9 +152,9 @@ func (s *loadSession) reconnect() {
 			s.mu.Unlock()
 			return
 		}
-		s.server = (s.server + 1) % len(s.servers)
+		s.at = (s.at + 1) % len(s.order)
 		o := s.opts
-		o.addr, o.resume, o.dialWait = s.servers[s.server], s.from, attemptWait
+		o.addr, o.resume, o.dialWait = s.servers[s.order[s.at]], s.from, attemptWait
 		s.mu.Unlock()
 		c, err := dial(context.Background(), o)
 		if err == nil {
