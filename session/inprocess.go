@@ -12,8 +12,7 @@ import (
 // In-process connections are the clients that reach the server without a
 // listener: the web console's sessions (cmd/zkraft hands the console
 // DialInProcess). They are served as any connection (handshake, ACLs,
-// throttles, backpressure, the parker when the connection is a socket,
-// Close, DropClients, cons) with two differences:
+// throttles, backpressure, Close, DropClients, cons) with two differences:
 //
 //   - they are not counted against maxClientCnxns or maxCnxns. Those bound
 //     what the client port's users can take; counting the console's
@@ -23,7 +22,15 @@ import (
 //     itself: the console by its login caps.
 //   - their ip identity, and the address the audit log records, is the
 //     one ServeConn is given (the console passes the browser's), not the
-//     address of the socket (which has none).
+//     address of the connection (which has none).
+//
+// DialInProcess joins the two ends with a net.Pipe, not a socket pair: a
+// pipe holds no file descriptor, and the process's descriptors are
+// divided between its listeners and what the member needs for its files
+// and peers (netguard.Plan), which console sessions must not eat into. A
+// pipe cannot be parked (the parker watches fds), so an idle in-process
+// connection keeps its reader goroutine and read buffer: a few KiB for
+// each of the console's few hundred sessions at most.
 //
 // They live in Server.inproc, beside Server.conns (which admit counts),
 // under Server.mu; every loop over all connections walks both
@@ -33,16 +40,12 @@ import (
 // server is closed.
 var ErrServerClosed = errors.New("session: server closed")
 
-// DialInProcess returns the client end of a new in-process connection,
-// whose server end is served as coming from remoteIP (ServeConn). On Unix
-// the pair is a socket pair, so an idle in-process connection is parked
-// like an idle TCP one; elsewhere it is a net.Pipe. It fits
-// go-zookeeper's zk.WithDialer.
+// DialInProcess returns the client end of a new in-process connection (a
+// net.Pipe, holding no file descriptor), whose server end is served as
+// coming from remoteIP (ServeConn). A go-zookeeper client dials it through
+// zk.WithDialer.
 func (s *Server) DialInProcess(remoteIP string) (net.Conn, error) {
-	srvEnd, cliEnd, err := connPair()
-	if err != nil {
-		return nil, fmt.Errorf("session: in-process connection: %w", err)
-	}
+	srvEnd, cliEnd := net.Pipe()
 	if err := s.ServeConn(srvEnd, remoteIP); err != nil {
 		srvEnd.Close()
 		cliEnd.Close()
@@ -108,8 +111,9 @@ func (s *Server) allConnsLocked() iter.Seq[*conn] {
 }
 
 // asFrom wraps nc so that its RemoteAddr is remoteIP (newConn takes the
-// connection's ip identity from it), keeping syscall.Conn when nc has it:
-// the reader waits on the raw socket and the parker holds its fd.
+// connection's ip identity from it), keeping syscall.Conn when nc has one
+// (a socket given to ServeConn): the reader then waits on the raw socket
+// and the parker may hold its fd.
 func asFrom(nc net.Conn, remoteIP string) net.Conn {
 	fc := &fromConn{Conn: nc, remote: addrOf(remoteIP)}
 	if sc, ok := nc.(syscall.Conn); ok {

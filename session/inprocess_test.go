@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -113,19 +114,18 @@ func TestInProcessIdentity(t *testing.T) {
 	}
 }
 
-// TestInProcessConnLifecycle: an idle in-process connection is parked
-// like a TCP one (it is a socket) and still answered; DropClients closes
-// it; Close finishes with one open; ServeConn after Close is refused.
+// TestInProcessConnLifecycle: an in-process connection idle for longer
+// than parkAfter is still answered (it waits in its goroutine: a pipe has
+// no fd to park); DropClients closes it; Close finishes with one open;
+// ServeConn after Close is refused.
 func TestInProcessConnLifecycle(t *testing.T) {
 	ts := startServer(t)
 	c := dialInProcess(t, ts, "192.0.2.1")
 	c.connect(false)
-	if ts.srv.parker != nil {
-		waitFor(t, "the idle in-process connection is parked", func() bool { return parkedCount(ts.srv) == 1 })
-	}
+	time.Sleep(parkAfter + 200*time.Millisecond)
 	c.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
 	if h := c.reply(&jute.StatResponse{}); h.Err != jute.OK || h.Xid != 1 {
-		t.Fatalf("exists after parking: %+v", h)
+		t.Fatalf("exists after an idle while: %+v", h)
 	}
 	ts.srv.DropClients("test")
 	c.expectClosed()
@@ -143,5 +143,30 @@ func TestInProcessConnLifecycle(t *testing.T) {
 	open.expectClosed()
 	if _, err := ts.srv.DialInProcess("192.0.2.1"); !errors.Is(err, ErrServerClosed) {
 		t.Fatalf("DialInProcess after Close: %v", err)
+	}
+}
+
+// TestInProcessConnsHoldNoFD: in-process connections take no file
+// descriptor (the process's are divided between its listeners and the
+// member's files and peers, and console sessions must not eat into them).
+func TestInProcessConnsHoldNoFD(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	ts := startServer(t)
+	dialInProcess(t, ts, "192.0.2.1").connect(false) // the server's first-use goroutines and fds
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	before := fds()
+	for range 50 {
+		dialInProcess(t, ts, "192.0.2.1").connect(false)
+	}
+	if n := fds() - before; n > 5 {
+		t.Fatalf("50 in-process sessions hold %d more file descriptors", n)
 	}
 }
