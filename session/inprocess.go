@@ -14,8 +14,9 @@ import (
 // DialInProcess). They are served as any connection (handshake, ACLs,
 // throttles, backpressure, Close, DropClients, cons) with two differences:
 //
-//   - they are not counted against maxClientCnxns or maxCnxns. Those bound
-//     what the client port's users can take; counting the console's
+//   - they are not counted against maxClientCnxns, maxCnxns or the
+//     file-limit cap (Config.ConnLimit: they hold no descriptor). Those
+//     bound what the client port's users can take; counting the console's
 //     sessions there let console logins, all from the console's one
 //     address, fill 127.0.0.1's slots and turn the member's local clients
 //     away (issue #37). Whoever serves in-process connections bounds them
@@ -56,11 +57,11 @@ func (s *Server) DialInProcess(remoteIP string) (net.Conn, error) {
 
 // ServeConn serves nc, a client connection that came through no listener,
 // as from remoteIP: that address is its ip identity and the audit log's
-// client address. It is not counted against maxClientCnxns or maxCnxns
-// (the caller bounds such connections). It returns once the connection is
-// registered; the connection is served in goroutines of its own until the
-// client closes it or the server does. It returns ErrServerClosed after
-// Close.
+// client address. It is not counted against maxClientCnxns, maxCnxns or
+// Config.ConnLimit (the caller bounds such connections). It returns once
+// the connection is registered; the connection is served in goroutines of
+// its own until the client closes it or the server does. It returns
+// ErrServerClosed after Close.
 func (s *Server) ServeConn(nc net.Conn, remoteIP string) error {
 	c := newConn(s, asFrom(nc, remoteIP))
 	s.mu.Lock()
