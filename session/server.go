@@ -125,12 +125,12 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 			c.unified = mode.tls
 		}
 		if why, rl := s.admit(c); why != "" {
-			nc.Close()
-			s.cfg.Rejected.Add(mode.name)
+			s.cfg.Rejected.Add(mode.name) // before the close its client sees
 			if ok, n := rl.Allow(); ok {
 				c.logger().Warn(why, zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns), zap.Int("maxCnxns", s.cfg.MaxCnxns),
 					zap.Int("connLimit", s.cfg.ConnLimit), zap.Int64("suppressed", n))
 			}
+			nc.Close()
 			continue
 		}
 		s.wg.Add(1) // done by c.finishServe

@@ -82,6 +82,7 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 		log.Warn("no AdminServer (admin.serverPort): zkraft migrate cutover cannot reach this server")
 	}
 	errc := ports.serve(srv, st.PortUnification, tlsCfg)
+	st.listeners.logPlan()
 	log.Info("zkraft serving as an Observer of a ZooKeeper ensemble",
 		zap.String("clientAddr", ln.Addr().String()), zap.Strings("zookeeper", lcfg.Servers),
 		zap.Uint8("serverId", st.ServerID), zap.String("dataDir", st.DataDir))

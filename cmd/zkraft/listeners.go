@@ -28,10 +28,13 @@ type listenGuard struct {
 	plan     netguard.Plan
 	rejected *netguard.Rejections
 	log      *zap.Logger
+	// report logs the limit and the caps (logPlan), once the server has
+	// started: a start that fails says one line, its error.
+	report func()
 }
 
-// newListenGuard raises the open file limit to the hard limit, divides it
-// between the listeners and logs both, once, with what each listener may
+// newListenGuard raises the open file limit to the hard limit and divides
+// it between the listeners; logPlan says so, with what each listener may
 // hold.
 func newListenGuard(st settings, log *zap.Logger) *listenGuard {
 	soft, hard, _, err := netguard.RaiseFileLimit()
@@ -43,19 +46,29 @@ func newListenGuard(st settings, log *zap.Logger) *listenGuard {
 		zap.String("member", describeCaps(p.Member)), zap.String("admin", describeCaps(p.Admin)),
 		zap.String("metrics", describeCaps(p.Metrics)), zap.String("pprof", describeCaps(p.Pprof)),
 	}
-	switch {
-	case err != nil:
-		log.Warn("the open file limit could not be raised to the hard limit; connections are capped within it", append(fields, zap.Error(err))...)
-	case soft == 0:
-		log.Info("no open file limit; connections are capped as for "+fmt.Sprint(p.Limit), fields...)
-	default:
-		log.Info("open file limit raised to the hard limit; connections are capped within it", fields...)
-	}
-	if st.MaxCnxns > p.Client.MaxConns {
-		log.Warn("maxCnxns is above the client ports' share of the open file limit, which caps them",
-			zap.Int("maxCnxns", st.MaxCnxns), zap.Int("cap", p.Client.MaxConns))
+	g.report = func() {
+		switch {
+		case err != nil:
+			log.Warn("the open file limit could not be raised to the hard limit; connections are capped within it", append(fields, zap.Error(err))...)
+		case soft == 0:
+			log.Info("no open file limit; connections are capped as for "+fmt.Sprint(p.Limit), fields...)
+		default:
+			log.Info("open file limit raised to the hard limit; connections are capped within it", fields...)
+		}
+		if st.MaxCnxns > p.Client.MaxConns {
+			log.Warn("maxCnxns is above the client ports' share of the open file limit, which caps them",
+				zap.Int("maxCnxns", st.MaxCnxns), zap.Int("cap", p.Client.MaxConns))
+		}
 	}
 	return g
+}
+
+// logPlan logs the open file limit and each listener's caps.
+func (g *listenGuard) logPlan() {
+	if g != nil && g.report != nil {
+		g.report()
+		g.report = nil
+	}
 }
 
 // describeCaps says what a listener may hold, for the log.

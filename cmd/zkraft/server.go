@@ -159,6 +159,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	if w := memberQuorumSASLWarning(st); w != "" {
 		log.Warn(w)
 	}
+	st.listeners.logPlan()
 	log.Info("zkraft serving",
 		zap.String("clientAddr", ln.Addr().String()),
 		zap.String("dataDir", st.DataDir),

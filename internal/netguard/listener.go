@@ -136,13 +136,15 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if gc != nil {
 			return gc, nil
 		}
-		_ = c.Close()
+		// Counted and logged before the close, so whoever sees the close
+		// finds the refusal in the figures.
 		l.cfg.Rejected.Add(l.cfg.Name)
 		if ok, n := l.capLog.Allow(); ok {
 			l.log.Warn("connection refused: "+why, zap.String("listener", l.cfg.Name),
 				zap.Stringer("remote", c.RemoteAddr()), zap.Int("maxConns", l.cfg.MaxConns),
 				zap.Int("maxConnsPerIP", l.cfg.MaxConnsPerIP), zap.Int64("suppressed", n))
 		}
+		_ = c.Close()
 	}
 }
 
