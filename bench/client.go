@@ -97,6 +97,7 @@ type dialOptions struct {
 	onStop   func(*conn) // called once the connection has stopped
 	resume   *resumeFrom // the session to resume; nil for a new one
 	readBuf  int         // the reader's buffer; 0: 16 KiB (sessions held by the thousand take less)
+	local    net.IP      // the source address; nil: the system's choice
 }
 
 // resumeFrom is what a client presents to resume its session on another
@@ -117,6 +118,13 @@ func dial(ctx context.Context, o dialOptions) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.dialWait)
 	defer cancel()
 	var d net.Dialer
+	if o.local != nil {
+		// The port is chosen at connect, for the whole 4-tuple, not at
+		// bind: one source address per ephemeral port range, so that
+		// tens of thousands of loopback connections do not leave the
+		// kernel searching a full range on every connect.
+		d.LocalAddr, d.Control = &net.TCPAddr{IP: o.local}, bindAddressNoPort
+	}
 	nc, err := d.DialContext(ctx, "tcp", o.addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", o.addr, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"sync"
 	"time"
@@ -23,9 +24,17 @@ type LoadOptions struct {
 	PerWorker int // default 15000
 	// SessionTimeout is every session's requested timeout (default 30 s).
 	SessionTimeout time.Duration
-	Concurrency    int       // handshakes at once per worker (default 64)
-	Root           string    // the znodes the class creates go here (default /zkraft-load)
-	Log            io.Writer // the workers' stderr and progress notes (nil: none)
+	Concurrency    int // handshakes at once per worker (default 64)
+	// Sources is how many loopback source addresses (127.0.0.2 on) the
+	// sessions' connections come from, session i from the i%Sources-th,
+	// when every server is on IPv4 loopback (default 16; 1: 127.0.0.1,
+	// the system's choice). From one address, tens of thousands of
+	// connections fill the ephemeral port range, and then every connect
+	// spends milliseconds of kernel time searching it: a reconnect storm
+	// measured the client's kernel instead of the servers.
+	Sources int
+	Root    string    // the znodes the class creates go here (default /zkraft-load)
+	Log     io.Writer // the workers' stderr and progress notes (nil: none)
 }
 
 // defaults fills the zero fields.
@@ -48,7 +57,35 @@ func (o *LoadOptions) defaults() error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Sources <= 0 {
+		o.Sources = 1
+		if allLoopback(o.Servers) {
+			o.Sources = 16
+		}
+	}
 	return nil
+}
+
+// allLoopback reports whether every server's host is an IPv4 loopback
+// address.
+func allLoopback(servers []string) bool {
+	for _, s := range servers {
+		host, _, err := net.SplitHostPort(s)
+		ip := net.ParseIP(host)
+		if err != nil || ip == nil || ip.To4() == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
+// sourceAddr is session idx's source address among n loopback ones
+// (nil for the system's choice when n is 1).
+func sourceAddr(idx, n int) net.IP {
+	if n <= 1 {
+		return nil
+	}
+	return net.IPv4(127, 0, 0, byte(2+idx%n))
 }
 
 // logf writes a progress note.
@@ -209,7 +246,7 @@ func (f *fleet) open(ctx context.Context, o *LoadOptions, spec openSpec) (time.D
 	}
 	reps, err := f.all(ctx, func(i int) workerRequest {
 		return workerRequest{Op: "open", Servers: o.Servers, First: firsts[i], Count: f.counts[i],
-			TimeoutMs: int(o.SessionTimeout / time.Millisecond), Resume: spec.resume, Concurrency: o.Concurrency,
+			TimeoutMs: int(o.SessionTimeout / time.Millisecond), Resume: spec.resume, Concurrency: o.Concurrency, Sources: o.Sources,
 			Ephemerals: spec.ephemerals, Watch: spec.watch}
 	})
 	if err != nil {

@@ -222,7 +222,8 @@ func RunOverload(ctx context.Context, cfg OverloadConfig) (*OverloadResult, erro
 	defer close(done)
 	sessions := make([]*loadSession, cfg.Sessions)
 	for i := range sessions {
-		sessions[i] = newLoadSession(i, cfg.Servers, dialOptions{timeout: cfg.SessionTimeout, dialWait: cfg.SessionTimeout / 2, inflight: cfg.Window}, true, done, nil)
+		sessions[i] = newLoadSession(i, cfg.Servers, dialOptions{timeout: cfg.SessionTimeout, dialWait: cfg.SessionTimeout / 2,
+			inflight: cfg.Window, local: sourceAddr(i, cfg.Sources)}, true, done, nil)
 		if err := sessions[i].open(ctx, 3 /* attempts */); err != nil {
 			return nil, err
 		}

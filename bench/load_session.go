@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
@@ -49,11 +52,14 @@ type loadSession struct {
 	c           *conn // guarded by mu: the current connection, nil while none
 	at          int   // guarded by mu: index in order of c's (or the last attempt's) server
 	state       sessionState
-	from        *resumeFrom // guarded by mu: what the next attempt presents
-	brokeAt     int64       // guarded by mu: wall ns the connection last broke (0: never)
-	resumedAt   int64       // guarded by mu: wall ns of the last resumption (0: never)
-	disconnects int         // guarded by mu
-	lastErr     error       // guarded by mu: why the last attempt or connection failed
+	from        *resumeFrom    // guarded by mu: what the next attempt presents
+	brokeAt     int64          // guarded by mu: wall ns the connection last broke (0: never)
+	resumedAt   int64          // guarded by mu: wall ns of the last resumption (0: never)
+	disconnects int            // guarded by mu
+	attempts    int            // guarded by mu: attempts to resume
+	failures    map[string]int // guarded by mu: failed attempts by kind (failureKind); nil while none
+	breakKinds  map[string]int // guarded by mu: broken connections by kind (failureKind); nil while none
+	lastErr     error          // guarded by mu: why the last attempt or connection failed
 }
 
 // wallNanos is the wall clock in nanoseconds: the clock the processes of
@@ -121,6 +127,7 @@ func (s *loadSession) stopped(c *conn) {
 	}
 	s.c, s.from, s.brokeAt, s.lastErr = nil, c.resumeFrom(), wallNanos(), c.err
 	s.disconnects++
+	addKind(&s.breakKinds, failureKind(c.err), 1)
 	if s.breaks != nil {
 		s.breaks.Add(1)
 	}
@@ -153,6 +160,7 @@ func (s *loadSession) reconnect() {
 			return
 		}
 		s.at = (s.at + 1) % len(s.order)
+		s.attempts++
 		o := s.opts
 		o.addr, o.resume, o.dialWait = s.servers[s.order[s.at]], s.from, attemptWait
 		s.mu.Unlock()
@@ -163,6 +171,7 @@ func (s *loadSession) reconnect() {
 		}
 		s.mu.Lock()
 		s.lastErr = err
+		addKind(&s.failures, failureKind(err), 1)
 		switch {
 		case errors.Is(err, jute.ErrSessionExpired):
 			s.state = stateExpired
@@ -206,6 +215,11 @@ type sessionCounts struct {
 	Lost        int `json:"lost"`
 	Disconnects int `json:"disconnects"` // connections broken, all sessions together
 	Resumed     int `json:"resumed"`     // sessions resumed at least once
+	Attempts    int `json:"attempts"`    // attempts to resume, successful or not
+	// Failures are the failed attempts to resume, Breaks the broken
+	// connections, by kind (failureKind).
+	Failures map[string]int `json:"failures,omitempty"`
+	Breaks   map[string]int `json:"breaks,omitempty"`
 	// LastResume is the wall time (ns) of the latest resumption (0: none).
 	LastResume int64 `json:"last_resume_ns"`
 	// FirstError is why one lost or expired session went, for the report.
@@ -227,6 +241,13 @@ func (n *sessionCounts) add(s *loadSession) {
 		n.Lost++
 	}
 	n.Disconnects += s.disconnects
+	n.Attempts += s.attempts
+	for k, v := range s.failures {
+		addKind(&n.Failures, k, v)
+	}
+	for k, v := range s.breakKinds {
+		addKind(&n.Breaks, k, v)
+	}
 	if s.resumedAt != 0 {
 		n.Resumed++
 		n.LastResume = max(n.LastResume, s.resumedAt)
@@ -244,22 +265,62 @@ func (n *sessionCounts) merge(o sessionCounts) {
 	n.Lost += o.Lost
 	n.Disconnects += o.Disconnects
 	n.Resumed += o.Resumed
+	n.Attempts += o.Attempts
+	for k, v := range o.Failures {
+		addKind(&n.Failures, k, v)
+	}
+	for k, v := range o.Breaks {
+		addKind(&n.Breaks, k, v)
+	}
 	n.LastResume = max(n.LastResume, o.LastResume)
 	if n.FirstError == "" {
 		n.FirstError = o.FirstError
 	}
 }
 
+// addKind adds v to (*m)[k], making the map if needed.
+func addKind(m *map[string]int, k string, v int) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[k] += v
+}
+
+// failureKind names what broke a connection or failed an attempt to
+// resume, for the counts: the member refused the connection (it is
+// down), closed it (during a handshake: it could not take the session,
+// no quorum or behind the session's last zxid, or at its connection
+// cap), answered that the session expired, did not answer in time (a
+// read deadline: 2/3 of the session timeout without a byte once
+// connected), or else the error itself.
+func failureKind(err error) string {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return "closed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		return "closed by the member"
+	case errors.Is(err, jute.ErrSessionExpired):
+		return "expired"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "no answer in time"
+	}
+	return err.Error()
+}
+
 // resumeTimes returns, for every session that resumed after wall time
-// since, how long after since it did (in ns).
-func resumeTimes(sessions []*loadSession, since int64) []int64 {
-	var out []int64
+// since, how long after since its connection last broke and when it
+// resumed (in ns), and the server it resumed on.
+func resumeTimes(sessions []*loadSession, since int64) (broke, resumed []int64, on []string) {
 	for _, s := range sessions {
 		s.mu.Lock()
 		if s.resumedAt >= since {
-			out = append(out, s.resumedAt-since)
+			broke, resumed = append(broke, s.brokeAt-since), append(resumed, s.resumedAt-since)
+			on = append(on, s.servers[s.order[s.at]])
 		}
 		s.mu.Unlock()
 	}
-	return out
+	return broke, resumed, on
 }

@@ -34,11 +34,20 @@ type StormResult struct {
 	// more than once while it resumes).
 	Disconnects int
 	Resumed     int // sessions resumed on another connection
-	Expired     int // sessions a member answered were expired
-	NotBack     int // sessions neither resumed nor expired when the run gave up
+	Attempts    int // attempts to resume, successful or not
+	// Failures are the failed attempts to resume and Breaks the broken
+	// connections, by kind: "refused" (the killed member), "closed by
+	// the member", "no answer in time"...
+	Failures, Breaks map[string]int
+	Expired          int // sessions a member answered were expired
+	NotBack          int // sessions neither resumed nor expired when the run gave up
 	// AllBack is the time from the kill to the last resumption; ResumeP50
 	// and ResumeP99 are over the resumed sessions.
 	AllBack, ResumeP50, ResumeP99 time.Duration
+	// ResumedBySecond counts the resumptions in each second after the
+	// kill, BrokeBySecond the breaks of the connections of the sessions
+	// that resumed.
+	ResumedBySecond, BrokeBySecond []int
 	// After a session timeout more, with every session resumed:
 	Answering  int // sessions that answered a request
 	Ephemerals int // the sessions' ephemerals still in the tree
@@ -99,6 +108,7 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 		}
 	}
 	res.Disconnects, res.Resumed, res.Expired, res.NotBack, res.FirstError = st.Disconnects, st.Resumed, st.Expired, st.Resuming+st.Lost, st.FirstError
+	res.Attempts, res.Failures, res.Breaks = st.Attempts, st.Failures, st.Breaks
 	if st.LastResume > killedAt {
 		res.AllBack = time.Duration(st.LastResume - killedAt)
 	}
@@ -106,11 +116,21 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var times []int64
+	var times, broke []int64
+	byServer := map[string][]int64{}
 	for _, r := range reps {
-		times = append(times, r.Resumes...)
+		times, broke = append(times, r.Resumes...), append(broke, r.Broke...)
+		for i, on := range r.On {
+			byServer[on] = append(byServer[on], r.Resumes[i])
+		}
+	}
+	for _, addr := range cfg.Servers {
+		if len(byServer[addr]) > 0 {
+			cfg.logf("storm: resumed on %s, by second after the kill: %v", addr, bySecond(byServer[addr]))
+		}
 	}
 	res.ResumeP50, res.ResumeP99 = time.Duration(quantile(times, 0.5)), time.Duration(quantile(times, 0.99))
+	res.ResumedBySecond, res.BrokeBySecond = bySecond(times), bySecond(broke)
 	cfg.logf("storm: %d resumed (all back %v after the kill), %d expired, %d not back; waiting a session timeout",
 		res.Resumed, res.AllBack.Round(time.Millisecond), res.Expired, res.NotBack)
 
@@ -153,4 +173,17 @@ func countChildren(ctx context.Context, o *LoadOptions, path string) (int, error
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+}
+
+// bySecond counts times (ns) by whole second.
+func bySecond(times []int64) []int {
+	var out []int
+	for _, t := range times {
+		sec := int(max(t, 0) / int64(time.Second))
+		for len(out) <= sec {
+			out = append(out, 0)
+		}
+		out[sec]++
+	}
+	return out
 }

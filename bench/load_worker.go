@@ -32,6 +32,7 @@ type workerRequest struct {
 	TimeoutMs   int      `json:"timeout_ms,omitempty"`  // requested session timeout
 	Resume      bool     `json:"resume,omitempty"`      // resume sessions whose connection breaks
 	Concurrency int      `json:"concurrency,omitempty"` // handshakes at once
+	Sources     int      `json:"sources,omitempty"`     // loopback source addresses (LoadOptions.Sources)
 	Ephemerals  string   `json:"ephemerals,omitempty"`  // create an ephemeral per session under this path
 	Watch       string   `json:"watch,omitempty"`       // herd: the znode whose changes the sessions re-read
 	Since       int64    `json:"since_ns,omitempty"`    // resumes: count resumptions after this wall time
@@ -53,6 +54,8 @@ type workerReply struct {
 
 	Sessions sessionCounts `json:"sessions"`
 	Resumes  []int64       `json:"resumes,omitempty"` // ns after Since, one per resumed session
+	Broke    []int64       `json:"broke,omitempty"`   // ns after Since its connection broke, one per resumed session
+	On       []string      `json:"on,omitempty"`      // the server it resumed on, one per resumed session
 
 	Checked int `json:"checked,omitempty"` // sessions whose check request succeeded
 	Broken  int `json:"broken,omitempty"`  // herd: connections broken so far
@@ -119,7 +122,7 @@ func (wk *worker) serve(ctx context.Context, req *workerRequest, rep *workerRepl
 			rep.Sessions.add(s)
 		}
 	case "resumes":
-		rep.Resumes = resumeTimes(wk.sessions, req.Since)
+		rep.Broke, rep.Resumes, rep.On = resumeTimes(wk.sessions, req.Since)
 	case "check":
 		rep.Checked, rep.Bad = wk.each(ctx, func(c *conn, h replyHandler) error { return c.Exists("/", false, classNone, h, 0) })
 		for _, s := range wk.sessions {
@@ -146,7 +149,9 @@ func (wk *worker) open(ctx context.Context, req *workerRequest, rep *workerReply
 	}
 	sessions := make([]*loadSession, req.Count)
 	for i := range sessions {
-		sessions[i] = newLoadSession(req.First+i, req.Servers, opts, req.Resume, wk.done, &wk.broken)
+		o := opts
+		o.local = sourceAddr(req.First+i, req.Sources)
+		sessions[i] = newLoadSession(req.First+i, req.Servers, o, req.Resume, wk.done, &wk.broken)
 	}
 	var (
 		wg      sync.WaitGroup

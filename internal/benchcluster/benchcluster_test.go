@@ -70,3 +70,13 @@ func TestParseHeapProfile(t *testing.T) {
 		t.Fatal("a profile without HeapInuse parsed")
 	}
 }
+
+func TestParseNetstat(t *testing.T) {
+	text := "TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 3 29565 29570\nIpExt: InNoRoutes\nIpExt: 0\n"
+	if got := parseNetstat(text, "TcpExt:", "ListenOverflows"); got != 29565 {
+		t.Fatalf("ListenOverflows %d, want 29565", got)
+	}
+	if got := parseNetstat(text, "TcpExt:", "Missing"); got != 0 {
+		t.Fatalf("a missing field %d, want 0", got)
+	}
+}

@@ -43,6 +43,8 @@ type Config struct {
 	// Pprof makes zkraft members serve Go's profiles on a free port
 	// (Member.PprofAddr).
 	Pprof bool
+	// LogLevel is zkraft members' --log-level (default warn).
+	LogLevel string
 }
 
 // defaultSettings are every member's zoo.cfg lines before Settings.
@@ -115,7 +117,11 @@ func New(cfg Config) (*Ensemble, error) {
 				"-cp", m.Dir+":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
 				"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
 		} else {
-			m.argv = []string{cfg.Bin, "server", "--config", cfgPath, "--log-level", "warn"}
+			level := cfg.LogLevel
+			if level == "" {
+				level = "warn"
+			}
+			m.argv = []string{cfg.Bin, "server", "--config", cfgPath, "--log-level", level}
 			if m.PprofAddr != "" {
 				m.argv = append(m.argv, "--pprof-addr", m.PprofAddr)
 			}
@@ -361,3 +367,44 @@ func LogTail(path string, n int) string {
 // killGroup sends SIGKILL to the process group led by pid: the member
 // and anything it started (memberProcAttr gives it a group of its own).
 func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+
+// ZooKeeperMissing says what is missing to run ZooKeeper members (java
+// and Debian's jars), or nil.
+func ZooKeeperMissing() error {
+	var missing []string
+	if _, err := exec.LookPath("java"); err != nil {
+		missing = append(missing, "java")
+	}
+	for _, jar := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+		if _, err := os.Stat(jar); err != nil {
+			missing = append(missing, jar)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("benchcluster: missing %v", missing)
+	}
+	return nil
+}
+
+// ProcessesUnder returns the command lines, by pid, of the processes
+// (other than this one) whose command line mentions dir: every member's
+// names its zoo.cfg there, so that a test can check that none outlived
+// its run.
+func ProcessesUnder(dir string) map[int]string {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	out := map[int]string{}
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, dir) {
+			out[pid] = cmd
+		}
+	}
+	return out
+}

@@ -44,3 +44,36 @@ func LoadAverage() float64 {
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
 }
+
+// ListenOverflows is how many times, since boot, a connection completed
+// its TCP handshake while its listener's accept queue was full (TcpExt
+// ListenOverflows in /proc/net/netstat; 0 where it cannot be read): the
+// kernel then drops it, and the client's connection waits for a
+// retransmission a second or more later. A storm of reconnections that a
+// server does not accept fast enough shows here.
+func ListenOverflows() int64 {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return 0
+	}
+	return parseNetstat(string(b), "TcpExt:", "ListenOverflows")
+}
+
+// parseNetstat returns field of the section prefix in /proc/net/netstat's
+// text: a line of names followed by a line of values.
+func parseNetstat(text, prefix, field string) int64 {
+	lines := strings.Split(text, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], prefix) || !strings.HasPrefix(lines[i+1], prefix) {
+			continue
+		}
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		for j, n := range names {
+			if n == field && j < len(values) {
+				v, _ := strconv.ParseInt(values[j], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
+}

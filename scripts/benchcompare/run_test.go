@@ -7,17 +7,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/benchcluster"
 	"github.com/zkraft/zkraft/internal/testenv"
 )
 
@@ -28,18 +27,7 @@ func needZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts two ensembles")
 	}
-	var missing []string
-	if _, err := exec.LookPath("java"); err != nil {
-		missing = append(missing, "java")
-	}
-	for _, jar := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
-		if _, err := os.Stat(jar); err != nil {
-			missing = append(missing, jar)
-		}
-	}
-	if len(missing) > 0 {
-		testenv.Require(t, fmt.Errorf("missing %v", missing))
-	}
+	testenv.Require(t, benchcluster.ZooKeeperMissing())
 }
 
 // buildBoth builds zkraft and benchcompare into dir.
@@ -140,7 +128,7 @@ func assertNothingLeft(t *testing.T, tmp string) {
 	t.Helper()
 	var left map[int]string
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		left = processesUnder(tmp)
+		left = benchcluster.ProcessesUnder(tmp)
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
@@ -152,26 +140,6 @@ func assertNothingLeft(t *testing.T, tmp string) {
 	if left, err := filepath.Glob(filepath.Join(tmp, "benchcompare*")); err != nil || len(left) > 0 {
 		t.Errorf("left in the temporary directory: %v %v", left, err)
 	}
-}
-
-// processesUnder returns the command lines, by pid, that mention dir.
-func processesUnder(dir string) map[int]string {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	out := map[int]string{}
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, dir) {
-			out[pid] = cmd
-		}
-	}
-	return out
 }
 
 // TestInterruptedRunStopsItsEnsembles: SIGTERM once both ensembles serve

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,7 +115,9 @@ func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 		victim.Kill()
 		return fmt.Sprintf("member %d, the %s", victim.ID, o.stormKill), nil
 	}
+	overflows := benchcluster.ListenOverflows()
 	res, err := bench.RunStorm(ctx, bench.StormConfig{LoadOptions: loadOptions(o, e), Sessions: n, Kill: kill})
+	overflows = benchcluster.ListenOverflows() - overflows
 	wait()
 	if err != nil {
 		return nil, err
@@ -121,15 +125,42 @@ func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 	return figures{
 		{key: "back", name: fmt.Sprintf("kill -9 of the %s → every session resumed", o.stormKill), value: res.AllBack.Seconds(), unit: "s", lowerBetter: true},
 		{key: "p50", name: "resumption after the kill, median session", value: res.ResumeP50.Seconds(), unit: "s", lowerBetter: true},
-		{key: "p99", name: "resumption after the kill, p99", value: res.ResumeP99.Seconds(), unit: "s", lowerBetter: true},
+		{key: "p99", name: "resumption after the kill, p99", value: res.ResumeP99.Seconds(), unit: "s", lowerBetter: true,
+			note: "by second after the kill, resumed: " + counts(res.ResumedBySecond) + "; their connections broken: " + counts(res.BrokeBySecond)},
 		{key: "resumed", name: "sessions resumed", value: float64(res.Resumed), unit: "count"},
-		{key: "broken", name: "connections broken (a session may break twice)", value: float64(res.Disconnects), unit: "count"},
+		{key: "attempts", name: "attempts to resume (each after a pause of up to a second)", value: float64(res.Attempts), unit: "count",
+			note: kinds("failed", res.Failures)},
+		{key: "broken", name: "connections broken (a session may break twice)", value: float64(res.Disconnects), unit: "count",
+			note: kinds("broken", res.Breaks)},
 		{key: "expired", name: "sessions expired", value: float64(res.Expired), unit: "count", note: res.FirstError},
 		{key: "notback", name: "sessions neither resumed nor expired", value: float64(res.NotBack), unit: "count"},
 		{key: "answering", name: "sessions answering a session timeout later", value: float64(res.Answering), unit: "count"},
 		{key: "ephemerals", name: "their ephemerals still in the tree", value: float64(res.Ephemerals), unit: "count"},
 		{key: "connect", name: "connecting every session (and its ephemeral)", value: res.Connect.Seconds(), unit: "s", lowerBetter: true},
+		{key: "overflows", name: "connections dropped by full accept queues (the machine's ListenOverflows)", value: float64(overflows), unit: "count"},
 	}, nil
+}
+
+// counts renders a list of counts.
+func counts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = thousands(int64(n))
+	}
+	return strings.Join(parts, " ")
+}
+
+// kinds lists counts by kind, after what.
+func kinds(what string, m map[string]int) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s ×%s", k, thousands(int64(v))))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return ""
+	}
+	return what + ": " + strings.Join(parts, ", ")
 }
 
 // overloadRun measures the overload.
@@ -159,7 +190,7 @@ func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ in
 		{key: "bystander", name: "bystander p99 during the overload", value: ms(res.Bystander.P99), unit: "ms", lowerBetter: true,
 			note: fmt.Sprintf("%d requests, %d failed", res.Bystander.N, res.Bystander.Failed)},
 		{key: "peak", name: "largest member's RSS during the overload", value: peak, unit: "MiB", lowerBetter: true},
-		{key: "growth", name: "its RSS growth through the overload's second half", value: growth, unit: "MiB", lowerBetter: true},
+		{key: "growth", name: "a member's highest RSS in the second half over the first's", value: growth, unit: "MiB", lowerBetter: true},
 		{key: "recovery", name: "load stopped → bystander back to normal", value: res.Recovery.Seconds(), unit: "s", lowerBetter: true,
 			note: recoveryNote(res)},
 		{key: "drain", name: "load stopped → its last reply", value: res.Drain.Seconds(), unit: "s", lowerBetter: true},
@@ -185,27 +216,35 @@ func recoveryNote(res *bench.OverloadResult) string {
 var timelines = map[string]*bench.OverloadResult{}
 
 // rssFigures returns the largest member RSS over the overload's seconds
-// and the largest growth of a member's RSS from the overload's midpoint
-// to its largest in the second half, in MiB.
+// and how much higher a member's RSS went in the overload's second half
+// than in its first (0 if not): a garbage-collected heap rises and falls
+// under a steady load, but its peaks stay where they were unless
+// something grows, in MiB.
 func rssFigures(res *bench.OverloadResult) (peak, growth float64) {
 	secs := res.Seconds[:min(res.LoadSeconds, len(res.Seconds))]
 	mid := len(secs) / 2
-	for i, s := range secs {
-		for m, v := range s.RSS {
-			peak = max(peak, mib(v))
-			if i > mid && m < len(secs[mid].RSS) {
-				growth = max(growth, mib(v)-mib(secs[mid].RSS[m]))
+	for m := range secs[0].RSS {
+		var first, second float64
+		for i, s := range secs {
+			if m >= len(s.RSS) {
+				continue
+			}
+			v := mib(s.RSS[m])
+			peak = max(peak, v)
+			if i < mid {
+				first = max(first, v)
+			} else {
+				second = max(second, v)
 			}
 		}
+		growth = max(growth, second-first)
 	}
 	return peak, growth
 }
 
 // tableRun measures n idle sessions.
 func tableRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (figures, error) {
-	// As scripts/memprobe: held 15 s, so that idle connections have
-	// parked and the memory they used while connecting has gone back.
-	settle := 15 * time.Second
+	settle := o.tableSettle
 	time.Sleep(settle)
 	before := memory(e)
 	var after []memberMemory

@@ -54,6 +54,7 @@ type options struct {
 	overloadSess    int
 	overloadIdle    int
 	table           int
+	tableSettle     time.Duration
 	sessionTimeout  time.Duration
 	perWorker       int
 	jitWarmup       time.Duration
@@ -62,6 +63,8 @@ type options struct {
 	keep            bool
 	out             string
 	quick           bool
+	alone           bool // zkraft only, no reference ensemble
+	logLevel        string
 	refName, refTag string // the reference ensemble's benchcluster name and label
 }
 
@@ -81,6 +84,7 @@ func main() {
 	flag.IntVar(&o.overloadSess, "overload-sessions", 64, "sessions offering the overload")
 	flag.IntVar(&o.overloadIdle, "overload-idle", 1000, "idle sessions held through the overload (none may expire)")
 	flag.IntVar(&o.table, "table", 48000, "connection table: idle sessions (16,000 per member: under a 20,000 open-file limit zkraft takes 16,124 clients a member)")
+	flag.DurationVar(&o.tableSettle, "table-settle", 15*time.Second, "connection table: idle time before each memory reading (as scripts/memprobe's hold), so idle connections park and freed memory goes back")
 	flag.DurationVar(&o.sessionTimeout, "session-timeout", 30*time.Second, "every session's requested timeout")
 	flag.IntVar(&o.perWorker, "per-worker", 15000, "sessions per worker process at most (below the open-file limit)")
 	flag.DurationVar(&o.jitWarmup, "jit-warmup", 10*time.Second, "a write load on ZooKeeper before each herd and overload run, for its JIT")
@@ -88,6 +92,8 @@ func main() {
 	flag.StringVar(&o.root, "dir", "", "where the ensembles' directories go (default: the system's temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the ensembles' directories and logs")
 	flag.StringVar(&o.out, "out", "", "also write the Markdown here")
+	flag.StringVar(&o.logLevel, "log-level", "warn", "the zkraft members' --log-level (with -keep, their logs stay in -dir)")
+	flag.BoolVar(&o.alone, "alone", false, "run zkraft alone, without the reference ensemble (no ratios): to look into one class")
 	flag.BoolVar(&o.quick, "quick", false, "a quick run: herd 1000, storm 3000, overload 10s, table 5000, two herd rounds, 5 s of JIT warm-up")
 	flag.Parse()
 	o.classes = map[string]bool{}
@@ -180,6 +186,9 @@ func runClass(ctx context.Context, o *options, class string, n, turn int, measur
 	if turn%2 == 1 {
 		order[0], order[1] = order[1], order[0]
 	}
+	if o.alone {
+		order = []string{"zkraft"}
+	}
 	for _, server := range order {
 		e := startEnsemble(o, class, n, server)
 		if err := warmJIT(ctx, o, e, class); err != nil {
@@ -230,7 +239,7 @@ func startEnsemble(o *options, class string, n int, server string) *benchcluster
 		Name: server, Root: filepath.Join(o.root, fmt.Sprintf("%02d-%s-%d", seq, class, n)), Bin: bin, Size: 3,
 		// Sessions of up to a minute (ZooKeeper's default maximum is 20
 		// ticks, 40 s), profiles for the heap per session and -pprof-dir.
-		Settings: []string{"maxSessionTimeout=60000"}, Pprof: true,
+		Settings: []string{"maxSessionTimeout=60000"}, Pprof: true, LogLevel: o.logLevel,
 	})
 	if err != nil {
 		fail(err)

@@ -37,12 +37,17 @@ func (f figure) format(v float64) string {
 		case v < 0:
 			return "never"
 		case v < 1:
-			return fmt.Sprintf("%.3g ms", 1000*v)
+			return figure{unit: "ms"}.format(1000 * v)
+		case v >= 100:
+			return thousands(int64(math.Round(v))) + " s"
 		}
 		return fmt.Sprintf("%.3g s", v)
 	case "ms":
-		if v >= 10000 {
-			return fmt.Sprintf("%.3g s", v/1000)
+		switch {
+		case v >= 10000:
+			return figure{unit: "s"}.format(v / 1000)
+		case v >= 100:
+			return thousands(int64(math.Round(v))) + " ms"
 		}
 		return fmt.Sprintf("%.3g ms", v)
 	case "cores":
@@ -119,8 +124,11 @@ func (r *report) markdown() string {
 	var notes []string
 	for _, c := range r.classes {
 		ref, kr := c.of(o.refName), c.of("zkraft")
-		if ref == nil || kr == nil {
+		if kr == nil {
 			continue
+		}
+		if ref == nil {
+			ref = &run{}
 		}
 		for _, kf := range kr.figs {
 			rf, ok := ref.figs.find(kf.key)
@@ -196,7 +204,7 @@ func (r *report) timelines() string {
 		}
 		fmt.Fprintf(&b, "\nThe overload on %s, second by second (every fifth; from second %d on the load has stopped): "+
 			"setData sent and answered, their p50 and p99, the bystander's p99, each member's RSS.\n\n"+
-			"| second | sent | answered | p50 ms | p99 ms | bystander p99 ms | RSS MiB |\n|---|---|---|---|---|---|---|\n", name, res.LoadSeconds)
+			"| second | sent | answered | p50 | p99 | bystander p99 | RSS MiB |\n|---|---|---|---|---|---|---|\n", name, res.LoadSeconds)
 		for i, s := range res.Seconds {
 			if i%5 != 0 && i != res.LoadSeconds-1 && i != res.LoadSeconds && i != len(res.Seconds)-1 {
 				continue
@@ -205,8 +213,9 @@ func (r *report) timelines() string {
 			for j, v := range s.RSS {
 				rss[j] = fmt.Sprintf("%.0f", mib(v))
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %.3g | %.3g | %.3g | %s |\n", i, thousands(s.Sent), thousands(s.Done),
-				ms(s.P50), ms(s.P99), ms(s.BystanderP99), strings.Join(rss, " / "))
+			msf := figure{unit: "ms"}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", i, thousands(s.Sent), thousands(s.Done),
+				msf.format(ms(s.P50)), msf.format(ms(s.P99)), msf.format(ms(s.BystanderP99)), strings.Join(rss, " / "))
 		}
 	}
 	return b.String()

@@ -170,8 +170,8 @@ const rssCeiling = 1 << 30
 // TestOverload: with three times the write capacity offered for ten
 // seconds (64 requests in flight per load session at most), no session
 // expires (500 idle ones ping throughout) and no request fails, the
-// members' memory stays below a ceiling and does not grow through the
-// second half, every request is answered once the load stops, and then
+// members' memory stays below a ceiling and goes no higher in the second
+// half than in the first (but for a margin), every request is answered once the load stops, and then
 // every member answers a new client at once.
 func TestOverload(t *testing.T) {
 	e := startEnsemble(t)
@@ -198,19 +198,31 @@ func TestOverload(t *testing.T) {
 	if res.Drain >= 30*time.Second {
 		t.Errorf("requests still unanswered %v after the load stopped", res.Drain)
 	}
+	// A collected heap rises and falls under a steady load; what must not
+	// happen is a member going higher in the second half than in the
+	// first by more than a margin.
 	secs := res.Seconds[:min(res.LoadSeconds, len(res.Seconds))]
 	mid := len(secs) / 2
-	if len(secs) < 4 || len(secs[mid].RSS) != len(e.Members) {
+	if len(secs) < 4 {
 		t.Fatalf("%d seconds of overload sampled", len(secs))
 	}
-	for i, s := range secs {
-		for m, v := range s.RSS {
-			if v > rssCeiling {
-				t.Errorf("second %d: member %d holds %d MiB", i, m+1, v>>20)
+	for m := range e.Members {
+		var first, second int64
+		for i, s := range secs {
+			if m >= len(s.RSS) {
+				t.Fatalf("second %d: %d members sampled", i, len(s.RSS))
 			}
-			if limit := secs[mid].RSS[m]*3/2 + 64<<20; i > mid && v > limit {
-				t.Errorf("second %d: member %d grew to %d MiB from %d MiB at the overload's midpoint", i, m+1, v>>20, secs[mid].RSS[m]>>20)
+			if s.RSS[m] > rssCeiling {
+				t.Errorf("second %d: member %d holds %d MiB", i, m+1, s.RSS[m]>>20)
 			}
+			if i < mid {
+				first = max(first, s.RSS[m])
+			} else {
+				second = max(second, s.RSS[m])
+			}
+		}
+		if second > first*3/2+64<<20 {
+			t.Errorf("member %d went up to %d MiB in the overload's second half, from at most %d MiB in its first", m+1, second>>20, first>>20)
 		}
 	}
 	answersAtOnce(t, e)

@@ -1,0 +1,12 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/zkraft/zkraft/internal/testenv"
+)
+
+// TestMain fails the run when a race-built zkraft process (ZKRAFT_RACE=1,
+// make test-race) reported a data race.
+func TestMain(m *testing.M) { os.Exit(testenv.RunCollectingRaces(m)) }
