@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -54,12 +56,8 @@ func (r *HerdResult) Median() HerdRound {
 	if len(r.Rounds) == 0 {
 		return HerdRound{}
 	}
-	rounds := append([]HerdRound(nil), r.Rounds...)
-	for i := range rounds { // insertion sort: a handful of rounds
-		for j := i; j > 0 && rounds[j].LastReread < rounds[j-1].LastReread; j-- {
-			rounds[j], rounds[j-1] = rounds[j-1], rounds[j]
-		}
-	}
+	rounds := slices.Clone(r.Rounds)
+	slices.SortFunc(rounds, func(a, b HerdRound) int { return cmp.Compare(a.LastReread, b.LastReread) })
 	return rounds[len(rounds)/2]
 }
 

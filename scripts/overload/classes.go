@@ -69,20 +69,20 @@ func profileMembers(o *options, e *benchcluster.Ensemble, what string, d time.Du
 }
 
 // herdRun measures the thundering herd of n watchers.
-func herdRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (figures, error) {
+func herdRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, run *run) error {
 	wait := func() {}
 	res, err := bench.RunHerd(ctx, bench.HerdConfig{LoadOptions: loadOptions(o, e), Watchers: n, Rounds: o.herdRounds, Warmup: 1,
 		Armed: func() { wait = profileMembers(o, e, fmt.Sprintf("herd%d", n), 15*time.Second, nil) }})
 	wait()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	med := res.Median()
 	minRereads := n
 	for _, r := range res.Rounds {
 		minRereads = min(minRereads, r.Rereads)
 	}
-	return figures{
+	run.figs = figures{
 		{key: "reread", name: fmt.Sprintf("write → last re-read (median of %d rounds)", len(res.Rounds)), value: ms(med.LastReread), unit: "ms", lowerBetter: true},
 		{key: "event", name: "write → last watcher notified (that round)", value: ms(med.LastEvent), unit: "ms", lowerBetter: true},
 		{key: "bystander", name: "bystander p99 from each write to its last re-read", value: ms(res.Bystander.P99), unit: "ms", lowerBetter: true,
@@ -91,11 +91,12 @@ func herdRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (
 		{key: "connect", name: "connecting every watcher", value: res.Connect.Seconds(), unit: "s", lowerBetter: true},
 		{key: "rereads", name: "watchers that re-read, fewest in a round", value: float64(minRereads), unit: "count"},
 		{key: "lost", name: "watcher sessions lost (broken connections)", value: float64(res.Lost + res.Broken), unit: "count"},
-	}, nil
+	}
+	return nil
 }
 
 // stormRun measures the reconnect storm of n sessions.
-func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (figures, error) {
+func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, run *run) error {
 	wait := func() {}
 	kill := func() (string, error) {
 		victim := e.Leader()
@@ -120,9 +121,9 @@ func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 	overflows = benchcluster.ListenOverflows() - overflows
 	wait()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return figures{
+	run.figs = figures{
 		{key: "back", name: fmt.Sprintf("kill -9 of the %s → every session resumed", o.stormKill), value: res.AllBack.Seconds(), unit: "s", lowerBetter: true},
 		{key: "p50", name: "resumption after the kill, median session", value: res.ResumeP50.Seconds(), unit: "s", lowerBetter: true},
 		{key: "p99", name: "resumption after the kill, p99", value: res.ResumeP99.Seconds(), unit: "s", lowerBetter: true,
@@ -138,7 +139,8 @@ func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 		{key: "ephemerals", name: "their ephemerals still in the tree", value: float64(res.Ephemerals), unit: "count"},
 		{key: "connect", name: "connecting every session (and its ephemeral)", value: res.Connect.Seconds(), unit: "s", lowerBetter: true},
 		{key: "overflows", name: "connections dropped by full accept queues (the machine's ListenOverflows)", value: float64(overflows), unit: "count"},
-	}, nil
+	}
+	return nil
 }
 
 // counts renders a list of counts.
@@ -164,7 +166,7 @@ func kinds(what string, m map[string]int) string {
 }
 
 // overloadRun measures the overload.
-func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ int) (figures, error) {
+func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ int, run *run) error {
 	sample := func() []int64 {
 		v := make([]int64, len(e.Members))
 		for i, m := range e.Members {
@@ -175,7 +177,7 @@ func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ in
 	res, err := bench.RunOverload(ctx, bench.OverloadConfig{LoadOptions: loadOptions(o, e), Sessions: o.overloadSess, Idle: o.overloadIdle,
 		Capacity: o.capacityTime, Factor: o.overloadFactor, Duration: o.overloadTime, Sample: sample})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	peak, growth := rssFigures(res)
 	figs := figures{
@@ -200,8 +202,8 @@ func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ in
 		{key: "errors", name: "setData answered with an error or lost", value: float64(res.LoadErrors), unit: "count"},
 		{key: "client", name: "the load client's CPU during the overload (cores)", value: res.ClientCPU, unit: "cores"},
 	}
-	timelines[e.Name] = res
-	return figs, nil
+	run.figs, run.overload = figs, res
+	return nil
 }
 
 // recoveryNote says what the recovery waited for, or that it did not come.
@@ -211,9 +213,6 @@ func recoveryNote(res *bench.OverloadResult) string {
 	}
 	return fmt.Sprintf("normal: 20 requests in a row within %v (twice the quiet p99, at least 2 ms more)", res.Normal.Round(time.Microsecond))
 }
-
-// timelines keep each server's overload, for the report's per-second table.
-var timelines = map[string]*bench.OverloadResult{}
 
 // rssFigures returns the largest member RSS over the overload's seconds
 // and how much higher a member's RSS went in the overload's second half
@@ -243,7 +242,7 @@ func rssFigures(res *bench.OverloadResult) (peak, growth float64) {
 }
 
 // tableRun measures n idle sessions.
-func tableRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (figures, error) {
+func tableRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, run *run) error {
 	settle := o.tableSettle
 	time.Sleep(settle)
 	before := memory(e)
@@ -254,7 +253,7 @@ func tableRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 		return nil
 	}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var rss, heap, anon int64
 	for i := range before {
@@ -271,7 +270,8 @@ func tableRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) 
 	if !e.IsZooKeeper() {
 		figs = append(figs, figure{key: "heap", name: "Go heap and stacks per session (zkraft)", value: float64(heap) / float64(n) / 1024, unit: "KiB", lowerBetter: true})
 	}
-	return figs, nil
+	run.figs = figs
+	return nil
 }
 
 // memberMemory is what a member holds.

@@ -32,11 +32,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/zkraft/zkraft/bench"
 	"github.com/zkraft/zkraft/internal/benchcluster"
 )
 
@@ -173,10 +175,12 @@ type run struct {
 	load   float64
 	steal  float64 // share of the machine's CPU time stolen by the hypervisor
 	figs   figures
+	// overload is the overload's result, for the report's seconds.
+	overload *bench.OverloadResult
 }
 
-// classRunner measures one class on a serving ensemble e.
-type classRunner func(ctx context.Context, o *options, e *benchcluster.Ensemble, n int) (figures, error)
+// classRunner measures one class on a serving ensemble e into r.
+type classRunner func(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, r *run) error
 
 // runClass runs class at size n on a fresh ensemble of each server, the
 // two in the order turn gives.
@@ -197,13 +201,11 @@ func runClass(ctx context.Context, o *options, class string, n, turn int, measur
 		fmt.Printf("%s %s (load average %.2f) ...\n", class, label(o, server, n), benchcluster.LoadAverage())
 		run := run{server: server, load: benchcluster.LoadAverage()}
 		stolen, t0 := benchcluster.StealTime(), time.Now()
-		figs, err := measure(ctx, o, e, n)
-		if err != nil {
+		if err := measure(ctx, o, e, n, &run); err != nil {
 			fail(fmt.Errorf("%s on %s: %w%s", class, server, err, memberLogs(e)))
 		}
-		run.steal = float64(benchcluster.StealTime()-stolen) / float64(time.Since(t0)*2)
-		run.figs = figs
-		for _, f := range figs {
+		run.steal = float64(benchcluster.StealTime()-stolen) / float64(time.Since(t0)*time.Duration(runtime.NumCPU()))
+		for _, f := range run.figs {
 			fmt.Printf("  %-55s %s\n", f.name, f.format(f.value))
 		}
 		e.Stop()

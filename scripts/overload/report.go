@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/zkraft/zkraft/bench"
 )
 
 // figure is one measured figure of a run.
@@ -193,30 +195,37 @@ func ratio(ref, kr figure, ok bool) string {
 // timelines renders the overload's seconds, every fifth, for each server.
 func (r *report) timelines() string {
 	var b strings.Builder
-	for _, server := range []string{r.opts.refName, "zkraft"} {
-		res := timelines[server]
-		if res == nil {
+	for _, c := range r.classes {
+		for _, run := range c.runs {
+			if run.overload != nil {
+				b.WriteString(r.timeline(run.server, run.overload))
+			}
+		}
+	}
+	return b.String()
+}
+
+// timeline renders one server's overload seconds.
+func (r *report) timeline(server string, res *bench.OverloadResult) string {
+	name := "zkraft"
+	if server != "zkraft" {
+		name = r.opts.refTag
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe overload on %s, second by second (every fifth; from second %d on the load has stopped): "+
+		"setData sent and answered, their p50 and p99, the bystander's p99, each member's RSS.\n\n"+
+		"| second | sent | answered | p50 | p99 | bystander p99 | RSS MiB |\n|---|---|---|---|---|---|---|\n", name, res.LoadSeconds)
+	msf := figure{unit: "ms"}
+	for i, s := range res.Seconds {
+		if i%5 != 0 && i != res.LoadSeconds-1 && i != res.LoadSeconds && i != len(res.Seconds)-1 {
 			continue
 		}
-		name := "zkraft"
-		if server != "zkraft" {
-			name = r.opts.refTag
+		rss := make([]string, len(s.RSS))
+		for j, v := range s.RSS {
+			rss[j] = fmt.Sprintf("%.0f", mib(v))
 		}
-		fmt.Fprintf(&b, "\nThe overload on %s, second by second (every fifth; from second %d on the load has stopped): "+
-			"setData sent and answered, their p50 and p99, the bystander's p99, each member's RSS.\n\n"+
-			"| second | sent | answered | p50 | p99 | bystander p99 | RSS MiB |\n|---|---|---|---|---|---|---|\n", name, res.LoadSeconds)
-		for i, s := range res.Seconds {
-			if i%5 != 0 && i != res.LoadSeconds-1 && i != res.LoadSeconds && i != len(res.Seconds)-1 {
-				continue
-			}
-			rss := make([]string, len(s.RSS))
-			for j, v := range s.RSS {
-				rss[j] = fmt.Sprintf("%.0f", mib(v))
-			}
-			msf := figure{unit: "ms"}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", i, thousands(s.Sent), thousands(s.Done),
-				msf.format(ms(s.P50)), msf.format(ms(s.P99)), msf.format(ms(s.BystanderP99)), strings.Join(rss, " / "))
-		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", i, thousands(s.Sent), thousands(s.Done),
+			msf.format(ms(s.P50)), msf.format(ms(s.P99)), msf.format(ms(s.BystanderP99)), strings.Join(rss, " / "))
 	}
 	return b.String()
 }
