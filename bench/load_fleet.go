@@ -269,6 +269,23 @@ func (f *fleet) status(ctx context.Context, op string) (sessionCounts, error) {
 	return n, err
 }
 
+// cpu sums the CPU time of the workers' processes in their replies
+// (once for workers that run in this process).
+func (f *fleet) cpu(reps []workerReply) time.Duration {
+	var sum time.Duration
+	self := false
+	for i, r := range reps {
+		if f.workers[i].cmd == nil {
+			if self {
+				continue
+			}
+			self = true
+		}
+		sum += time.Duration(r.CPU)
+	}
+	return sum
+}
+
 // sessions is how many sessions the fleet holds.
 func (f *fleet) sessions() int {
 	n := 0

@@ -22,6 +22,10 @@ type HerdConfig struct {
 	// Armed is called (if set) once every watch is armed, before the
 	// first round: a caller's moment to start profiling the members.
 	Armed func()
+	// MemberCPU (if set) returns the CPU time the members have used so
+	// far, so that each round can tell the servers' share of its work
+	// from the watchers'.
+	MemberCPU func() time.Duration
 }
 
 // HerdResult is a herd's rounds.
@@ -48,7 +52,12 @@ type HerdRound struct {
 	// Bystander is the bystander's latency from the write to the last
 	// re-read.
 	Bystander Latency
-	at        int64 // wall ns of the write
+	// MemberCPU and ClientCPU are the CPU time the members (if
+	// HerdConfig.MemberCPU) and the watchers' processes used in the
+	// round: on a machine they share, the round cannot be shorter than
+	// the two together divided by its cores.
+	MemberCPU, ClientCPU time.Duration
+	at                   int64 // wall ns of the write
 }
 
 // Median is the round with the median LastReread.
@@ -171,9 +180,11 @@ func RunHerd(ctx context.Context, cfg HerdConfig) (*HerdResult, error) {
 // (or a session timeout passed).
 func herdRound(ctx context.Context, cfg *HerdConfig, f *fleet, writer *conn, target string, value []byte, by *bystander) (HerdRound, error) {
 	var r HerdRound
-	if _, err := f.each(ctx, "round"); err != nil {
+	reps, err := f.each(ctx, "round")
+	if err != nil {
 		return r, err
 	}
+	cpu0, members0 := f.cpu(reps), memberCPU(cfg)
 	t := &tally{}
 	t0 := wallNanos()
 	if err := writer.SetData(target, value, -1, classNone, t, 0); err != nil {
@@ -197,6 +208,7 @@ func herdRound(ctx context.Context, cfg *HerdConfig, f *fleet, writer *conn, tar
 			broken += rep.Broken
 		}
 		if sum.Rereads+sum.BadRereads+broken >= cfg.Watchers || time.Now().After(deadline) {
+			r.ClientCPU, r.MemberCPU = f.cpu(reps)-cpu0, memberCPU(cfg)-members0
 			r.Rereads, r.BadRereads = sum.Rereads, sum.BadRereads
 			r.LastEvent, r.LastReread = time.Duration(sum.LastEvent-t0), time.Duration(sum.LastReread-t0)
 			break
@@ -208,6 +220,14 @@ func herdRound(ctx context.Context, cfg *HerdConfig, f *fleet, writer *conn, tar
 	r.at = t0
 	r.Bystander = by.window(t0, t0+int64(r.LastReread))
 	return r, nil
+}
+
+// memberCPU is cfg.MemberCPU's answer, 0 without it.
+func memberCPU(cfg *HerdConfig) time.Duration {
+	if cfg.MemberCPU == nil {
+		return 0
+	}
+	return cfg.MemberCPU()
 }
 
 // dialAny connects a session to the first of o.Servers that answers.

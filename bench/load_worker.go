@@ -51,6 +51,7 @@ type workerReply struct {
 	Bad   int `json:"bad,omitempty"` // requests answered with an error
 
 	Herd herdCounts `json:"herd"`
+	CPU  int64      `json:"cpu_ns,omitempty"` // round, herd: the CPU time this worker's process has used
 
 	Sessions sessionCounts `json:"sessions"`
 	Resumes  []int64       `json:"resumes,omitempty"` // ns after Since, one per resumed session
@@ -114,9 +115,11 @@ func (wk *worker) serve(ctx context.Context, req *workerRequest, rep *workerRepl
 		rep.Armed, rep.Bad = wk.each(ctx, func(c *conn, h replyHandler) error { return c.GetData(wk.herd.path, true, classNone, h, 0) })
 	case "round":
 		wk.herd.reset()
+		rep.CPU = int64(processCPU())
 	case "herd":
 		rep.Herd = wk.herd.counts()
 		rep.Broken = int(wk.broken.Load())
+		rep.CPU = int64(processCPU())
 	case "status":
 		for _, s := range wk.sessions {
 			rep.Sessions.add(s)

@@ -72,7 +72,7 @@ func profileMembers(o *options, e *benchcluster.Ensemble, what string, d time.Du
 func herdRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, run *run) error {
 	wait := func() {}
 	res, err := bench.RunHerd(ctx, bench.HerdConfig{LoadOptions: loadOptions(o, e), Watchers: n, Rounds: o.herdRounds, Warmup: 1,
-		Armed: func() { wait = profileMembers(o, e, fmt.Sprintf("herd%d", n), 15*time.Second, nil) }})
+		Armed: func() { wait = profileMembers(o, e, fmt.Sprintf("herd%d", n), 15*time.Second, nil) }, MemberCPU: e.CPUTime})
 	wait()
 	if err != nil {
 		return err
@@ -88,6 +88,8 @@ func herdRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, r
 		{key: "bystander", name: "bystander p99 from each write to its last re-read", value: ms(res.Bystander.P99), unit: "ms", lowerBetter: true,
 			note: fmt.Sprintf("%d requests in the rounds, %d failed", res.Bystander.N, res.Bystander.Failed)},
 		{key: "quiet", name: "bystander p99 in the quiet second before", value: ms(res.Baseline.P99), unit: "ms", lowerBetter: true},
+		{key: "membercpu", name: "the members' CPU in that round (all three)", value: ms(med.MemberCPU), unit: "ms", lowerBetter: true},
+		{key: "clientcpu", name: "the watchers' client CPU in that round", value: ms(med.ClientCPU), unit: "ms"},
 		{key: "connect", name: "connecting every watcher", value: res.Connect.Seconds(), unit: "s", lowerBetter: true},
 		{key: "rereads", name: "watchers that re-read, fewest in a round", value: float64(minRereads), unit: "count"},
 		{key: "lost", name: "watcher sessions lost (broken connections)", value: float64(res.Lost + res.Broken), unit: "count"},
