@@ -194,7 +194,7 @@ func overloadRun(ctx context.Context, o *options, e *benchcluster.Ensemble, _ in
 		{key: "bystander", name: "bystander p99 during the overload", value: ms(res.Bystander.P99), unit: "ms", lowerBetter: true,
 			note: fmt.Sprintf("%d requests, %d failed", res.Bystander.N, res.Bystander.Failed)},
 		{key: "peak", name: "largest member's RSS during the overload", value: peak, unit: "MiB", lowerBetter: true},
-		{key: "growth", name: "a member's highest RSS in the second half over the first's", value: growth, unit: "MiB", lowerBetter: true},
+		{key: "growth", name: "a member's highest RSS in the second half over the first's", value: growth, unit: "MiB"},
 		{key: "recovery", name: "load stopped → bystander back to normal", value: res.Recovery.Seconds(), unit: "s", lowerBetter: true,
 			note: recoveryNote(res)},
 		{key: "drain", name: "load stopped → its last reply", value: res.Drain.Seconds(), unit: "s", lowerBetter: true},
