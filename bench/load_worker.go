@@ -157,12 +157,11 @@ func (wk *worker) open(ctx context.Context, req *workerRequest, rep *workerReply
 		sessions[i] = newLoadSession(req.First+i, req.Servers, o, req.Resume, wk.done, &wk.broken)
 	}
 	var (
-		wg      sync.WaitGroup
-		next    atomic.Int64
-		failed  atomic.Int64
-		first   atomic.Pointer[error]
-		badEphs tally
-		last    atomic.Int64
+		wg     sync.WaitGroup
+		next   atomic.Int64
+		failed atomic.Int64
+		first  atomic.Pointer[error]
+		last   atomic.Int64
 	)
 	for range max(req.Concurrency, 1) {
 		wg.Add(1)
@@ -176,14 +175,14 @@ func (wk *worker) open(ctx context.Context, req *workerRequest, rep *workerReply
 				s := sessions[i]
 				err := s.open(ctx, 3 /* attempts */)
 				if err == nil && req.Ephemerals != "" {
-					err = createEphemeral(ctx, s.conn(), fmt.Sprintf("%s/s%07d", req.Ephemerals, s.idx), &badEphs)
+					err = createEphemeral(ctx, s.conn(), fmt.Sprintf("%s/s%07d", req.Ephemerals, s.idx), &tally{})
 				}
 				if err != nil {
 					failed.Add(1)
 					first.CompareAndSwap(nil, &err)
 					continue
 				}
-				last.Store(max(last.Load(), wallNanos()))
+				storeMax(&last, wallNanos())
 			}
 		}()
 	}
