@@ -61,6 +61,13 @@ func (c *conn) refuseReadOnly(h jute.RequestHeader) {
 // the majority), all read-only ones when it returns (their clients come
 // back read-write); and, with leaderServes=no, every client connection
 // when this member becomes leader.
+//
+// A change counts once two samples in a row (half a tick apart) see it:
+// the election after a leader's death takes tens of milliseconds here, and
+// a member that happened to sample inside it closed every one of its
+// clients' connections, turning one member's loss into a reconnect storm
+// of the whole ensemble. A quorum lost for good is still acted on within a
+// tick.
 func (s *Server) watchQuorum() {
 	interval := s.cfg.TickTime / 2
 	if interval < 20*time.Millisecond {
@@ -69,6 +76,7 @@ func (s *Server) watchQuorum() {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	had, led := true, false
+	seen := 0 // samples in a row that differ from had
 	for {
 		select {
 		case <-s.closed:
@@ -84,9 +92,13 @@ func (s *Server) watchQuorum() {
 		}
 		has := s.backend().HasQuorum()
 		if has == had {
+			seen = 0
 			continue
 		}
-		had = has
+		if seen++; seen < quorumSamples {
+			continue
+		}
+		had, seen = has, 0
 		s.log.Info("quorum state changed")
 		s.mu.Lock()
 		for c := range s.allConnsLocked() {
@@ -97,6 +109,10 @@ func (s *Server) watchQuorum() {
 		s.mu.Unlock()
 	}
 }
+
+// quorumSamples is how many samples in a row must see a change of the
+// quorum state before connections are closed for it.
+const quorumSamples = 2
 
 // DropClients closes every client connection with a session (they
 // reconnect to another member, or here, with their session).

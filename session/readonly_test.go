@@ -3,6 +3,7 @@ package session
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,4 +140,48 @@ func loseQuorum(t *testing.T, survivor *ensemble.Node, others ...*ensemble.Node)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// quorumSwitch is a Backend whose quorum a test turns off and on.
+type quorumSwitch struct {
+	*ensemble.Node
+	lost atomic.Bool
+}
+
+func (q *quorumSwitch) HasQuorum() bool { return !q.lost.Load() && q.Node.HasQuorum() }
+
+// TestQuorumBlipKeepsConnections: an election after a leader's death
+// takes tens of milliseconds, and a member that sampled its quorum inside
+// it closed every read-write connection (in an overload run, all 32,000
+// sessions reconnected where only the dead member's third had to). A
+// quorum gone for less than the sampling interval keeps the connections;
+// one gone for longer still closes them.
+func TestQuorumBlipKeepsConnections(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quorumSwitch{Node: node}
+	srv := New(Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true}, q)
+	addr := serveOn(t, srv)
+	t.Cleanup(func() { node.Close() })
+	c := dialRaw(t, addr)
+	c.connect(true)
+	ping := func(xid int32) {
+		t.Helper()
+		c.request(xid, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+		if h := c.reply(nil); h.Err != jute.OK || h.Xid != xid {
+			t.Fatalf("exists: %+v", h)
+		}
+	}
+	ping(1)
+	for i := range 10 { // blips of 30 ms, well inside the 100 ms sampling interval
+		q.lost.Store(true)
+		time.Sleep(30 * time.Millisecond)
+		q.lost.Store(false)
+		time.Sleep(150 * time.Millisecond)
+		ping(int32(i + 2))
+	}
+	q.lost.Store(true) // gone for good
+	c.expectClosed()
 }
