@@ -26,7 +26,7 @@ import (
 // around the threshold does not rebuild it on every operation.
 const (
 	nameIndexMin = 1024
-	nameChunkMax = 512
+	nameChunkMax = 128
 	// nameChunkMin is the size below which a chunk merges with the next
 	// one if they fit in one chunk together.
 	nameChunkMin = nameChunkMax / 4
@@ -53,18 +53,26 @@ type nameChunk struct {
 	gen   uint64
 }
 
-// newNameIndex indexes sorted names (which it keeps).
+// newNameIndex indexes sorted names.
 func newNameIndex(sorted []string) *nameIndex {
 	x := &nameIndex{n: len(sorted)}
-	const fill = nameChunkMax / 2 // room for inserts before a split
+	const fill = nameChunkMax * 3 / 4 // room for inserts before a split
 	for start := 0; start < len(sorted); start += fill {
-		part := sorted[start:min(start+fill, len(sorted))]
-		x.chunks = append(x.chunks, &nameChunk{names: slices.Clip(part)})
+		x.chunks = append(x.chunks, newChunk(sorted[start:min(start+fill, len(sorted))], 0))
 	}
 	for _, s := range sorted {
 		x.bytes += len(s)
 	}
 	return x
+}
+
+// newChunk returns a chunk of generation gen holding a copy of names,
+// with room for nameChunkMax+1 of them: an insert never reallocates it
+// (the one past the limit splits it at once).
+func newChunk(names []string, gen uint64) *nameChunk {
+	buf := make([]string, len(names), nameChunkMax+1)
+	copy(buf, names)
+	return &nameChunk{names: buf, gen: gen}
 }
 
 // view returns the current version, and marks it shared.
@@ -96,7 +104,7 @@ func (x *nameIndex) prepare() {
 func (x *nameIndex) own(i int) *nameChunk {
 	c := x.chunks[i]
 	if c.gen != x.gen {
-		c = &nameChunk{names: slices.Clone(c.names), gen: x.gen}
+		c = newChunk(c.names, x.gen)
 		x.chunks[i] = c
 	}
 	return c
@@ -108,7 +116,7 @@ func (x *nameIndex) insert(name string) {
 	x.n++
 	x.bytes += len(name)
 	if len(x.chunks) == 0 {
-		x.chunks = append(x.chunks, &nameChunk{names: []string{name}, gen: x.gen})
+		x.chunks = append(x.chunks, newChunk([]string{name}, x.gen))
 		return
 	}
 	i := x.chunkFor(name)
@@ -119,7 +127,7 @@ func (x *nameIndex) insert(name string) {
 		return
 	}
 	half := len(c.names) / 2
-	right := &nameChunk{names: slices.Clone(c.names[half:]), gen: x.gen}
+	right := newChunk(c.names[half:], x.gen)
 	clear(c.names[half:])
 	c.names = c.names[:half]
 	x.chunks = slices.Insert(x.chunks, i+1, right)
@@ -170,7 +178,7 @@ func (x *nameIndex) remove(name string) {
 func (x *nameIndex) clone() *nameIndex {
 	cp := &nameIndex{chunks: make([]*nameChunk, len(x.chunks)), n: x.n, bytes: x.bytes}
 	for i, c := range x.chunks {
-		cp.chunks[i] = &nameChunk{names: slices.Clone(c.names)}
+		cp.chunks[i] = newChunk(c.names, 0)
 	}
 	return cp
 }
