@@ -94,6 +94,10 @@ func TestCutoverCalledOff(t *testing.T) {
 	if ok, _, err := c.Exists("/zk-while-stopped"); !ok || err != nil {
 		t.Errorf("ZooKeeper's write while stopped is not on the thawed observer: %v", err)
 	}
+	// zc may be on a ZooKeeper server that has not applied it yet.
+	if _, err := zc.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
 	if ok, _, _ := zc.Exists("/held-during-freeze"); !ok {
 		t.Error("the held write is not on ZooKeeper")
 	}
