@@ -11,14 +11,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/zkraft
 
 # Release binaries: static (no cgo), -trimpath, one per platform, with
-# the version (git describe) stamped into internal/buildinfo, and their
+# the version (git describe) stamped into internal/base/buildinfo, and their
 # SHA256SUMS, in $(DIST). Check them with: cd dist && sha256sum -c SHA256SUMS
 ifeq ($(origin VERSION),undefined)
 VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 endif
 DIST      ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64
-LDFLAGS   := -s -w -X github.com/zkraft/zkraft/internal/buildinfo.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/zkraft/zkraft/internal/base/buildinfo.Version=$(VERSION)
 release:
 	@mkdir -p $(DIST)
 	@set -e; for p in $(PLATFORMS); do \
@@ -56,7 +56,7 @@ vet:
 
 # Every test: unit, raw-frame, end-to-end with real clients; then the
 # server's concurrent core once more under the race detector.
-RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/ ./operator/ ./console/ ./internal/metrics/ ./internal/zklearner/
+RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/ ./operator/ ./console/ ./operator/metrics/ ./internal/zookeeper/learner/
 test: vet
 	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(PKGS)
 	GO=$(GO) scripts/gotest.sh -race -count=1 -timeout 10m $(RACEPKGS)
@@ -113,7 +113,7 @@ test-short:
 # (FUZZTIME=5m for longer runs). scripts/fuzz.sh runs a target once more if
 # it failed only by Go's fuzzing-coordinator race at -fuzztime's end.
 FUZZTIME ?= 30s
-FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./ensemble/storage/ ./session/ ./bench/ ./internal/zkdata/ ./internal/zkimport/ ./internal/zklearner/ ./internal/saslmd5/ ./internal/saslgssapi/
+FUZZPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./ensemble/ ./ensemble/storage/ ./session/ ./bench/ ./internal/zookeeper/datadir/ ./internal/zookeeper/importer/ ./internal/zookeeper/learner/ ./internal/security/saslmd5/ ./internal/security/saslgssapi/
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZPKGS)
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // startZkraft builds ./cmd/zkraft of this module and runs it on a free

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
 )
 
 // Command returns the `bench` subcommand.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/jsonshape"
+	"github.com/zkraft/zkraft/internal/cli/jsonshape"
 )
 
 // adminCommands3_8 are the AdminServer commands both servers answer alike

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // The compatibility tests run real ZooKeeper clients (the Java client and

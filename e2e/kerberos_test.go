@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/krbtest"
+	"github.com/zkraft/zkraft/internal/testing/krbtest"
 )
 
 // TestSASLKerberos authenticates the Java client with SASL GSSAPI

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // Targets selectable with ZKRAFT_E2E_TARGET.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -116,7 +116,7 @@ func newServer(dir string, opts ServerOptions) (*Server, error) {
 }
 
 // freePort returns a port that was free a moment ago, from below the
-// ephemeral range (internal/testport).
+// ephemeral range (internal/testing/testport).
 func freePort() (int, error) { return testport.Free() }
 
 // superDigest is the --super-digest / superDigest value of every server.

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/netguard"
+	"github.com/zkraft/zkraft/internal/base/netguard"
 	"github.com/zkraft/zkraft/znode"
 )
 

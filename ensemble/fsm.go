@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/audit"
+	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"

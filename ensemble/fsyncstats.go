@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/avgminmax"
+	"github.com/zkraft/zkraft/internal/base/avgminmax"
 )
 
 // defaultFsyncWarning is ZooKeeper's fsync.warningthresholdms default.

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/zkraft/zkraft/internal/netguard"
+	"github.com/zkraft/zkraft/internal/base/netguard"
 )
 
 // emfileListener fails its first n accepts as a process out of file

@@ -14,7 +14,7 @@ import (
 
 	"github.com/zkraft/zkraft/ensemble/storage"
 
-	"github.com/zkraft/zkraft/internal/audit"
+	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"

@@ -3,7 +3,7 @@ package ensemble
 import (
 	"sync/atomic"
 
-	"github.com/zkraft/zkraft/internal/avgminmax"
+	"github.com/zkraft/zkraft/internal/base/avgminmax"
 )
 
 // proposalStats are the sizes of the entries this member appended as

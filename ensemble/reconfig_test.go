@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/netguard"
+	"github.com/zkraft/zkraft/internal/base/netguard"
 )
 
 // The member port carries three protocols. Every connection opens with a

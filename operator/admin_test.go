@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/jsonshape"
+	"github.com/zkraft/zkraft/internal/cli/jsonshape"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
 )

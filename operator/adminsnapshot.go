@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -144,9 +144,9 @@ func remoteIPString(addr string) string {
 // sessions, its ACL lists numbered as ZooKeeper's cache numbers them
 // (world:anyone:cdrwa is -1, the others from 1), then every znode.
 func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
-	var sessions []zkdata.Session
+	var sessions []datadir.Session
 	for _, si := range tree.Sessions() {
-		sessions = append(sessions, zkdata.Session{ID: si.ID, Timeout: si.Timeout})
+		sessions = append(sessions, datadir.Session{ID: si.ID, Timeout: si.Timeout})
 	}
 	ids := map[string]int64{}
 	lists := map[int64][]jute.ACL{}
@@ -158,13 +158,13 @@ func writeZooKeeperSnapshot(w io.Writer, tree *znode.Tree) error {
 			lists[ids[k]] = n.ACL
 		}
 	})
-	sw := zkdata.NewSnapshotWriter(w, sessions, lists)
+	sw := datadir.NewSnapshotWriter(w, sessions, lists)
 	tree.Export(func(n znode.StoredNode) {
-		ref := int64(zkdata.OpenACL)
+		ref := int64(datadir.OpenACL)
 		if !isOpenACL(n.ACL) {
 			ref = ids[znode.ACLKey(n.ACL)]
 		}
-		sw.Node(zkdata.Node{Path: n.Path, Data: n.Data, ACL: ref, Stat: n.Stat})
+		sw.Node(datadir.Node{Path: n.Path, Data: n.Data, ACL: ref, Stat: n.Stat})
 	})
 	return sw.Close()
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/acl"
-	"github.com/zkraft/zkraft/internal/zkdata"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
@@ -89,15 +89,15 @@ func TestAdminSnapshot(t *testing.T) {
 	if size := resp.Header.Get("snapshot_size"); size != strconv.Itoa(len(body)) || zxid < 5 {
 		t.Fatalf("headers last_zxid %q snapshot_size %q for %d bytes", resp.Header.Get("last_zxid"), size, len(body))
 	}
-	snap, err := zkdata.ReadSnapshot(body, zxid)
+	snap, err := datadir.ReadSnapshot(body, zxid)
 	if err != nil {
 		t.Fatalf("the snapshot does not read as ZooKeeper's: %v", err)
 	}
-	byPath := map[string]zkdata.Node{}
+	byPath := map[string]datadir.Node{}
 	for _, n := range snap.Nodes {
 		byPath[n.Path] = n
 	}
-	if n := byPath["/a"]; string(n.Data) != "x" || n.ACL != zkdata.OpenACL || n.Stat.Cversion != 1 {
+	if n := byPath["/a"]; string(n.Data) != "x" || n.ACL != datadir.OpenACL || n.Stat.Cversion != 1 {
 		t.Errorf("/a: %+v (want the open ACL as -1, stored cversion 1)", n)
 	}
 	if n := byPath["/a/b"]; n.ACL < 1 || len(snap.ACLs[n.ACL]) != 1 || snap.ACLs[n.ACL][0] != alice[0] {

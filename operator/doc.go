@@ -9,7 +9,7 @@
 // four-letter words arrive on the client port, so session detects them on
 // a connection's first frame and hands them to the session.FourLetterHandler
 // in its Config, which is FourLetter here. The audit log is on the write
-// path and lives in internal/audit, which session calls directly.
+// path and lives in backend/audit, which session calls directly.
 //
 // Every output keeps ZooKeeper's layout byte for byte: tools (zkServer.sh,
 // zktop, exporters, the AdminServer's scripts) parse it.

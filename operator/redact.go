@@ -14,7 +14,7 @@ func redactConfig(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, line := range lines {
 		// zoo.cfg separates a key from its value by '=' or ':'
-		// (internal/javaprops, Java's properties); the value is hidden
+		// (internal/zookeeper/javaprops, Java's properties); the value is hidden
 		// after the first of them that ends a secret's key, which also
 		// finds the key in a commented-out line ("# old: x.password=...").
 		sep := -1

@@ -1,13 +1,13 @@
 package operator
 
 import (
-	"github.com/zkraft/zkraft/internal/buildinfo"
+	"github.com/zkraft/zkraft/internal/base/buildinfo"
 	"github.com/zkraft/zkraft/session"
 )
 
 // Version is reported by srvr, stat, mntr and envi in ZooKeeper's format,
 // so tools parsing "Zookeeper version: X.Y.Z" keep working; after the
-// release come zkraft's module version and revision (internal/buildinfo):
+// release come zkraft's module version and revision (internal/base/buildinfo):
 // "3.9.3-zkraft-v1.2.0-0123456789ab, built on 2026-11-21 00:00 UTC".
 var Version = buildinfo.Read().ZooKeeperVersion()
 

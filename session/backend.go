@@ -13,7 +13,7 @@ import (
 // tree, writes go through it, and its watch registry fires the events of
 // what it applies. An ensemble member (*ensemble.Node) is one; an
 // observer of a running ZooKeeper ensemble during a live migration
-// (internal/zkobserver) is the other.
+// (internal/zookeeper/observer) is the other.
 //
 // The contract is ensemble.Node's: Propose and Barrier complete their
 // Waiter exactly once, Applied with the tree locked right after the

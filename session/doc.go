@@ -5,7 +5,7 @@
 // figures) are package operator's: they read the server through its
 // read-only view (view.go), and the four-letter words, which arrive on the
 // client port, are detected here and answered by Config.FourLetter. The
-// audit log of writes is internal/audit's.
+// audit log of writes is backend/audit's.
 //
 // Ordering. At most one reader and one writer goroutine serve each
 // connection at a time (the writer runs while there is something to send;

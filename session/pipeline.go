@@ -6,7 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/acl"
-	"github.com/zkraft/zkraft/internal/audit"
+	"github.com/zkraft/zkraft/backend/audit"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )

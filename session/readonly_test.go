@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
 )
 

@@ -9,7 +9,7 @@ import (
 
 // Returning memory after large replies. A connection drops a reply buffer
 // larger than retainBufferSize once it is written, but the collector runs
-// only when the heap has grown by its headroom (internal/gctune allows up
+// only when the heap has grown by its headroom (internal/base/gctune allows up
 // to 128 MiB of garbage), and the runtime hands freed pages back to the
 // OS slowly: after a burst of large replies the member would stay that
 // much larger for minutes. So once reclaimThreshold bytes of such buffers

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/saslmd5"
+	"github.com/zkraft/zkraft/internal/security/saslmd5"
 )
 
 // FuzzDigestMD5 feeds arbitrary client tokens to the server side of the

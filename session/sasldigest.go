@@ -1,7 +1,7 @@
 package session
 
 import (
-	"github.com/zkraft/zkraft/internal/saslmd5"
+	"github.com/zkraft/zkraft/internal/security/saslmd5"
 )
 
 // ZooKeeper's DIGEST-MD5 server name and protocol: the realm it offers
@@ -15,7 +15,7 @@ const (
 var errSASL = saslmd5.ErrAuth
 
 // digestMD5 is the server side of one connection's SASL DIGEST-MD5
-// exchange (internal/saslmd5), as ZooKeeper runs it with Java's
+// exchange (internal/security/saslmd5), as ZooKeeper runs it with Java's
 // DigestMD5Server and the users of its JAAS "Server" section: an empty
 // first token is answered with a challenge, the client's digest response
 // with rspauth, and the client is then authenticated as its user name.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/saslmd5"
+	"github.com/zkraft/zkraft/internal/security/saslmd5"
 )
 
 func md5Hex(s string) string {

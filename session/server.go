@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/audit"
-	"github.com/zkraft/zkraft/internal/netguard"
+	"github.com/zkraft/zkraft/backend/audit"
+	"github.com/zkraft/zkraft/internal/base/netguard"
 )
 
 // Server accepts ZooKeeper client connections for one ensemble member.

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/avgminmax"
+	"github.com/zkraft/zkraft/internal/base/avgminmax"
 	"github.com/zkraft/zkraft/jute"
 )
 

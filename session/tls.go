@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/jute"
 )
 

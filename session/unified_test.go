@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zktls"
-	"github.com/zkraft/zkraft/internal/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/security/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )

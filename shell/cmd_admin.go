@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
 	"github.com/zkraft/zkraft/jute"
 )
 

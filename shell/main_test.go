@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliargs"
+	"github.com/zkraft/zkraft/internal/cli/cliargs"
 )
 
 // execEnv makes the test binary act as the zkraft binary: tests re-execute

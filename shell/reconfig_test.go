@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // TestReconfig runs config and reconfig (which go through the tap) against a

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // Test servers. Tests get their server address from testServer, which by
@@ -74,7 +74,7 @@ func stopTestServer() {
 }
 
 // freePort returns a currently unused TCP port on 127.0.0.1, from below
-// the ephemeral range (internal/testport).
+// the ephemeral range (internal/testing/testport).
 func freePort() (int, error) { return testport.Free() }
 
 // startApacheZooKeeper runs a standalone Apache ZooKeeper on a free port in

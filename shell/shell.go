@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
 )
 
 // Options configure a Shell; they mirror zkCli's command-line switches.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zktls"
-	"github.com/zkraft/zkraft/internal/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/security/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
 	zksession "github.com/zkraft/zkraft/session"
 )
 

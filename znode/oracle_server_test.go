@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // startOracle starts a throwaway Apache ZooKeeper 3.8 (Debian's package)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/jsonshape"
+	"github.com/zkraft/zkraft/internal/cli/jsonshape"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 )
 
 // adminHTTPSKey applies admin.forceHttps and admin.needClientAuth, the

@@ -13,12 +13,12 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/webdriver"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/webdriver"
 )
 
 // The console's browser tests drive Debian's chromium through
-// chromedriver (internal/webdriver) against zkraft processes started as
+// chromedriver (internal/testing/webdriver) against zkraft processes started as
 // an operator would, with --console. Screenshots go to $ZKRAFT_ARTIFACTS
 // (default: the test's temporary directory), named in the test log.
 

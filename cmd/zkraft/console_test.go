@@ -19,7 +19,7 @@ import (
 
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/session"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkraft/zkraft/console"
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // ensembleView is the console's EnsembleSource: the leader and term from

@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
 )
 
 // cutoverCommand moves the zkraft observers of a ZooKeeper ensemble to

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // migrationCall posts a migration command to a following server as the

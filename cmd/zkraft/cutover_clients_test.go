@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestCutoverKeepsCuratorLockAndKazooLeader is issue 32's proof that

@@ -4,7 +4,7 @@ import (
 	"bytes"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zkobserver"
+	"github.com/zkraft/zkraft/internal/zookeeper/observer"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -20,7 +20,7 @@ import (
 // ZooKeeper's servers as its connect string and lost its session at its
 // next reconnect, to servers that are gone. A watcher told twice only
 // reads the same text twice.
-func refireConfig(old *zkobserver.Backend, node *ensemble.Node) {
+func refireConfig(old *observer.Backend, node *ensemble.Node) {
 	t := old.RLockTree()
 	was, _, err := t.GetData(znode.ConfigPath, nil)
 	old.RUnlockTree()

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/metrics"
-	"github.com/zkraft/zkraft/internal/zkobserver"
+	"github.com/zkraft/zkraft/operator/metrics"
+	"github.com/zkraft/zkraft/internal/zookeeper/observer"
 	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 )
@@ -53,7 +53,7 @@ type migration struct {
 	c     *cli.Context
 	st    settings
 	log   *zap.Logger
-	b     *zkobserver.Backend
+	b     *observer.Backend
 	srv   *session.Server
 	admin *operator.Admin
 	// metrics, when served, gain the new member's Raft figures.
@@ -346,7 +346,7 @@ func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error)
 
 // openSeeded seeds st's data directory with b's tree, at zxid, and
 // opens it as a member whose changes fire b's watch registry.
-func openSeeded(c *cli.Context, st settings, b *zkobserver.Backend, zxid int64, nm ensemble.Metrics, log *zap.Logger) (*ensemble.Node, error) {
+func openSeeded(c *cli.Context, st settings, b *observer.Backend, zxid int64, nm ensemble.Metrics, log *zap.Logger) (*ensemble.Node, error) {
 	tree, err := b.CopyTree()
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestCutoverKeepsSessions: a zkraft observer of a ZooKeeper 3.8

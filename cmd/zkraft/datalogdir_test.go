@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // TestDataLogDir: with zoo.cfg dataLogDir each member keeps its Raft log

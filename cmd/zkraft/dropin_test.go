@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // listeningHost is the address a TCP socket of this machine listens on at
@@ -286,7 +286,7 @@ func TestStartErrors(t *testing.T) {
 		"server", "--data-dir", data, "--client-addr", freeAddr(t))
 	runRefused(t, fmt.Sprintf("rejoin: data directory %s is in use by another zkraft, pid %d", data, first.Process.Pid),
 		"rejoin", "--data-dir", data)
-	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zookeeper", "datadir", "testdata", "zk38"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
 )
 
 // canonicalFlags are the shared flags each client subcommand must have,
-// spelled as internal/cliflags spells them.
+// spelled as internal/cli/cliflags spells them.
 var canonicalFlags = map[string][]string{
 	"shell":            {"server", "timeout", "output", "auth"},
 	"status":           {"server", "timeout", "output"},

@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/metrics"
-	"github.com/zkraft/zkraft/internal/zklearner"
-	"github.com/zkraft/zkraft/internal/zkobserver"
+	"github.com/zkraft/zkraft/operator/metrics"
+	"github.com/zkraft/zkraft/internal/zookeeper/learner"
+	"github.com/zkraft/zkraft/internal/zookeeper/observer"
 	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 )
@@ -24,7 +24,7 @@ import (
 // serveFollowing runs a server that follows a running ZooKeeper ensemble
 // as one of its Observers (migration.followZooKeeper) and serves clients
 // from it, until SIGINT or SIGTERM: reads from the followed tree, writes
-// and sessions forwarded to ZooKeeper's leader (internal/zkobserver). On
+// and sessions forwarded to ZooKeeper's leader (internal/zookeeper/observer). On
 // exit it saves the followed tree in dataDir, and starts from it the next
 // time, so the leader syncs it by DIFF.
 func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
@@ -102,17 +102,17 @@ func serveFollowing(c *cli.Context, st settings, log *zap.Logger) error {
 
 // openFollowing starts from the tree saved at path, or from nothing when
 // there is none.
-func openFollowing(cfg zklearner.Config, path string, log *zap.Logger) (*zkobserver.Backend, error) {
+func openFollowing(cfg learner.Config, path string, log *zap.Logger) (*observer.Backend, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return zkobserver.New(cfg, nil)
+		return observer.New(cfg, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("follow ZooKeeper: %w", err)
 	}
 	defer f.Close()
 	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
-	b, err := zkobserver.New(cfg, r)
+	b, err := observer.New(cfg, r)
 	if err != nil {
 		return nil, fmt.Errorf("follow ZooKeeper: %s (delete it to sync from nothing): %w", path, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // observerClientClassPath is the Java client of Debian's

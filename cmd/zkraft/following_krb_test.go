@@ -10,8 +10,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/zkraft/zkraft/internal/krbtest"
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/krbtest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestFollowZooKeeperQuorumKerberos: a zkraft server follows a ZooKeeper

@@ -12,8 +12,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestReconfigThroughObserver: a reconfig sent to a zkraft observer goes

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestFollowZooKeeperQuorumSASL: a zkraft server follows a ZooKeeper 3.8

@@ -15,7 +15,7 @@ import (
 
 	"github.com/zkraft/zkraft/acl"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // startFollower starts a zkraft server following e as its observer

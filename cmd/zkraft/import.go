@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -90,7 +90,7 @@ func runImport(c *cli.Context) error {
 		}
 		defer unlock()
 	}
-	res, err := zkimport.Load(from, logDir, znode.Options{ExtendedTypes: st.ExtendedTypes})
+	res, err := importer.Load(from, logDir, znode.Options{ExtendedTypes: st.ExtendedTypes})
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func runImport(c *cli.Context) error {
 }
 
 // report prints what was carried over.
-func report(w io.Writer, res *zkimport.Result, dataDir string) {
+func report(w io.Writer, res *importer.Result, dataDir string) {
 	snap := res.Snapshot
 	if snap == "" {
 		snap = "(none: the logs replayed onto an empty tree)"

@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // runApp runs the zkraft command line in process and returns its output.
@@ -30,7 +30,7 @@ func runApp(args ...string) (string, error) {
 // client port is taken (a ZooKeeper still running), done once it is free,
 // refused again over the state it wrote.
 func TestImportCommand(t *testing.T) {
-	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zookeeper", "datadir", "testdata", "zk38"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestImportEnsemble(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zookeeper", "datadir", "testdata", "zk38"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestImportEnsembleMemberAhead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zkdata", "testdata", "zk38"))
+	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zookeeper", "datadir", "testdata", "zk38"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // TestStoppedLeaderReplaced: a leader frozen (SIGSTOP) for longer than the

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/netguard"
+	"github.com/zkraft/zkraft/internal/base/netguard"
 )
 
 // defaultHTTPIdleTimeout is the idle timeout of the HTTP ports when none
@@ -19,7 +19,7 @@ import (
 const defaultHTTPIdleTimeout = 30 * time.Second
 
 // listenGuard keeps a server's listeners within the process's file
-// descriptors (internal/netguard): the file limit's division between the
+// descriptors (internal/base/netguard): the file limit's division between the
 // listeners, and the count of refused connections and failed accepts
 // every listener adds to (mntr's zk_connection_rejected). One is made
 // when the server starts (runServer); a nil *listenGuard caps nothing and

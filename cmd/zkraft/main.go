@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/bench"
-	"github.com/zkraft/zkraft/internal/buildinfo"
-	"github.com/zkraft/zkraft/internal/cliargs"
+	"github.com/zkraft/zkraft/internal/base/buildinfo"
+	"github.com/zkraft/zkraft/internal/cli/cliargs"
 	"github.com/zkraft/zkraft/shell"
 )
 

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/metrics"
+	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/session"
 )
 

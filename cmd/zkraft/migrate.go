@@ -14,8 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/zklearner"
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/zookeeper/learner"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -108,29 +108,29 @@ func runFollow(c *cli.Context) error {
 // zoo.cfg: ZooKeeper's voting servers are the addresses to try, this
 // server's line must be an observer's (a participant's would be counted
 // in ZooKeeper's quorum), and initLimit and syncLimit give the timeouts.
-func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir string, _ error) {
+func followConfig(c *cli.Context, log *zap.Logger) (_ learner.Config, dataDir string, _ error) {
 	st := defaultSettings()
 	zc, err := loadZooConfig(c.String("config"))
 	if err != nil {
-		return zklearner.Config{}, "", err
+		return learner.Config{}, "", err
 	}
 	if err := st.applyZooConfig(zc, log); err != nil {
-		return zklearner.Config{}, "", err
+		return learner.Config{}, "", err
 	}
 	if c.IsSet("id") {
 		if c.Uint("id") == 0 || c.Uint("id") > 255 {
-			return zklearner.Config{}, "", fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
+			return learner.Config{}, "", fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
 		}
 		st.ServerID, st.idSet = uint8(c.Uint("id")), true
 	}
 	if err := st.resolveMembers(c); err != nil {
-		return zklearner.Config{}, "", err
+		return learner.Config{}, "", err
 	}
 	st.JAASConfig = c.String("jaas-config")
 	st.Krb5Conf = c.String("krb5-conf")
 	cfg, err := learnerConfig(st, c.String("config"), log)
 	if err != nil {
-		return zklearner.Config{}, "", err
+		return learner.Config{}, "", err
 	}
 	cfg.CheckDigests = c.Bool("check-digests")
 	return cfg, st.DataDir, nil
@@ -141,25 +141,25 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ zklearner.Config, dataDir 
 // addresses to try, this server's line must be an observer's (a
 // participant's would be counted in ZooKeeper's quorum), and initLimit
 // and syncLimit give the timeouts.
-func learnerConfig(st settings, config string, log *zap.Logger) (_ zklearner.Config, err error) {
-	cfg := zklearner.Config{
+func learnerConfig(st settings, config string, log *zap.Logger) (_ learner.Config, err error) {
+	cfg := learner.Config{
 		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
 		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
 	}
 	for _, m := range st.Members {
 		switch {
 		case m.ID == st.ServerID && !m.Observer:
-			return zklearner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
+			return learner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
 		case !m.Observer:
 			cfg.Servers = append(cfg.Servers, m.Addr)
 		}
 	}
 	if len(cfg.Servers) == 0 {
-		return zklearner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
+		return learner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
 	}
 	login, err := quorumLearnerLogin(st)
 	if err != nil {
-		return zklearner.Config{}, err
+		return learner.Config{}, err
 	}
 	cfg.SASL, cfg.Kerberos = login.digest, login.kerberos
 	if st.SSLQuorum {
@@ -168,7 +168,7 @@ func learnerConfig(st settings, config string, log *zap.Logger) (_ zklearner.Con
 		// trust store (and its host per ssl.quorum.hostnameVerification).
 		_, client, err := zktls.MemberConfigs(st.QuorumTLS, st.QuorumVerifyHost)
 		if err != nil {
-			return zklearner.Config{}, fmt.Errorf("sslQuorum: %w", err)
+			return learner.Config{}, fmt.Errorf("sslQuorum: %w", err)
 		}
 		cfg.TLS = client
 	}
@@ -181,7 +181,7 @@ const followState = "zkraft-observer.state"
 
 // saveFollowing writes the followed tree to path, atomically: a crash
 // leaves the previous file or none.
-func saveFollowing(l *zklearner.Learner, path string) error {
+func saveFollowing(l *learner.Learner, path string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), followState+".*")
 	if err != nil {
 		return fmt.Errorf("migrate follow: saving the tree: %w", err)
@@ -207,7 +207,7 @@ func saveFollowing(l *zklearner.Learner, path string) error {
 	return nil
 }
 
-func logFollowStatus(log *zap.Logger, st zklearner.Status) {
+func logFollowStatus(log *zap.Logger, st learner.Status) {
 	log.Info("following", zap.String("leader", st.Leader), zap.Bool("synced", st.Synced),
 		zap.String("zxid", fmt.Sprintf("%#x", st.LastZxid)), zap.Int("applied", st.Applied), zap.Int("syncs", st.Syncs),
 		zap.String("lastSync", string(st.LastSync)), zap.Int("digestsChecked", st.DigestsChecked),
@@ -215,7 +215,7 @@ func logFollowStatus(log *zap.Logger, st zklearner.Status) {
 }
 
 // printFollowSummary prints what was followed.
-func printFollowSummary(w io.Writer, l *zklearner.Learner, digests bool) {
+func printFollowSummary(w io.Writer, l *learner.Learner, digests bool) {
 	st := l.Status()
 	var stats znode.Stats
 	var sessions int

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/zktest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestMigrateFollow runs zkraft migrate follow against a real ZooKeeper

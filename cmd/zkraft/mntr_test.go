@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // quorumConf is the end of an ensemble member's conf (startEnsemble's

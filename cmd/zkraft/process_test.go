@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // buildBinary compiles this command once per test run.
@@ -48,7 +48,7 @@ func zkraftBinary(t *testing.T) string {
 }
 
 // freeAddr picks a free port below the kernel's ephemeral range
-// (internal/testport): from a port picked by listening on :0, two
+// (internal/testing/testport): from a port picked by listening on :0, two
 // ensembles were once handed the same member port, and a member that
 // heard another ensemble's leader found itself removed from the
 // configuration and shut its Raft down ("raft is already shutdown").

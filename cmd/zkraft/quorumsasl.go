@@ -9,7 +9,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/zkraft/zkraft/internal/zklearner"
+	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 )
 
 // quorumSASL is ZooKeeper's quorum.auth.* as a following observer uses
@@ -32,8 +32,8 @@ var errNoJAASSection = errors.New("jaas")
 // leader: DIGEST-MD5 credentials or a Kerberos login; neither when the
 // ensemble's learners skip quorum SASL.
 type learnerLogin struct {
-	digest   *zklearner.DigestCredentials
-	kerberos *zklearner.KerberosLogin
+	digest   *learner.DigestCredentials
+	kerberos *learner.KerberosLogin
 }
 
 // quorumLearnerLogin is the login a following observer gives ZooKeeper's
@@ -72,7 +72,7 @@ func quorumLearnerLogin(st settings) (learnerLogin, error) {
 			if !uok || !pok {
 				return learnerLogin{}, fmt.Errorf("quorum SASL: %s: section %q: %s needs username and password", st.JAASConfig, q.LearnerContext, digestLoginModule)
 			}
-			login.digest = &zklearner.DigestCredentials{User: user, Password: password}
+			login.digest = &learner.DigestCredentials{User: user, Password: password}
 		case krb5LoginModule:
 			if login.kerberos, err = quorumKerberos(st, e.options); err != nil {
 				return learnerLogin{}, fmt.Errorf("quorum SASL: %s: section %q: %w", st.JAASConfig, q.LearnerContext, err)
@@ -96,7 +96,7 @@ func quorumLearnerLogin(st settings) (learnerLogin, error) {
 // learner logs in from keyTab (useKeyTab=true) as principal
 // ("zkquorum/<this host>@REALM"), with the Kerberos configuration of
 // --krb5-conf.
-func quorumKerberos(st settings, opts map[string]string) (*zklearner.KerberosLogin, error) {
+func quorumKerberos(st settings, opts map[string]string) (*learner.KerberosLogin, error) {
 	if opts["useKeyTab"] != "true" || opts["keyTab"] == "" {
 		return nil, fmt.Errorf("%s: only useKeyTab=true with a keyTab is supported (no ticket cache)", krb5LoginModule)
 	}
@@ -116,7 +116,7 @@ func quorumKerberos(st settings, opts map[string]string) (*zklearner.KerberosLog
 	if err != nil {
 		return nil, fmt.Errorf("%s: the Kerberos configuration %s (--krb5-conf, as -Djava.security.krb5.conf): %w", krb5LoginModule, confPath, err)
 	}
-	return &zklearner.KerberosLogin{Principal: principal, Keytab: kt, Krb5Conf: conf, ServicePrincipal: st.QuorumSASL.ServicePrincipal}, nil
+	return &learner.KerberosLogin{Principal: principal, Keytab: kt, Krb5Conf: conf, ServicePrincipal: st.QuorumSASL.ServicePrincipal}, nil
 }
 
 // memberQuorumSASLWarning is the warning for a member of a zkraft

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 )
 
 // memberTransport returns how members listen for and dial each other:

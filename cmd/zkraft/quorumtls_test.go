@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
 )
 
 // TestEnsembleQuorumTLS runs a three-process ensemble whose members talk

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // readmeBlock returns the lines of the fenced block that follows the

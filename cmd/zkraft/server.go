@@ -13,15 +13,15 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/zkraft/zkraft/internal/audit"
+	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/gctune"
-	"github.com/zkraft/zkraft/internal/metrics"
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/base/gctune"
+	"github.com/zkraft/zkraft/operator/metrics"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/operator"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
@@ -90,7 +90,7 @@ func runServer(c *cli.Context) error {
 // serve runs one member until SIGINT or SIGTERM.
 func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	// Keep the garbage held between collections bounded as the tree grows
-	// (internal/gctune); GOGC or GOMEMLIMIT in the environment turn it off.
+	// (internal/base/gctune); GOGC or GOMEMLIMIT in the environment turn it off.
 	gcCtx, stopGC := context.WithCancel(context.Background())
 	defer stopGC()
 	go gctune.Run(gcCtx)

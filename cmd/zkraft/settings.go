@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zktls"
+	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/session"
 )
 

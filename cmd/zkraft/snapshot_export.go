@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/snapfile"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 )
 
 func snapshotExportCommand() *cli.Command {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
-	"github.com/zkraft/zkraft/internal/snapfile"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 )
 
 func snapshotInspectCommand() *cli.Command {

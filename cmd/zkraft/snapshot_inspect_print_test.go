@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/snapfile"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 )
 
 // TestInspectTableQuotesControlCharacters: a snapshot's paths are any

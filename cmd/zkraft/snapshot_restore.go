@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/snapfile"
-	"github.com/zkraft/zkraft/internal/zkdata"
-	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
+	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -99,7 +99,7 @@ func snapshotRestore(c *cli.Context) error {
 			"(extendedTypesEnabled=true) and serve with it", p)
 	}
 	stage(errw, large, "building the tree of %d znodes", f.Meta.Znodes)
-	tree, err := zkimport.FromSnapshot(f.Snapshot, opts, restoredPasswd(f.Digest))
+	tree, err := importer.FromSnapshot(f.Snapshot, opts, restoredPasswd(f.Digest))
 	if err != nil {
 		return fmt.Errorf("snapshot restore: %w", err)
 	}
@@ -161,7 +161,7 @@ func checkNewDir(dir string) error {
 
 // ttlNode is the path of a TTL node in s, "" if it has none: without
 // extended types its owner field would read as an unknown session's.
-func ttlNode(s *zkdata.Snapshot) string {
+func ttlNode(s *datadir.Snapshot) string {
 	known := map[int64]bool{}
 	for _, ss := range s.Sessions {
 		known[ss.ID] = true

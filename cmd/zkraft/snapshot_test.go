@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/snapfile"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 )
 
 // superDigest is super:secret's superDigest.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/zkraft/zkraft/internal/cliflags"
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 )
 
 // statusCommand is `zkraft status`, etcdctl's endpoint status for an

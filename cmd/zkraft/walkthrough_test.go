@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // docBlocks returns the ```sh blocks of docs/operations.md between the

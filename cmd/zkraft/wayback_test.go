@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/zkimport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 )
 
 // TestWayBackToZooKeeper is the way back of docs/operations.md's live
@@ -154,7 +154,7 @@ func TestWayBackToZooKeeper(t *testing.T) {
 	// A session whose password is ZooKeeper's own for its id, as a
 	// session ZooKeeper created keeps it through an import or a cutover:
 	// ZooKeeper resumes it.
-	back := &scaleSession{id: sid, passwd: zkimport.Passwd(sid)}
+	back := &scaleSession{id: sid, passwd: importer.Passwd(sid)}
 	if err := back.open(zkAddr, 10*time.Second); err != nil {
 		t.Errorf("resuming session %#x on ZooKeeper with ZooKeeper's password for it: %v", sid, err)
 	} else {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/zkraft/zkraft/internal/javaprops"
+	"github.com/zkraft/zkraft/internal/zookeeper/javaprops"
 )
 
 // zooConfig is a parsed zoo.cfg: ZooKeeper's Java-properties key=value
@@ -14,7 +14,7 @@ type zooConfig struct {
 	values map[string]string
 }
 
-// parseZooConfig reads a zoo.cfg (internal/javaprops: blank lines and # or
+// parseZooConfig reads a zoo.cfg (internal/zookeeper/javaprops: blank lines and # or
 // ! comments skipped, values trimmed, as java.util.Properties does).
 func parseZooConfig(r io.Reader) (*zooConfig, error) {
 	p, err := javaprops.Parse(r)

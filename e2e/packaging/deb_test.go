@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testenv"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // What the package installs and makes.

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // dockerTimeout bounds one docker command: the engine on a loaded two-core

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // requireHostTools skips t on a developer's machine, and fails it in CI,

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 func TestDebVersion(t *testing.T) {

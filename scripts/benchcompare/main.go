@@ -22,7 +22,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 )
 
 // defaultJITWarmup is -jit-warmup's default: how long each workload runs

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 )
 
 func TestMedianTakesEachMeasureSeparately(t *testing.T) {

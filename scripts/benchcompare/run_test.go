@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/benchcluster"
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // needZooKeeper skips t without Java and Debian's ZooKeeper jars, except
@@ -49,7 +49,7 @@ func buildBoth(t *testing.T, dir string) (zkraft, benchcompare string) {
 
 // runBenchcompare runs the benchcompare binary with its ensembles'
 // directories in tmp and returns its output and exit error. (Not through
-// TMPDIR: internal/testport keeps its port claims there, shared by every
+// TMPDIR: internal/testing/testport keeps its port claims there, shared by every
 // test process, so a TMPDIR of its own let parallel runs pick one port.)
 func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, error) {
 	t.Helper()

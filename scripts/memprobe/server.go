@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testport"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testport"
 )
 
 // server is one standalone server process under measurement.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/fourletter"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/jute"
 )
 

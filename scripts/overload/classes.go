@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/bench"
-	"github.com/zkraft/zkraft/internal/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 )
 
 // loadOptions are the bench load options for e.

@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/bench"
-	"github.com/zkraft/zkraft/internal/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 )
 
 // options are the command's flags.

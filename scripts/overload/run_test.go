@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/internal/benchcluster"
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // TestMakeOverloadEndToEnd is `make overload` in small: every class on

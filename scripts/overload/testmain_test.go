@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // TestMain fails the run when a race-built zkraft process (ZKRAFT_RACE=1,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // zkraftBin is the zkraft binary TestMain built for the package's tests.

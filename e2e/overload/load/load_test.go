@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/bench"
-	"github.com/zkraft/zkraft/internal/benchcluster"
-	"github.com/zkraft/zkraft/internal/fourletter"
-	"github.com/zkraft/zkraft/internal/testenv"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // zkraftBin is the zkraft binary TestMain builds once for every test.
