@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -125,7 +126,7 @@ func (c *faultConn) Write(b []byte) (int, error) {
 type cluster struct {
 	t     *testing.T
 	net   *faultNet
-	peers []Peer
+	peers []backend.Peer
 	dirs  map[uint8]string
 	nodes map[uint8]*Node
 	tweak func(*Config)
@@ -146,7 +147,7 @@ func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Co
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.peers = append(c.peers, Peer{ID: uint8(i), Addr: addr, Observer: i > voters})
+		c.peers = append(c.peers, backend.Peer{ID: uint8(i), Addr: addr, Observer: i > voters})
 		c.net.addrs[addr] = uint8(i)
 		c.dirs[uint8(i)] = t.TempDir()
 	}

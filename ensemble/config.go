@@ -1,9 +1,11 @@
 package ensemble
 
 import (
-	"github.com/zkraft/zkraft/watches"
 	"net"
 	"time"
+
+	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/watches"
 
 	"go.uber.org/zap"
 
@@ -56,7 +58,7 @@ type Config struct {
 	// Logger receives structured logs; nil means zap.NewNop().
 	Logger *zap.Logger
 	// Metrics receives the durations this member measures (metrics.go).
-	Metrics Metrics
+	Metrics backend.Metrics
 	// Watches is the registry the member's changes fire (default: a new
 	// one). A live migration's cutover passes the one its clients'
 	// watches are in already.
@@ -72,7 +74,7 @@ type Config struct {
 	// Peers lists every member (zoo.cfg server.N lines) including this
 	// one. With fewer than two, the member runs alone on an in-memory
 	// transport and needs no member port.
-	Peers []Peer
+	Peers []backend.Peer
 	// ElectionTimeout is how long a follower waits for a silent leader
 	// before it elects (Raft randomizes it up to twice as long), and a
 	// leader for a silent quorum before it steps down: ZooKeeper's
@@ -121,20 +123,6 @@ type Config struct {
 	leaderNotify func(<-chan bool) <-chan bool
 }
 
-// Peer is one ensemble member.
-type Peer struct {
-	// ID is the member's server id (server.N).
-	ID uint8
-	// Addr is its member port, host:port (zoo.cfg's first port).
-	Addr string
-	// Observer members replicate and serve reads but do not vote.
-	Observer bool
-	// ElectionPort is zoo.cfg's second port, kept for /zookeeper/config.
-	ElectionPort int
-	// ClientAddr is the member's client address, for /zookeeper/config.
-	ClientAddr string
-}
-
 func (c *Config) setDefaults() {
 	if c.TickTime <= 0 {
 		c.TickTime = 2 * time.Second
@@ -178,11 +166,11 @@ func (c *Config) setDefaults() {
 func (c *Config) multi() bool { return len(c.Peers) > 1 }
 
 // self returns this member's Peer entry.
-func (c *Config) self() (Peer, bool) {
+func (c *Config) self() (backend.Peer, bool) {
 	for _, p := range c.Peers {
 		if p.ID == c.ID {
 			return p, true
 		}
 	}
-	return Peer{}, false
+	return backend.Peer{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/zkraft/zkraft/backend"
 )
 
 // The two ways campaign.go starts an election without a timer, and what
@@ -18,7 +19,7 @@ import (
 // rank is -1 when this member is not among them.
 func (n *Node) voterRank(except string) (rank, voters int) {
 	members, _ := n.currentMembers()
-	slices.SortFunc(members, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(members, func(a, b backend.Peer) int { return cmp.Compare(a.ID, b.ID) })
 	rank = -1
 	for _, p := range members {
 		if p.Observer || p.Addr == except {
@@ -47,7 +48,7 @@ func (n *Node) othersAnswer() bool {
 // order of voterRank(except) answers a probe (leaderloss.go).
 func (n *Node) earlierAlive(except string) bool {
 	members, _ := n.currentMembers()
-	slices.SortFunc(members, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(members, func(a, b backend.Peer) int { return cmp.Compare(a.ID, b.ID) })
 	for _, p := range members {
 		if p.ID == n.cfg.ID {
 			return false

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/zkraft/zkraft/backend"
 	"go.uber.org/zap"
 )
 
@@ -109,8 +110,8 @@ func (e *leaderEvents) stateIs(s raft.RaftState) {
 }
 
 // logMembershipChange logs a reconfig the leader carried out.
-func (n *Node) logMembershipChange(current, next []Peer) {
-	old := make(map[uint8]Peer, len(current))
+func (n *Node) logMembershipChange(current, next []backend.Peer) {
+	old := make(map[uint8]backend.Peer, len(current))
 	for _, p := range current {
 		old[p.ID] = p
 	}

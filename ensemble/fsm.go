@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/hashicorp/raft"
@@ -20,18 +21,6 @@ import (
 	"github.com/zkraft/zkraft/watches"
 	"github.com/zkraft/zkraft/znode"
 )
-
-// Hooks are told about session lifecycle changes as the FSM applies them.
-// They run on the FSM goroutine with the tree's write lock held and must not
-// block or call back into the Node.
-type Hooks struct {
-	// SessionClosed is called after a closeSession (explicit or expiry)
-	// has been applied.
-	SessionClosed func(id int64)
-	// SessionMoved is called when a session's connection moved to member;
-	// the other members drop their connection for it.
-	SessionMoved func(id int64, member uint8)
-}
 
 // fsm applies log entries to the tree. Contract (hashicorp/raft): Apply and
 // Snapshot are called from one goroutine, never concurrently with each other;
@@ -43,7 +32,7 @@ type fsm struct {
 	watches  *watches.Registry
 	waiters  *waiters
 	tracker  *expiry
-	hooks    atomic.Pointer[Hooks]
+	hooks    atomic.Pointer[backend.Hooks]
 	lastZxid atomic.Int64
 	// audit, when set, logs the ephemerals a closed or expired session
 	// takes with it, as auditUser (Config.AuditUser).
@@ -87,7 +76,7 @@ type fsm struct {
 	// (for the "snapshot installed" line).
 	newestSnapshot func() (raft.SnapshotMeta, bool)
 	// snapshotTook, if set, is told each snapshot's duration (Metrics.Snapshot).
-	snapshotTook func(SnapshotKind, time.Duration)
+	snapshotTook func(backend.SnapshotKind, time.Duration)
 	// applyWait, if set, is told how long each batch waited for the tree's
 	// write lock (Metrics.ApplyWait).
 	applyWait func(time.Duration)
@@ -307,7 +296,7 @@ type treeSnapshot struct {
 	tree  *znode.Tree
 	large bool        // free memory goes back to the OS on Release
 	log   *zap.Logger // for "snapshot taken"
-	took  func(SnapshotKind, time.Duration)
+	took  func(backend.SnapshotKind, time.Duration)
 }
 
 // Persist implements raft.FSMSnapshot: the view (or copy) is streamed to
@@ -324,7 +313,7 @@ func (s *treeSnapshot) Persist(sink raft.SnapshotSink) error {
 	}
 	took := time.Since(start)
 	if s.took != nil {
-		s.took(SnapshotTaken, took)
+		s.took(backend.SnapshotTaken, took)
 	}
 	if s.log != nil {
 		term, index := snapshotIDPosition(sink.ID())

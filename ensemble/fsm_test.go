@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/watches"
 	"github.com/zkraft/zkraft/znode"
@@ -69,7 +70,7 @@ func TestFSMApplyUsesIndexAsZxidAndProposerTime(t *testing.T) {
 func TestFSMSessionCloseFiresHookAndDeletesEphemerals(t *testing.T) {
 	f := testFSM(t)
 	var closed []int64
-	f.hooks.Store(&Hooks{SessionClosed: func(id int64) { closed = append(closed, id) }})
+	f.hooks.Store(&backend.Hooks{SessionClosed: func(id int64) { closed = append(closed, id) }})
 	f.ApplyBatch([]*raft.Log{
 		makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 5, Time: 1, Timeout: 4000, Passwd: make([]byte, 16)}),
 		makeLog(t, 2, 0, createTxn(5, "/e", jute.FlagEphemeral, 2)),

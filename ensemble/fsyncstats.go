@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/base/avgminmax"
 )
 
@@ -50,20 +51,11 @@ func (s *fsyncStats) record(d time.Duration, size int64) bool {
 	return true
 }
 
-// FsyncTimes summarizes the syncs of this member's log appends since the
-// start or the last ResetFsyncTimes, in whole milliseconds as ZooKeeper's
-// fsynctime: count, sum, min and max (all zero before the first). Slow is
-// how many took longer than fsync.warningthresholdms since the start.
-type FsyncTimes struct {
-	Count, SumMs, MinMs, MaxMs int64
-	Slow                       int64
-}
-
 // FsyncTimes returns the log's sync times (mntr's fsynctime, the
 // AdminServer's fsync_threshold_exceed_count).
-func (n *Node) FsyncTimes() FsyncTimes {
+func (n *Node) FsyncTimes() backend.FsyncTimes {
 	t := &n.fsyncs.times
-	return FsyncTimes{Count: t.Count(), SumMs: t.Sum(), MinMs: t.Min(), MaxMs: t.Max(), Slow: n.fsyncs.slow.Load()}
+	return backend.FsyncTimes{Count: t.Count(), SumMs: t.Sum(), MinMs: t.Min(), MaxMs: t.Max(), Slow: n.fsyncs.slow.Load()}
 }
 
 // ResetFsyncTimes starts FsyncTimes' summary over (srst), not its Slow.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -81,7 +82,7 @@ func TestProbe(t *testing.T) {
 	fn := newFaultNet()
 	fn.addrs[ln.Addr().String()] = 2
 	fn.partition([]uint8{1}, []uint8{2})
-	n := &Node{cfg: Config{ElectionTimeout: time.Second, Peers: []Peer{{ID: 1}, {ID: 2}}}}
+	n := &Node{cfg: Config{ElectionTimeout: time.Second, Peers: []backend.Peer{{ID: 1}, {ID: 2}}}}
 	for _, c := range []struct {
 		addr string
 		dial Dialer

@@ -1,103 +1,35 @@
 package ensemble
 
 import (
-	"time"
-
 	"github.com/hashicorp/raft"
+	"github.com/zkraft/zkraft/backend"
 )
-
-// Metrics receives the durations a member measures, for a metrics
-// registry (Config.Metrics). Any field may be nil. Each is called on the
-// goroutine that measured, some on the write path: it must not block.
-type Metrics struct {
-	// Append is a leader's AppendEntries round trip to a follower for a
-	// request that carried entries (the follower's disk write included;
-	// heartbeats and commit notices are not counted).
-	Append func(time.Duration)
-	// Fsync is one sync of this member's log (the journal's write and
-	// fdatasync of a batch, as mntr's fsynctime).
-	Fsync func(time.Duration)
-	// Snapshot is a snapshot written (SnapshotTaken), a leader's snapshot
-	// loaded (SnapshotInstalled) or the member's own loaded at start
-	// (SnapshotRestored).
-	Snapshot func(kind SnapshotKind, took time.Duration)
-	// Election is how long this member knew no leader before it learned of
-	// the new one (ZooKeeper's election_time); an election it learned of
-	// without missing a leader is not counted.
-	Election func(time.Duration)
-	// ApplyWait is how long the FSM waited for the tree's write lock
-	// before applying a batch: the time readers inside held it. Every read
-	// holds it for a bounded time (docs/DESIGN.md), and readers arriving
-	// once the FSM waits queue behind it.
-	ApplyWait func(time.Duration)
-}
-
-// SnapshotKind says which snapshot a Metrics.Snapshot duration is of.
-type SnapshotKind int
-
-// The snapshot kinds.
-const (
-	SnapshotTaken SnapshotKind = iota + 1
-	SnapshotInstalled
-	SnapshotRestored
-)
-
-// String is the kind as a metric label: taken, installed, restored.
-func (k SnapshotKind) String() string {
-	switch k {
-	case SnapshotTaken:
-		return "taken"
-	case SnapshotInstalled:
-		return "installed"
-	case SnapshotRestored:
-		return "restored"
-	}
-	return "unknown"
-}
-
-// RaftIndexes are this member's Raft positions: the last entry in its
-// log, the last known committed and the last applied to its tree.
-type RaftIndexes struct {
-	Last, Commit, Applied uint64
-}
 
 // Indexes returns this member's Raft positions.
-func (n *Node) Indexes() RaftIndexes {
+func (n *Node) Indexes() backend.RaftIndexes {
 	if n.raft == nil {
-		return RaftIndexes{}
+		return backend.RaftIndexes{}
 	}
-	return RaftIndexes{Last: n.raft.LastIndex(), Commit: n.raft.CommitIndex(), Applied: n.raft.AppliedIndex()}
+	return backend.RaftIndexes{Last: n.raft.LastIndex(), Commit: n.raft.CommitIndex(), Applied: n.raft.AppliedIndex()}
 }
 
 // LeaderChanges is how many leaders this member has seen elected since it
 // started (once per term; its own elections included).
 func (n *Node) LeaderChanges() int64 { return n.leaderChanges.Load() }
 
-// FollowerLag is one follower's distance behind the leader, in log
-// entries: the leader's last index minus the last index the follower
-// reported in its latest answer to an append.
-type FollowerLag struct {
-	ID       uint8
-	Observer bool
-	Entries  uint64
-	// Answered is false for a follower that has not answered an append
-	// from this leader: Entries is then the leader's whole log.
-	Answered bool
-}
-
 // FollowerLags returns, on a leader of an ensemble, each other member's
 // lag; nil on any other member.
-func (n *Node) FollowerLags() []FollowerLag {
+func (n *Node) FollowerLags() []backend.FollowerLag {
 	if n.trans == nil || !n.IsLeader() {
 		return nil
 	}
 	last := n.raft.LastIndex()
-	var out []FollowerLag
+	var out []backend.FollowerLag
 	for _, p := range n.Members() {
 		if p.ID == n.cfg.ID {
 			continue
 		}
-		l := FollowerLag{ID: p.ID, Observer: p.Observer, Entries: last}
+		l := backend.FollowerLag{ID: p.ID, Observer: p.Observer, Entries: last}
 		if idx, ok := n.trans.memberLastLog(raft.ServerAddress(p.Addr)); ok {
 			l.Answered = true
 			if idx < last {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble/storage"
 
 	"github.com/zkraft/zkraft/backend/audit"
@@ -76,7 +77,7 @@ type Node struct {
 	// reconfigured is the static membership a reconfig on this member
 	// made (reconfig.go), nil before any; guarded by peersMu.
 	peersMu      sync.Mutex
-	reconfigured []Peer
+	reconfigured []backend.Peer
 
 	// reloadMu serializes changes to Raft's reloadable config (snapshot
 	// threshold, the heartbeat check of campaign.go).
@@ -458,7 +459,7 @@ func (n *Node) sessionsSnapshot() []znode.SessionInfo {
 }
 
 // SetHooks installs session lifecycle hooks (see Hooks).
-func (n *Node) SetHooks(h Hooks) { n.fsm.hooks.Store(&h) }
+func (n *Node) SetHooks(h backend.Hooks) { n.fsm.hooks.Store(&h) }
 
 // logFailed stops the process when the Raft log cannot be written: the
 // entries Raft believes stored are not, and nothing can be told so

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -61,7 +62,7 @@ func TestLeaderExpiresIdleSession(t *testing.T) {
 	n := openNode(t, t.TempDir())
 	defer n.Close()
 	closed := make(chan int64, 1)
-	n.SetHooks(Hooks{SessionClosed: func(id int64) { closed <- id }})
+	n.SetHooks(backend.Hooks{SessionClosed: func(id int64) { closed <- id }})
 	if _, err := n.ProposeWait(&znode.Txn{Type: jute.OpCreateSession, Session: 11, Time: 1, Timeout: 300, Passwd: make([]byte, 16)}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -92,7 +93,7 @@ func TestCommitNoticeBeforeLeaderApply(t *testing.T) {
 		return ok
 	}
 	seen := make(chan bool, 1)
-	l.SetHooks(Hooks{SessionClosed: func(int64) {
+	l.SetHooks(backend.Hooks{SessionClosed: func(int64) {
 		deadline := time.Now().Add(10 * time.Second)
 		for hasSession(f) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)

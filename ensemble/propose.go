@@ -4,17 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
-
-// Abandoner is an optional Waiter method: a waiter whose requester is gone
-// (its connection closed) reports true, and a proposal not yet sent is then
-// dropped instead of sent. This keeps a session's later writes from
-// reaching the log after an earlier one failed.
-type Abandoner interface {
-	Abandoned() bool
-}
 
 // Propose appends txn to the replicated log. w (if not nil) is told the
 // outcome: Applied on the FSM goroutine once the entry is applied on this
@@ -22,13 +15,13 @@ type Abandoner interface {
 // goroutine are applied in the order made; on a follower they travel to the
 // leader over one ordered connection. txn is encoded before Propose returns
 // and not kept: the caller may reuse its buffers then.
-func (n *Node) Propose(txn *znode.Txn, w Waiter) {
+func (n *Node) Propose(txn *znode.Txn, w backend.Waiter) {
 	n.propose(entry{Kind: kindTxn, Txn: txn}, w)
 }
 
 // Barrier is applied after everything proposed before it; w.Applied then
 // runs with the member caught up with the leader's commit (sync).
-func (n *Node) Barrier(w Waiter) { n.propose(entry{Kind: kindBarrier}, w) }
+func (n *Node) Barrier(w backend.Waiter) { n.propose(entry{Kind: kindBarrier}, w) }
 
 // AnnounceSession records through the log that this member now holds the
 // session's connection, so any other member drops its stale one. A lone
@@ -40,7 +33,7 @@ func (n *Node) AnnounceSession(id int64) {
 	n.propose(entry{Kind: kindSessionOwner, Session: id, Member: n.cfg.ID}, nil)
 }
 
-func (n *Node) propose(e entry, w Waiter) {
+func (n *Node) propose(e entry, w backend.Waiter) {
 	select {
 	case <-n.done:
 		if w != nil {
@@ -49,7 +42,7 @@ func (n *Node) propose(e entry, w Waiter) {
 		return
 	default:
 	}
-	if a, ok := w.(Abandoner); ok && a.Abandoned() {
+	if a, ok := w.(backend.Abandoner); ok && a.Abandoned() {
 		w.Failed(fmt.Errorf("ensemble: requester gone"))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -52,7 +53,7 @@ func (c *reconfigCall) decode(b []byte) error {
 // membership changes one at a time and then rewrites /zookeeper/config
 // through the log; w receives that write's result (a GetDataResponse), or
 // an error code in order with the session's other replies.
-func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter) {
+func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Waiter) {
 	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: ids, Req: *req}
 	call.Origin = n.runID | uint64(n.seq.Add(1))
 	n.waiters.put(call.Origin, w)
@@ -130,7 +131,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 		n.stepping.Store(true)
 	}
 	n.propose(entry{Kind: kindTxn, Origin: call.Origin, Txn: &znode.Txn{
-		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(renderMembers(next)),
+		Type: jute.OpReconfig, Time: call.Time, Ids: call.Ids, Req: []byte(backend.RenderMembers(next)),
 	}}, nil)
 	if departing {
 		// A departing leader records the new configuration while it can
@@ -148,7 +149,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 }
 
 // leaving reports whether id is absent from peers.
-func leaving(peers []Peer, id uint8) bool {
+func leaving(peers []backend.Peer, id uint8) bool {
 	for _, p := range peers {
 		if p.ID == id {
 			return false
@@ -165,12 +166,12 @@ func (n *Node) answerCode(origin uint64, code jute.ErrCode) {
 // currentMembers reads the membership from /zookeeper/config, or from the
 // static configuration while none was written yet (version -1... the
 // bootstrap config has version 0 in /zookeeper/config terms).
-func (n *Node) currentMembers() ([]Peer, int64) {
+func (n *Node) currentMembers() ([]backend.Peer, int64) {
 	t := n.RLockTree()
 	data, _, err := t.GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
 	n.RUnlockTree()
 	if err == nil && len(data) > 0 {
-		if peers, version, err := ParseMembers(string(data)); err == nil {
+		if peers, version, err := backend.ParseMembers(string(data)); err == nil {
 			return peers, version
 		}
 	}
@@ -179,26 +180,26 @@ func (n *Node) currentMembers() ([]Peer, int64) {
 
 // peers is the static membership: Config.Peers (zoo.cfg's server lines),
 // or what a reconfig on this member (a leader) made of it.
-func (n *Node) peers() []Peer {
+func (n *Node) peers() []backend.Peer {
 	n.peersMu.Lock()
 	defer n.peersMu.Unlock()
 	if n.reconfigured != nil {
-		return append([]Peer(nil), n.reconfigured...)
+		return append([]backend.Peer(nil), n.reconfigured...)
 	}
-	return append([]Peer(nil), n.cfg.Peers...)
+	return append([]backend.Peer(nil), n.cfg.Peers...)
 }
 
 // setPeers replaces the static membership (see peers). Config.Peers
 // itself stays as it was, read without a lock.
-func (n *Node) setPeers(peers []Peer) {
+func (n *Node) setPeers(peers []backend.Peer) {
 	n.peersMu.Lock()
 	defer n.peersMu.Unlock()
 	n.reconfigured = peers
 }
 
 // nextMembers computes the membership a reconfig asks for.
-func nextMembers(current []Peer, req *jute.ReconfigRequest) ([]Peer, error) {
-	byID := map[uint8]Peer{}
+func nextMembers(current []backend.Peer, req *jute.ReconfigRequest) ([]backend.Peer, error) {
+	byID := map[uint8]backend.Peer{}
 	if req.NewMembers != "" {
 		for _, item := range splitServers(req.NewMembers) {
 			p, err := parseServerItem(item)
@@ -226,7 +227,7 @@ func nextMembers(current []Peer, req *jute.ReconfigRequest) ([]Peer, error) {
 			byID[p.ID] = p
 		}
 	}
-	var out []Peer
+	var out []backend.Peer
 	voters := 0
 	for _, p := range byID {
 		out = append(out, p)
@@ -251,19 +252,19 @@ func splitServers(s string) []string {
 	return out
 }
 
-func parseServerItem(item string) (Peer, error) {
+func parseServerItem(item string) (backend.Peer, error) {
 	k, v, ok := strings.Cut(item, "=")
 	if !ok {
-		return Peer{}, fmt.Errorf("server %q: want server.N=host:port:port[:role][;client]", item)
+		return backend.Peer{}, fmt.Errorf("server %q: want server.N=host:port:port[:role][;client]", item)
 	}
-	return ParseServerLine(k, v)
+	return backend.ParseServerLine(k, v)
 }
 
 // applyMembership moves Raft from current to next one change at a time:
 // additions and role changes first, then removals of other members. A
 // leader leaving the ensemble removes itself later (see runReconfig).
-func (n *Node) applyMembership(current, next []Peer) error {
-	old := map[uint8]Peer{}
+func (n *Node) applyMembership(current, next []backend.Peer) error {
+	old := map[uint8]backend.Peer{}
 	for _, p := range current {
 		old[p.ID] = p
 	}
@@ -312,12 +313,12 @@ func (n *Node) writeInitialConfig() {
 	}
 	n.propose(entry{Kind: kindTxn, Txn: &znode.Txn{
 		Type: jute.OpReconfig, Time: time.Now().UnixMilli(), Ids: []jute.Id{{Scheme: "super"}},
-		Req: []byte(renderMembers(n.peers()) + znode.InitialConfigVersion),
+		Req: []byte(backend.RenderMembers(n.peers()) + znode.InitialConfigVersion),
 	}}, nil)
 }
 
 // Members is the current membership as /zookeeper/config lists it.
-func (n *Node) Members() []Peer {
+func (n *Node) Members() []backend.Peer {
 	peers, _ := n.currentMembers()
 	return peers
 }
@@ -325,4 +326,4 @@ func (n *Node) Members() []Peer {
 // Membership is Members with the configuration's version: the zxid of the
 // reconfig that made it, 0 for the initial one (/zookeeper/config's
 // "version=" line).
-func (n *Node) Membership() ([]Peer, int64) { return n.currentMembers() }
+func (n *Node) Membership() ([]backend.Peer, int64) { return n.currentMembers() }

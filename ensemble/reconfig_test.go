@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -83,11 +84,11 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 	c.net.addrs[addr] = 4
 	c.dirs[4] = t.TempDir()
-	newPeer := Peer{ID: 4, Addr: addr, ClientAddr: "127.0.0.1:0"}
+	newPeer := backend.Peer{ID: 4, Addr: addr, ClientAddr: "127.0.0.1:0"}
 	opened := make(chan *Node, 1)
 	go func() {
 		n, err := Open(Config{ID: 4, DataDir: c.dirs[4], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
-			Peers: append(append([]Peer(nil), c.peers...), newPeer), Dial: c.net.dialer(4), Join: true})
+			Peers: append(append([]backend.Peer(nil), c.peers...), newPeer), Dial: c.net.dialer(4), Join: true})
 		if err != nil {
 			t.Error(err)
 		}
@@ -119,7 +120,7 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 	}
 
 	// Remove member 3 (by version, as zkCli reconfig -v does).
-	_, version, _ := ParseMembers(cfg)
+	_, version, _ := backend.ParseMembers(cfg)
 	rl := c.leader()
 	res = reconfig(t, rl, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: version}, superIDs)
 	if res.Err != jute.OK {
@@ -220,7 +221,7 @@ func TestReconfigAfterRemovingLeader(t *testing.T) {
 		id := uint8(4 + round)
 		c.net.addrs[addr] = id
 		c.dirs[id] = t.TempDir()
-		joiner := Peer{ID: id, Addr: addr, ClientAddr: "127.0.0.1:0"}
+		joiner := backend.Peer{ID: id, Addr: addr, ClientAddr: "127.0.0.1:0"}
 		opened := make(chan *Node, 1)
 		go func() {
 			n, err := Open(Config{ID: id, DataDir: c.dirs[id], TickTime: 200 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -15,9 +16,9 @@ import (
 // for a leader's (Raft is running), "snapshot restored" for the member's
 // own at start.
 func (f *fsm) logRestore(t *znode.Tree, took time.Duration) {
-	msg, kind := "snapshot restored", SnapshotRestored
+	msg, kind := "snapshot restored", backend.SnapshotRestored
 	if f.running.Load() {
-		msg, kind = "snapshot installed", SnapshotInstalled
+		msg, kind = "snapshot installed", backend.SnapshotInstalled
 	}
 	if f.snapshotTook != nil {
 		f.snapshotTook(kind, took)

@@ -3,38 +3,26 @@ package ensemble
 import (
 	"sync"
 
-	"github.com/zkraft/zkraft/znode"
+	"github.com/zkraft/zkraft/backend"
 )
-
-// Waiter receives the outcome of a proposal. Exactly one of its methods is
-// called, once.
-type Waiter interface {
-	// Applied runs on the FSM goroutine, with the tree's write lock held,
-	// right after the transaction and its watch events. t may be read but
-	// must not be retained.
-	Applied(res *znode.Result, t *znode.Tree)
-	// Failed runs on another goroutine when the entry could not be
-	// committed (leadership lost, shutdown, timeout).
-	Failed(err error)
-}
 
 // waiters maps the origin tags of this member's in-flight proposals to the
 // requests awaiting them.
 type waiters struct {
 	mu sync.Mutex
-	m  map[uint64]Waiter
+	m  map[uint64]backend.Waiter
 }
 
-func newWaiters() *waiters { return &waiters{m: make(map[uint64]Waiter)} }
+func newWaiters() *waiters { return &waiters{m: make(map[uint64]backend.Waiter)} }
 
-func (w *waiters) put(origin uint64, x Waiter) {
+func (w *waiters) put(origin uint64, x backend.Waiter) {
 	w.mu.Lock()
 	w.m[origin] = x
 	w.mu.Unlock()
 }
 
 // take removes and returns the waiter for origin, or nil.
-func (w *waiters) take(origin uint64) Waiter {
+func (w *waiters) take(origin uint64) backend.Waiter {
 	if origin == 0 {
 		return nil
 	}
@@ -54,7 +42,7 @@ func (w *waiters) take(origin uint64) Waiter {
 func (w *waiters) failAll(err error) {
 	w.mu.Lock()
 	m := w.m
-	w.m = make(map[uint64]Waiter)
+	w.m = make(map[uint64]backend.Waiter)
 	w.mu.Unlock()
 	for _, x := range m {
 		x.Failed(err)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/watches"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -20,7 +20,7 @@ type absentMember struct {
 	watches *watches.Registry
 }
 
-var _ Member = absentMember{}
+var _ backend.Member = absentMember{}
 
 func newAbsentMember() absentMember {
 	return absentMember{tree: znode.NewTree(znode.Options{}), watches: watches.New()}
@@ -31,15 +31,15 @@ func (absentMember) Mode() string                            { return "" }
 func (absentMember) HasQuorum() bool                         { return false }
 func (absentMember) IsLeader() bool                          { return false }
 func (absentMember) Leader() (uint8, string, bool)           { return 0, "", false }
-func (absentMember) Members() []ensemble.Peer                { return nil }
-func (absentMember) Membership() ([]ensemble.Peer, int64)    { return nil, 0 }
+func (absentMember) Members() []backend.Peer                 { return nil }
+func (absentMember) Membership() ([]backend.Peer, int64)     { return nil, 0 }
 func (absentMember) QuorumSize() int                         { return 0 }
 func (absentMember) SyncedFollowers() (int, int)             { return 0, 0 }
 func (absentMember) LeaderUptime() time.Duration             { return 0 }
 func (absentMember) Term() uint64                            { return 0 }
 func (absentMember) LastZxid() int64                         { return 0 }
 func (absentMember) ProposalSizes() (int64, int64, int64)    { return 0, 0, 0 }
-func (absentMember) FsyncTimes() ensemble.FsyncTimes         { return ensemble.FsyncTimes{} }
+func (absentMember) FsyncTimes() backend.FsyncTimes          { return backend.FsyncTimes{} }
 func (absentMember) LastSnapshot() (uint64, time.Time, bool) { return 0, time.Time{}, false }
 func (absentMember) Snapshot() error                         { return errNoMember }
 func (absentMember) SessionDeadlines() map[int64]time.Time   { return nil }

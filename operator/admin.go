@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -54,7 +54,7 @@ var adminCommands = []adminCommand{
 	{[]string{"ruok"}, func(view) jsonObj { return nil }},
 	{[]string{"server_stats", "srvr"}, func(s view) jsonObj { return s.adminServerStats() }},
 	{[]string{"set_trace_mask", "stmk"}, notSupported("set_trace_mask")},
-	{[]string{"stat_reset", "srst"}, func(s view) jsonObj { s.srv.ResetStats(); return nil }},
+	{[]string{"stat_reset", "srst"}, func(s view) jsonObj { s.resetStats(); return nil }},
 	{[]string{"stats", "stat"}, func(s view) jsonObj {
 		return s.adminServerStats().add("connections", s.adminConns(true)).add("secure_connections", []any{})
 	}},
@@ -473,7 +473,7 @@ func addressView(host, port string) jsonObj {
 // electionAddr is a member's zoo.cfg election address; without one (a
 // --peers member) its member address, whose one port serves Raft's
 // elections too.
-func electionAddr(p ensemble.Peer) string {
+func electionAddr(p backend.Peer) string {
 	host, _, err := net.SplitHostPort(p.Addr)
 	if err != nil || p.ElectionPort <= 0 {
 		return p.Addr

@@ -99,7 +99,7 @@ func (s view) answer(b *strings.Builder, cmd string) {
 		s.writeConns(b, false)
 		b.WriteString("\n")
 	case "srst":
-		s.srv.ResetStats()
+		s.resetStats()
 		b.WriteString("Server stats reset.\n")
 	case "crst":
 		s.srv.ResetConnectionStats()

@@ -4,43 +4,43 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
 )
 
-// nodeSource is a server with an ensemble member, or nil.
-type nodeSource struct{ node *ensemble.Node }
+// backendSource is a server with the Backend b (nil: none).
+type backendSource struct{ b backend.Backend }
 
-func (s nodeSource) Node() *ensemble.Node { return s.node }
+func (s backendSource) Backend() backend.Backend { return s.b }
 
-// backendSource is a server without an ensemble member but with a
-// Backend, as session.Server is in observer mode.
-type backendSource struct {
-	nodeSource
-	backend any
-}
+// observerBackend is a Backend that is not an *ensemble.Node: an absent
+// member that says it observes, with a data path never called here.
+type observerBackend struct{ absentMember }
 
-func (s backendSource) Backend() any { return s.backend }
+func (observerBackend) Mode() string                                              { return "observer" }
+func (observerBackend) Propose(*znode.Txn, backend.Waiter)                        {}
+func (observerBackend) ProposeWait(*znode.Txn) (*znode.Result, error)             { return nil, nil }
+func (observerBackend) Barrier(backend.Waiter)                                    {}
+func (observerBackend) TouchSession(int64)                                        {}
+func (observerBackend) AnnounceSession(int64)                                     {}
+func (observerBackend) Reconfig(*jute.ReconfigRequest, []jute.Id, backend.Waiter) {}
+func (observerBackend) SetHooks(backend.Hooks)                                    {}
 
-// observerMember is a Member that is not an *ensemble.Node.
-type observerMember struct{ absentMember }
-
-func (observerMember) Mode() string { return "observer" }
-
+// TestMemberFrom: the operator surfaces read the server's Backend as its
+// Member, whatever it is; a server without one reads as a member that is
+// not serving.
 func TestMemberFrom(t *testing.T) {
 	ts := startServer(t)
-	obs := observerMember{newAbsentMember()}
+	obs := observerBackend{newAbsentMember()}
 	cases := []struct {
 		name string
 		src  memberSource
-		want func(Member) bool
+		want func(backend.Member) bool
 	}{
-		{"node", nodeSource{ts.node}, func(m Member) bool { return m == Member(ts.node) }},
-		{"nil node", nodeSource{}, isAbsent},
-		{"nil backend", backendSource{}, isAbsent},
-		{"nil node as backend", backendSource{backend: (*ensemble.Node)(nil)}, isAbsent},
-		{"node as backend", backendSource{backend: ts.node}, func(m Member) bool { return m == Member(ts.node) }},
-		{"observer backend", backendSource{backend: obs}, func(m Member) bool { return m.Mode() == "observer" }},
-		{"other backend", backendSource{backend: "not a member"}, isAbsent},
+		{"node", backendSource{ts.node}, func(m backend.Member) bool { return m == backend.Member(ts.node) }},
+		{"observer backend", backendSource{obs}, func(m backend.Member) bool { return m.Mode() == "observer" }},
+		{"no backend", backendSource{}, isAbsent},
 	}
 	for _, c := range cases {
 		if m := memberFrom(c.src); !c.want(m) {
@@ -49,7 +49,7 @@ func TestMemberFrom(t *testing.T) {
 	}
 }
 
-func isAbsent(m Member) bool { _, ok := m.(absentMember); return ok }
+func isAbsent(m backend.Member) bool { _, ok := m.(absentMember); return ok }
 
 // TestAbsentMemberView checks that a server without a member answers every
 // four-letter word and AdminServer command, as a server not serving.

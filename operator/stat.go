@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 )
 
 // writeStat is srvr (and stat, which adds the client list).
@@ -69,7 +69,7 @@ func (s view) writeConf(b *strings.Builder) {
 // as ZooKeeper prints it).
 func (s view) writeQuorumConf(b *strings.Builder) {
 	members, version := s.node.Membership()
-	var self ensemble.Peer
+	var self backend.Peer
 	for _, p := range members {
 		if p.ID == s.node.ID() {
 			self = p

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/base/buildinfo"
 	"github.com/zkraft/zkraft/session"
 )
@@ -15,7 +16,7 @@ var Version = buildinfo.Read().ZooKeeperVersion()
 // and its configuration, taken once per command.
 type view struct {
 	srv  *session.Server
-	node Member
+	node backend.Member
 	cfg  session.Config
 }
 
@@ -57,4 +58,15 @@ func (s view) treeStats() (znodes, ephemerals int, dataSize int64, sessions int)
 	st := t.Stats()
 	s.node.RUnlockTree()
 	return st.ZnodeCount, st.Ephemerals, st.DataSize, st.Sessions
+}
+
+// resetStats is srst and the AdminServer's stat_reset: ZooKeeper's
+// ServerStats.reset, which also starts its metrics' summaries over
+// (proposal sizes, fsync times) where the member keeps them.
+func (s view) resetStats() {
+	s.srv.ResetStats()
+	if r, ok := s.node.(backend.FigureResetter); ok {
+		r.ResetProposalSizes()
+		r.ResetFsyncTimes()
+	}
 }

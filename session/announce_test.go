@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -19,7 +19,7 @@ func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
 		return
 	}
 	var moved atomic.Int64
-	nodes[1].SetHooks(ensemble.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
+	nodes[1].SetHooks(backend.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
 	srv := New(Config{TickTime: 200 * time.Millisecond}, nodes[0])
 	addr := serveOn(t, srv)
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -40,7 +41,7 @@ func seededBigDir(t *testing.T, kids int, applyWaits *waitLog) *testServer {
 	}
 	apply(&znode.Txn{Type: jute.OpCloseSession})
 	cfg := ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
-		Metrics: ensemble.Metrics{ApplyWait: applyWaits.add}}
+		Metrics: backend.Metrics{ApplyWait: applyWaits.add}}
 	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
 		t.Fatal(err)
 	}

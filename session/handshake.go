@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -145,7 +146,7 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	t := c.srv.backend().RLockTree()
 	info, ok := t.Session(req.SessionID)
 	c.srv.backend().RUnlockTree()
-	rv, revalidates := c.srv.backend().(Revalidator)
+	rv, revalidates := c.srv.backend().(backend.Revalidator)
 	if !ok && revalidates {
 		// Created elsewhere and not applied here yet, maybe: the
 		// ensemble's leader knows.

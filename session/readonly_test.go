@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/jute"
@@ -76,14 +77,14 @@ func TestReadOnlyModeWithoutQuorum(t *testing.T) {
 // ports, closed when the test ends; nil if a member failed to open.
 func startEnsemble(t *testing.T, n int) []*ensemble.Node {
 	t.Helper()
-	var peers []ensemble.Peer
+	var peers []backend.Peer
 	for i := 1; i <= n; i++ {
 		// Listening on :0 and closing could hand two members one port.
 		addr, err := testport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: addr})
+		peers = append(peers, backend.Peer{ID: uint8(i), Addr: addr})
 	}
 	nodes := make([]*ensemble.Node, n)
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -18,7 +19,7 @@ import (
 // multiRead: at most jute.maxbuffer) lets the lock go every relockEvery
 // paths when relock, the backend whose read lock the caller holds, is
 // given (the reader goroutine; the FSM cannot let its write lock go).
-func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte, relock Backend) {
+func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte, relock backend.Backend) {
 	if c.out.isGone() {
 		return // nobody will read the answer
 	}
@@ -181,7 +182,7 @@ func errCode(err error) jute.ErrCode {
 // its FinalRequestProcessor throws at such an op. The results hold only
 // immutable data (a node's data, a ChildNames), so the response may be
 // encoded after the tree's lock is released; size estimates its bytes.
-func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock Backend) (*jute.MultiResponse, int, jute.ErrCode) {
+func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock backend.Backend) (*jute.MultiResponse, int, jute.ErrCode) {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
 	size := 0
 	for i, op := range req.Ops {

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/backend/audit"
 	"github.com/zkraft/zkraft/internal/base/netguard"
 )
@@ -53,7 +54,7 @@ type Server struct {
 
 // New returns a Server for node (an *ensemble.Node, or another Backend).
 // Call Serve to accept connections.
-func New(cfg Config, node Backend) *Server {
+func New(cfg Config, node backend.Backend) *Server {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:       cfg,

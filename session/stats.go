@@ -51,14 +51,10 @@ func (s *serverStats) reset() {
 	s.lat.Reset()
 }
 
-// resetStats is srst and the AdminServer's stat_reset: ZooKeeper's
-// ServerStats.reset, which also starts its metrics' summaries over
-// (proposal sizes, fsync times).
-func (s *Server) resetStats() {
-	s.stats.reset()
-	s.backend().ResetProposalSizes()
-	s.backend().ResetFsyncTimes()
-}
+// resetStats is the server's part of srst and the AdminServer's
+// stat_reset (ZooKeeper's ServerStats.reset); the operator starts the
+// member's figures over too.
+func (s *Server) resetStats() { s.stats.reset() }
 
 // connStats are one connection's counters (cons).
 type connStats struct {

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -59,15 +59,9 @@ type Connection struct {
 	MaxLatency  int64
 }
 
-// Node is the ensemble member the server serves, or nil when its Backend
-// is not one (an observer of a ZooKeeper ensemble: see Backend).
-func (s *Server) Node() *ensemble.Node {
-	n, _ := s.backend().(*ensemble.Node)
-	return n
-}
-
-// Backend is the state the server serves: its Node, or another Backend.
-func (s *Server) Backend() any { return s.backend() }
+// Backend is the state the server serves now: an ensemble member, or an
+// observer of a ZooKeeper ensemble.
+func (s *Server) Backend() backend.Backend { return s.backend() }
 
 // Config is the server's configuration, defaults applied.
 func (s *Server) Config() Config { return s.cfg }

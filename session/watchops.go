@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -15,7 +16,7 @@ var superIDs = []jute.Id{{Scheme: "super"}}
 // lock go every relockEvery paths: each path is still looked up and its
 // watch registered under one hold, so no change to it slips between the
 // two, and a change between holds fires the watches registered before.
-func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches, relock Backend) {
+func (c *conn) setWatches(t *znode.Tree, req *jute.SetWatches, relock backend.Backend) {
 	n := 0
 	c.srv.backend().Watches().SetWatches(req, c, func(path string) (mzxid, pzxid int64, exists bool) {
 		if n++; relock != nil && n%relockEvery == 0 {
@@ -33,7 +34,7 @@ const relockEvery = 1024
 // relockTree lets be's read lock go and takes it again, so a waiting
 // writer goes first; it returns the tree, which a snapshot installed
 // meanwhile may have replaced.
-func relockTree(be Backend) *znode.Tree {
+func relockTree(be backend.Backend) *znode.Tree {
 	be.RUnlockTree()
 	return be.RLockTree()
 }

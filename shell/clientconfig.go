@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zkraft/zkraft/internal/zookeeper/javaprops"
 	"github.com/zkraft/zkraft/internal/security/zktls"
+	"github.com/zkraft/zkraft/internal/zookeeper/javaprops"
 )
 
 // LoadClientConfiguration reads a zkCli -client-configuration file (Java

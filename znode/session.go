@@ -19,8 +19,8 @@ type SessionInfo struct {
 
 // session is a live session and the paths of its ephemeral nodes.
 type session struct {
-	info       SessionInfo
-	idKeys     []uint64 // IdentityKey of each of info.Identities
+	info   SessionInfo
+	idKeys []uint64 // IdentityKey of each of info.Identities
 	// ephemerals are the paths of its ephemeral nodes, sorted; nil when
 	// it has none.
 	ephemerals *nameIndex

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/console"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
@@ -36,7 +37,7 @@ func (v *ensembleView) Leadership() (int, uint64) {
 func (v *ensembleView) Members(ctx context.Context) []console.MemberStatus {
 	peers := v.node.Members()
 	if len(peers) == 0 {
-		peers = []ensemble.Peer{{ID: v.node.ID(), ClientAddr: v.standaloneAddr}}
+		peers = []backend.Peer{{ID: v.node.ID(), ClientAddr: v.standaloneAddr}}
 	}
 	timeout := 2 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
@@ -78,7 +79,7 @@ func (v *ensembleView) Members(ctx context.Context) []console.MemberStatus {
 // memberClientAddr is where a member's clients reach it: its server
 // line's client address, with an unspecified host replaced by the host of
 // its member port.
-func memberClientAddr(p ensemble.Peer) string {
+func memberClientAddr(p backend.Peer) string {
 	host, port, err := net.SplitHostPort(p.ClientAddr)
 	if err != nil {
 		return p.ClientAddr

@@ -18,10 +18,11 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/internal/zookeeper/observer"
 	"github.com/zkraft/zkraft/operator"
+	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -265,7 +266,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 	}
 	st.Members = peers
 	start := time.Now()
-	var nodeMetrics ensemble.Metrics
+	var nodeMetrics backend.Metrics
 	if m.metrics != nil {
 		nodeMetrics = m.metrics.Ensemble()
 	}
@@ -308,7 +309,7 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 // membership without would leave it on ZooKeeper's servers, which it
 // learnt through the observers, to lose its session at its next
 // reconnect.
-func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error) {
+func cutoverPeers(st settings, members, clients string) ([]backend.Peer, error) {
 	clientAddrs := map[uint64]string{}
 	for _, f := range strings.Split(clients, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -321,13 +322,13 @@ func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error)
 		}
 		clientAddrs[id] = addr
 	}
-	var peers []ensemble.Peer
+	var peers []backend.Peer
 	for _, f := range strings.Split(members, ",") {
 		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 8)
 		if err != nil {
 			return nil, fmt.Errorf("members: %q is not a server id", f)
 		}
-		i := slices.IndexFunc(st.Members, func(p ensemble.Peer) bool { return uint64(p.ID) == id })
+		i := slices.IndexFunc(st.Members, func(p backend.Peer) bool { return uint64(p.ID) == id })
 		if i < 0 || !st.Members[i].Observer {
 			return nil, fmt.Errorf("members: server.%d is not an observer line of this server's configuration", id)
 		}
@@ -338,7 +339,7 @@ func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error)
 		}
 		peers = append(peers, p)
 	}
-	if !slices.ContainsFunc(peers, func(p ensemble.Peer) bool { return p.ID == st.ServerID }) {
+	if !slices.ContainsFunc(peers, func(p backend.Peer) bool { return p.ID == st.ServerID }) {
 		return nil, fmt.Errorf("members: %s does not name this server (%d)", members, st.ServerID)
 	}
 	return sortPeers(peers), nil
@@ -346,7 +347,7 @@ func cutoverPeers(st settings, members, clients string) ([]ensemble.Peer, error)
 
 // openSeeded seeds st's data directory with b's tree, at zxid, and
 // opens it as a member whose changes fire b's watch registry.
-func openSeeded(c *cli.Context, st settings, b *observer.Backend, zxid int64, nm ensemble.Metrics, log *zap.Logger) (*ensemble.Node, error) {
+func openSeeded(c *cli.Context, st settings, b *observer.Backend, zxid int64, nm backend.Metrics, log *zap.Logger) (*ensemble.Node, error) {
 	tree, err := b.CopyTree()
 	if err != nil {
 		return nil, err
@@ -375,8 +376,8 @@ func openSeeded(c *cli.Context, st settings, b *observer.Backend, zxid int64, nm
 // the observer lines of its configuration, as voters (ZooKeeper's
 // servers are not members). The membership the cutover wrote into its
 // state is the one in force.
-func cutOverMembers(lines []ensemble.Peer) []ensemble.Peer {
-	var peers []ensemble.Peer
+func cutOverMembers(lines []backend.Peer) []backend.Peer {
+	var peers []backend.Peer
 	for _, p := range lines {
 		if p.Observer {
 			p.Observer = false
@@ -389,7 +390,7 @@ func cutOverMembers(lines []ensemble.Peer) []ensemble.Peer {
 // watchMember adds the new member's Raft figures to the metrics served.
 func (m *migration) watchMember(node *ensemble.Node) {
 	if m.metrics != nil {
-		if err := m.metrics.WatchMember(node); err != nil {
+		if err := m.metrics.WatchRaft(node); err != nil {
 			m.log.Warn("the new member's Raft metrics are not served", zap.Error(err))
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/internal/zookeeper/observer"
 	"github.com/zkraft/zkraft/operator"
+	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/session"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/testing/zktest"
 	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // quorumTLSLines are the zoo.cfg lines of quorum TLS with PEM stores, as

@@ -16,12 +16,18 @@ import (
 // startMetrics serves reg on /metrics in the Prometheus text format, as
 // ZooKeeper's PrometheusMetricsProvider does on metricsProvider.httpPort,
 // on ln (bound before the member opened its files, so a port in use stops
-// the start first), once node and srv are there to be read at scrape time.
+// the start first), once srv and node (nil for an observer of ZooKeeper,
+// which has no Raft) are there to be read at scrape time.
 // Its connections have the deadlines of idle timeout idle
 // (metricsProvider.idleTimeout, httpTimeouts) and g's caps.
 func startMetrics(ln net.Listener, reg *metrics.Registry, node *ensemble.Node, srv *session.Server, g *listenGuard, idle time.Duration, log *zap.Logger) (func(), error) {
-	if err := reg.Watch(node, srv); err != nil {
+	if err := reg.Watch(srv); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	if node != nil {
+		if err := reg.WatchRaft(node); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", reg.Handler())

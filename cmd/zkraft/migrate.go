@@ -14,8 +14,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/internal/security/zktls"
+	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/znode"
 )
 

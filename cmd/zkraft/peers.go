@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 )
 
 // parsePeersFlag reads --peers: "1=host:port[:observer],2=host:port,...".
-func parsePeersFlag(v string) ([]ensemble.Peer, error) {
-	var out []ensemble.Peer
+func parsePeersFlag(v string) ([]backend.Peer, error) {
+	var out []backend.Peer
 	for _, item := range splitList(v) {
 		k, addr, ok := strings.Cut(item, "=")
 		if !ok {
@@ -21,7 +21,7 @@ func parsePeersFlag(v string) ([]ensemble.Peer, error) {
 		}
 		observer := strings.HasSuffix(addr, ":observer")
 		addr = strings.TrimSuffix(addr, ":observer")
-		sl, err := ensemble.ParseServerLine("server."+k, addr+":0")
+		sl, err := backend.ParseServerLine("server."+k, addr+":0")
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +45,7 @@ func readMyID(dataDir string) (uint8, error) {
 }
 
 // sortPeers orders members by id for the ensemble configuration.
-func sortPeers(peers []ensemble.Peer) []ensemble.Peer {
+func sortPeers(peers []backend.Peer) []backend.Peer {
 	sort.Slice(peers, func(i, j int) bool { return peers[i].ID < peers[j].ID })
 	return peers
 }

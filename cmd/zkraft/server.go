@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/urfave/cli/v2"
@@ -20,9 +21,9 @@ import (
 
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/base/gctune"
-	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/operator"
+	"github.com/zkraft/zkraft/operator/metrics"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -114,7 +115,7 @@ func serve(c *cli.Context, st settings, log *zap.Logger) error {
 	// The registry exists before the member and its server, which report
 	// into it as things happen.
 	var reg *metrics.Registry
-	var nodeMetrics ensemble.Metrics
+	var nodeMetrics backend.Metrics
 	var requests session.RequestObserver
 	if st.MetricsAddr != "" {
 		reg = metrics.New()
@@ -327,7 +328,7 @@ func sessionConfig(c *cli.Context, st settings, sasl saslServer, env map[string]
 }
 
 // memberConfig is the ensemble member's configuration from the settings.
-func memberConfig(c *cli.Context, st settings, listen func(string) (net.Listener, error), dial ensemble.Dialer, m ensemble.Metrics, log *zap.Logger) ensemble.Config {
+func memberConfig(c *cli.Context, st settings, listen func(string) (net.Listener, error), dial ensemble.Dialer, m backend.Metrics, log *zap.Logger) ensemble.Config {
 	return ensemble.Config{
 		Metrics:           m,
 		Listen:            listen,

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/session"
 )
@@ -77,8 +77,8 @@ type settings struct {
 	QuorumSASL                              quorumSASL    // quorum.auth.*: SASL towards ZooKeeper's leader
 	SyncLimit                               int
 	InitLimit                               int
-	Members                                 []ensemble.Peer // zoo.cfg server.N / --peers; empty = standalone
-	idSet                                   bool            // ServerID given explicitly (--id)
+	Members                                 []backend.Peer // zoo.cfg server.N / --peers; empty = standalone
+	idSet                                   bool           // ServerID given explicitly (--id)
 	// listeners is the process's listener guard (the file limit's
 	// division, the rejection count), made once the settings are read
 	// (runServer); nil in tests that build settings alone: no caps.

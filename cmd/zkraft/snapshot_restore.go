@@ -12,10 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
-	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/zookeeper/importer"
+	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -188,7 +189,7 @@ func restoredPasswd(digest [sha256.Size]byte) func(int64) []byte {
 }
 
 // describeMembers is the restored membership, for the report.
-func describeMembers(peers []ensemble.Peer, self uint8) string {
+func describeMembers(peers []backend.Peer, self uint8) string {
 	if len(peers) == 0 {
 		return "standalone"
 	}

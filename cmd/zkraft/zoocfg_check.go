@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/operator"
 )
 
@@ -18,16 +18,16 @@ import (
 // [;clientAddr]. The election port is not optional there, so a line
 // without one is refused here too, instead of starting a member whose
 // configuration no ZooKeeper would read.
-func parseMemberLine(key, value string) (ensemble.Peer, error) {
+func parseMemberLine(key, value string) (backend.Peer, error) {
 	addr, _, _ := strings.Cut(value, ";")
 	addr = strings.TrimSpace(addr)
 	if i := strings.LastIndex(addr, "]"); i >= 0 {
 		addr = addr[i+1:] // an IPv6 host in brackets
 	}
 	if n := strings.Count(addr, ":"); n < 2 || n > 3 {
-		return ensemble.Peer{}, fmt.Errorf("%s=%s does not have the form host:quorumPort:electionPort[:role][;clientAddr]", key, value)
+		return backend.Peer{}, fmt.Errorf("%s=%s does not have the form host:quorumPort:electionPort[:role][;clientAddr]", key, value)
 	}
-	return ensemble.ParseServerLine(key, value)
+	return backend.ParseServerLine(key, value)
 }
 
 // checkSuperDigest refuses a super user that is not a digest identity:

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -47,24 +47,18 @@ func New() *Registry {
 func (r *Registry) Requests() *Requests { return r.requests }
 
 // Ensemble returns the hooks for the member's config (ensemble.Config.Metrics).
-func (r *Registry) Ensemble() ensemble.Metrics { return r.raft.hooks() }
+func (r *Registry) Ensemble() backend.Metrics { return r.raft.hooks() }
 
-// Watch adds the figures read at scrape time: mntr's from srv, Raft's
-// from node (none when nil).
-func (r *Registry) Watch(node *ensemble.Node, srv *session.Server) error {
-	if err := r.reg.Register(mntrCollector{srv: srv}); err != nil {
-		return err
-	}
-	if node == nil {
-		return nil // an observer of ZooKeeper: no Raft yet (WatchMember)
-	}
-	return r.WatchMember(node)
+// Watch adds the figures read from srv at scrape time (mntr's).
+func (r *Registry) Watch(srv *session.Server) error {
+	return r.reg.Register(mntrCollector{srv: srv})
 }
 
-// WatchMember adds node's Raft figures to a registry watching a server
-// without them so far: a live migration's observer once it cuts over.
-func (r *Registry) WatchMember(node *ensemble.Node) error {
-	return r.reg.Register(newRaftCollector(node))
+// WatchRaft adds an ensemble member's Raft figures, read at scrape time:
+// at the start for a member, and once it cuts over for a live
+// migration's observer (which has no Raft before).
+func (r *Registry) WatchRaft(member backend.Raft) error {
+	return r.reg.Register(newRaftCollector(member))
 }
 
 // Gatherer is the registry itself, for tests and other exporters.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 )
 
 // durationBuckets are the bounds of the Raft duration histograms, in
@@ -14,14 +14,14 @@ import (
 var durationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 // raftTimings are the durations the member reports through
-// ensemble.Metrics: zkraft's histograms (seconds) and ZooKeeper's
+// backend.Metrics: zkraft's histograms (seconds) and ZooKeeper's
 // summaries of the same (milliseconds), each observer built once.
 type raftTimings struct {
 	appendHist, fsyncHist *prometheus.HistogramVec
 	appendObs, fsyncObs   prometheus.Observer
 	applyWait             prometheus.Histogram
 	snapHist              *prometheus.HistogramVec
-	snapObs               map[ensemble.SnapshotKind]prometheus.Observer
+	snapObs               map[backend.SnapshotKind]prometheus.Observer
 	fsyncTime, snapTime   prometheus.Summary
 	electionTime          prometheus.Summary
 }
@@ -61,8 +61,8 @@ func newRaftTimings() *raftTimings {
 	}
 	t.appendObs = t.appendHist.WithLabelValues()
 	t.fsyncObs = t.fsyncHist.WithLabelValues()
-	t.snapObs = map[ensemble.SnapshotKind]prometheus.Observer{}
-	for _, k := range []ensemble.SnapshotKind{ensemble.SnapshotTaken, ensemble.SnapshotInstalled, ensemble.SnapshotRestored} {
+	t.snapObs = map[backend.SnapshotKind]prometheus.Observer{}
+	for _, k := range []backend.SnapshotKind{backend.SnapshotTaken, backend.SnapshotInstalled, backend.SnapshotRestored} {
 		t.snapObs[k] = t.snapHist.WithLabelValues(k.String())
 	}
 	return t
@@ -74,18 +74,18 @@ func (t *raftTimings) register(reg *prometheus.Registry) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func (t *raftTimings) hooks() ensemble.Metrics {
-	return ensemble.Metrics{
+func (t *raftTimings) hooks() backend.Metrics {
+	return backend.Metrics{
 		Append: func(d time.Duration) { t.appendObs.Observe(d.Seconds()) },
 		Fsync: func(d time.Duration) {
 			t.fsyncObs.Observe(d.Seconds())
 			t.fsyncTime.Observe(ms(d))
 		},
-		Snapshot: func(k ensemble.SnapshotKind, d time.Duration) {
+		Snapshot: func(k backend.SnapshotKind, d time.Duration) {
 			if o := t.snapObs[k]; o != nil {
 				o.Observe(d.Seconds())
 			}
-			if k == ensemble.SnapshotTaken {
+			if k == backend.SnapshotTaken {
 				t.snapTime.Observe(ms(d))
 			}
 		},
@@ -96,12 +96,12 @@ func (t *raftTimings) hooks() ensemble.Metrics {
 
 // raftCollector reads the member's Raft figures at scrape time.
 type raftCollector struct {
-	node                                 *ensemble.Node
+	node                                 backend.Raft
 	term, last, commit, applied, changes *prometheus.Desc
 	lag                                  *prometheus.Desc
 }
 
-func newRaftCollector(node *ensemble.Node) *raftCollector {
+func newRaftCollector(node backend.Raft) *raftCollector {
 	return &raftCollector{
 		node:    node,
 		term:    prometheus.NewDesc("zkraft_raft_term", "Current Raft term (ZooKeeper's epoch).", nil, nil),

@@ -32,7 +32,10 @@ func TestScrapeConnectionRejected(t *testing.T) {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	reg := New()
-	if err := reg.Watch(node, srv); err != nil {
+	if err := reg.Watch(srv); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.WatchRaft(node); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(reg.Handler())

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/testing/testport"
 	"github.com/zkraft/zkraft/session"
@@ -35,13 +36,13 @@ type member struct {
 // a registry of its own watching it and a metrics endpoint.
 func startEnsemble(t *testing.T) []*member {
 	t.Helper()
-	var peers []ensemble.Peer
+	var peers []backend.Peer
 	for i := 1; i <= 3; i++ {
 		addr, err := testport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, ensemble.Peer{ID: uint8(i), Addr: addr})
+		peers = append(peers, backend.Peer{ID: uint8(i), Addr: addr})
 	}
 	members := make([]*member, len(peers))
 	var wg sync.WaitGroup
@@ -79,7 +80,10 @@ func startEnsemble(t *testing.T) []*member {
 		go func() { _ = m.srv.Serve(ln) }()
 		t.Cleanup(func() { _ = m.srv.Close() })
 		m.client = ln.Addr().String()
-		if err := m.reg.Watch(m.node, m.srv); err != nil {
+		if err := m.reg.Watch(m.srv); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.reg.WatchRaft(m.node); err != nil {
 			t.Fatal(err)
 		}
 		hs := httptest.NewServer(m.reg.Handler())

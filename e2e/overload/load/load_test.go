@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/bench"
-	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/client"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/jute"
@@ -215,14 +215,14 @@ func (l *Learner) servers() []string {
 // Configuration is the ensemble's configuration the followed tree holds
 // in /zookeeper/config (a SNAP's, or the last reconfig's): its servers and
 // version, and false if it holds none that parses.
-func (l *Learner) Configuration() (peers []ensemble.Peer, version int64, ok bool) {
+func (l *Learner) Configuration() (peers []backend.Peer, version int64, ok bool) {
 	l.mu.RLock()
 	data, _, err := l.f.Tree().GetData(znode.ConfigPath, []jute.Id{{Scheme: "super"}})
 	l.mu.RUnlock()
 	if err != nil || len(data) == 0 {
 		return nil, 0, false
 	}
-	peers, version, err = ensemble.ParseMembers(string(data))
+	peers, version, err = backend.ParseMembers(string(data))
 	if err != nil || len(peers) == 0 {
 		return nil, 0, false
 	}

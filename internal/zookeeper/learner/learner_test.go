@@ -13,8 +13,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/internal/testing/zktest"
+	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )

@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkraft/zkraft/internal/security/saslmd5"
-	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/testing/zktest"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 )
 

@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 )
 
 // quorumTLS makes stores of a new authority and returns the server and

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/jute"
@@ -24,7 +24,7 @@ import (
 var ErrRequesterGone = errors.New("observer: requester gone")
 
 // Backend serves a followed ZooKeeper ensemble to package session (it
-// implements session.Backend and session.Revalidator).
+// implements backend.Backend and backend.Revalidator).
 type Backend struct {
 	l   *learner.Learner
 	id  uint8
@@ -33,10 +33,10 @@ type Backend struct {
 	// wait bounds the waits of a handshake (createSession, REVALIDATE).
 	wait time.Duration
 
-	hooks atomic.Pointer[ensemble.Hooks]
+	hooks atomic.Pointer[backend.Hooks]
 	// members are the ensemble's servers (SetMembers), set before
 	// serving and read only after.
-	members []ensemble.Peer
+	members []backend.Peer
 	// cxid numbers forwarded requests: the leader hands back (session,
 	// cxid), which must not repeat among a session's requests in flight.
 	cxid atomic.Int32
@@ -183,14 +183,8 @@ func (b *Backend) RUnlockTree() { b.l.RUnlockTree() }
 func (b *Backend) Watches() *watches.Registry { return b.reg }
 
 // SetHooks sets what runs when a session is closed.
-func (b *Backend) SetHooks(h ensemble.Hooks) { b.hooks.Store(&h) }
+func (b *Backend) SetHooks(h backend.Hooks) { b.hooks.Store(&h) }
 
 // AnnounceSession does nothing: a session moves to an observer by
 // REVALIDATE (Revalidate), before its handshake completes.
 func (b *Backend) AnnounceSession(int64) {}
-
-// ResetProposalSizes does nothing: an observer proposes nothing.
-func (b *Backend) ResetProposalSizes() {}
-
-// ResetFsyncTimes does nothing: an observer writes no log.
-func (b *Backend) ResetFsyncTimes() {}

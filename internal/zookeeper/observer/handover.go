@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -33,16 +33,16 @@ import (
 // Successor is the backend a Backend hands its requests to after the
 // cutover (an *ensemble.Node).
 type Successor interface {
-	Propose(txn *znode.Txn, w ensemble.Waiter)
-	Barrier(w ensemble.Waiter)
-	Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter)
+	Propose(txn *znode.Txn, w backend.Waiter)
+	Barrier(w backend.Waiter)
+	Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Waiter)
 	TouchSession(id int64)
 }
 
 // held is a request held during a cutover: a write (txn) or a barrier.
 type held struct {
 	txn *znode.Txn
-	w   ensemble.Waiter
+	w   backend.Waiter
 }
 
 type handover struct {
@@ -73,7 +73,7 @@ func (h *handover) init() {
 
 // hold keeps txn back while frozen, passes it on once handed over, and
 // otherwise counts it in flight and lets it through (false).
-func (b *Backend) hold(txn *znode.Txn, w ensemble.Waiter) bool {
+func (b *Backend) hold(txn *znode.Txn, w backend.Waiter) bool {
 	h := &b.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -94,7 +94,7 @@ func (b *Backend) hold(txn *znode.Txn, w ensemble.Waiter) bool {
 }
 
 // holdBarrier is hold for a barrier.
-func (b *Backend) holdBarrier(w ensemble.Waiter) bool {
+func (b *Backend) holdBarrier(w backend.Waiter) bool {
 	h := &b.ho
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -114,7 +114,7 @@ func (b *Backend) holdBarrier(w ensemble.Waiter) bool {
 // refused as ReconfigInProgress while frozen (the cutover is a change of
 // membership itself; a Thaw unfreezes once it has released what it
 // held), and otherwise let through (false).
-func (b *Backend) holdReconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter) bool {
+func (b *Backend) holdReconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Waiter) bool {
 	h := &b.ho
 	h.mu.Lock()
 	next, frozen := h.next, h.frozen

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/znode"
 )
 
 // What the four-letter words and the AdminServer read of an observer
-// (operator.Member). An observer leads nothing, holds no Raft log and
+// (backend.Member). An observer leads nothing, holds no Raft log and
 // takes no snapshots; ZooKeeper's leader tracks its sessions.
 
 // ErrNoSnapshots answers a snapshot request: the followed tree is
@@ -22,8 +22,8 @@ func (b *Backend) IsLeader() bool { return false }
 // SetMembers sets the ensemble's servers as this server's configuration
 // names them (zoo.cfg's server.N lines, this observer's among them), for
 // Members and the leader's id. Call it before serving.
-func (b *Backend) SetMembers(peers []ensemble.Peer) {
-	b.members = append([]ensemble.Peer(nil), peers...)
+func (b *Backend) SetMembers(peers []backend.Peer) {
+	b.members = append([]backend.Peer(nil), peers...)
 }
 
 // Leader is ZooKeeper's leader's id (its server.N line with the quorum
@@ -40,7 +40,7 @@ func (b *Backend) Leader() (id uint8, addr string, ok bool) {
 }
 
 // Members are the ensemble's servers (see Membership).
-func (b *Backend) Members() []ensemble.Peer {
+func (b *Backend) Members() []backend.Peer {
 	peers, _ := b.Membership()
 	return peers
 }
@@ -49,11 +49,11 @@ func (b *Backend) Members() []ensemble.Peer {
 // it: the one in /zookeeper/config with its version once a reconfig (or
 // ZooKeeper's own dynamic configuration) wrote it there, else the static
 // one SetMembers set, at version 0.
-func (b *Backend) Membership() ([]ensemble.Peer, int64) {
+func (b *Backend) Membership() ([]backend.Peer, int64) {
 	if peers, version, ok := b.l.Configuration(); ok {
 		return peers, version
 	}
-	return append([]ensemble.Peer(nil), b.members...), 0
+	return append([]backend.Peer(nil), b.members...), 0
 }
 
 // QuorumSize is the number of ZooKeeper's voting servers (its
@@ -81,7 +81,7 @@ func (b *Backend) Term() uint64 { return uint64(b.l.Status().Epoch) }
 func (b *Backend) ProposalSizes() (last, min, max int64) { return 0, 0, 0 }
 
 // FsyncTimes are 0: an observer writes no log.
-func (b *Backend) FsyncTimes() ensemble.FsyncTimes { return ensemble.FsyncTimes{} }
+func (b *Backend) FsyncTimes() backend.FsyncTimes { return backend.FsyncTimes{} }
 
 // LastSnapshot is none.
 func (b *Backend) LastSnapshot() (index uint64, at time.Time, ok bool) { return 0, time.Time{}, false }

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/jute"
@@ -16,8 +16,8 @@ import (
 // w with the reply once the leader's transaction is applied here. An
 // OpSetIdentities (a connection's new identities) is kept, not
 // forwarded: ZooKeeper takes a request's identities with the request.
-func (b *Backend) Propose(txn *znode.Txn, w ensemble.Waiter) {
-	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+func (b *Backend) Propose(txn *znode.Txn, w backend.Waiter) {
+	if a, ok := w.(backend.Abandoner); ok && a.Abandoned() {
 		w.Failed(ErrRequesterGone)
 		return
 	}
@@ -28,7 +28,7 @@ func (b *Backend) Propose(txn *znode.Txn, w ensemble.Waiter) {
 }
 
 // propose forwards txn (Propose, once hold let it through).
-func (b *Backend) propose(txn *znode.Txn, w ensemble.Waiter) {
+func (b *Backend) propose(txn *znode.Txn, w backend.Waiter) {
 	switch txn.Type {
 	case znode.OpSetIdentities:
 		b.mu.Lock()
@@ -52,7 +52,7 @@ func (b *Backend) propose(txn *znode.Txn, w ensemble.Waiter) {
 // forward sends a request of type op to ZooKeeper's leader as session's,
 // with the connection's identities ids, and completes w with the reply
 // built from its transaction.
-func (b *Backend) forward(session int64, op jute.Op, req []byte, ids []jute.Id, w ensemble.Waiter) {
+func (b *Backend) forward(session int64, op jute.Op, req []byte, ids []jute.Id, w backend.Waiter) {
 	b.l.Forward(session, b.cxid.Add(1), op, req, ids, func(out learner.Outcome, tree *znode.Tree, err error) {
 		defer b.answered()
 		if err != nil {
@@ -86,7 +86,7 @@ func (c chanWaiter) Failed(err error)                         { c <- waitResult{
 // request of its id and timeout, as a ZooKeeper observer forwards it.
 // The leader keeps the id; the password is ZooKeeper's for it, which
 // applying the transaction puts in the tree.
-func (b *Backend) createSession(txn *znode.Txn, w ensemble.Waiter) {
+func (b *Backend) createSession(txn *znode.Txn, w backend.Waiter) {
 	body := binary.BigEndian.AppendUint32(nil, uint32(txn.Timeout))
 	id, timeout := txn.Session, txn.Timeout
 	b.l.Forward(id, 0, jute.OpCreateSession, body, nil, func(out learner.Outcome, tree *znode.Tree, err error) {
@@ -109,7 +109,7 @@ func (b *Backend) createSession(txn *znode.Txn, w ensemble.Waiter) {
 type syncer interface{ Session() int64 }
 
 // sessionOf is the session w answers, 0 if it does not say.
-func sessionOf(w ensemble.Waiter) int64 {
+func sessionOf(w backend.Waiter) int64 {
 	if s, ok := w.(syncer); ok {
 		return s.Session()
 	}
@@ -118,8 +118,8 @@ func sessionOf(w ensemble.Waiter) int64 {
 
 // Barrier completes w once everything ZooKeeper's leader committed
 // before it is applied here: a sync forwarded for w's session.
-func (b *Backend) Barrier(w ensemble.Waiter) {
-	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+func (b *Backend) Barrier(w backend.Waiter) {
+	if a, ok := w.(backend.Abandoner); ok && a.Abandoned() {
 		w.Failed(ErrRequesterGone)
 		return
 	}
@@ -131,7 +131,7 @@ func (b *Backend) Barrier(w ensemble.Waiter) {
 
 // barrier forwards a sync for w (Barrier, once holdBarrier let it
 // through).
-func (b *Backend) barrier(w ensemble.Waiter) {
+func (b *Backend) barrier(w backend.Waiter) {
 	b.l.ForwardSync(sessionOf(w), b.cxid.Add(1), "/", func(_ learner.Outcome, tree *znode.Tree, err error) {
 		defer b.answered()
 		if err != nil {
@@ -187,8 +187,8 @@ func (b *Backend) SessionPasswd(id int64) []byte { return importer.Passwd(id) }
 // applying it gave, /zookeeper/config's data and Stat (ZooKeeper's
 // FinalRequestProcessor answers the configuration and that Stat), or the
 // leader's error.
-func (b *Backend) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w ensemble.Waiter) {
-	if a, ok := w.(ensemble.Abandoner); ok && a.Abandoned() {
+func (b *Backend) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Waiter) {
+	if a, ok := w.(backend.Abandoner); ok && a.Abandoned() {
 		w.Failed(ErrRequesterGone)
 		return
 	}

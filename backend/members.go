@@ -1,4 +1,4 @@
-package ensemble
+package backend
 
 import (
 	"fmt"
@@ -7,6 +7,20 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Peer is one ensemble member.
+type Peer struct {
+	// ID is the member's server id (server.N).
+	ID uint8
+	// Addr is its member port, host:port (zoo.cfg's first port).
+	Addr string
+	// Observer members replicate and serve reads but do not vote.
+	Observer bool
+	// ElectionPort is zoo.cfg's second port, kept for /zookeeper/config.
+	ElectionPort int
+	// ClientAddr is the member's client address, for /zookeeper/config.
+	ClientAddr string
+}
 
 // ParseServerLine parses one zoo.cfg member line, key "server.N" and value
 //
@@ -89,9 +103,9 @@ func (p Peer) ConfigLine() string {
 	return line
 }
 
-// renderMembers renders a membership as /zookeeper/config's server lines
+// RenderMembers renders a membership as /zookeeper/config's server lines
 // (without the version line), ordered by id.
-func renderMembers(peers []Peer) string {
+func RenderMembers(peers []Peer) string {
 	sorted := append([]Peer(nil), peers...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
 	var b strings.Builder
