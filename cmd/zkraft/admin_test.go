@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/cli/jsonshape"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 // adminBody fetches one AdminServer command from m.
@@ -153,16 +150,3 @@ func TestAdminServerEnsemble(t *testing.T) {
 
 // TestAdminPortTakenIsNotFatal: as with ZooKeeper, an AdminServer port
 // that cannot be bound is logged and the server runs on without it.
-func TestAdminPortTakenIsNotFatal(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	core, logs := observer.New(zap.WarnLevel)
-	stop := startAdmin(ln.Addr().String(), time.Second, nil, nil, nil, zap.New(core))
-	stop()
-	if logs.Len() != 1 || !strings.Contains(logs.All()[0].Message, "AdminServer") {
-		t.Fatalf("want one warning about the AdminServer, got %v", logs.All())
-	}
-}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -69,28 +68,3 @@ func TestAdminHTTPSServesConsole(t *testing.T) {
 // TestAdminTLSConfig: the AdminServer's TLS takes the quorum key store,
 // else the client port's, asks for a client certificate only with
 // admin.needClientAuth, and is refused without any key store.
-func TestAdminTLSConfig(t *testing.T) {
-	st := defaultSettings()
-	if cfg, err := adminTLSConfig(st); cfg != nil || err != nil {
-		t.Fatalf("plain AdminServer: %v %v", cfg, err)
-	}
-	st.AdminHTTPS = true
-	if _, err := adminTLSConfig(st); !errors.Is(err, errAdminNoKeyStore) {
-		t.Fatalf("no key store: %v", err)
-	}
-	ks := filepath.Join(t.TempDir(), "ks.pem")
-	writePEMKeyStore(t, ks)
-	st.TLS.KeyStore = ks
-	st.TLS.ClientAuth = "need" // the client port's; not the AdminServer's
-	cfg, err := adminTLSConfig(st)
-	if err != nil || cfg.ClientAuth != tls.NoClientCert || len(cfg.Certificates) != 1 {
-		t.Fatalf("client key store: %v %v", cfg, err)
-	}
-	st.AdminNeedClientAuth = true
-	if cfg, err := adminTLSConfig(st); err != nil || cfg.ClientAuth != tls.RequireAndVerifyClientCert {
-		t.Fatalf("admin.needClientAuth: %v %v", cfg, err)
-	}
-	if _, logs := mustApply(t, "dataDir=/d\nadmin.forceHttps=true\nadmin.needClientAuth=true\n"); logs.Len() != 0 {
-		t.Fatalf("warnings: %v", logs.All())
-	}
-}

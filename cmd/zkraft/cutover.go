@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/internal/cli/cliflags"
+	"github.com/zkraft/zkraft/server"
 )
 
 // cutoverCommand moves the zkraft observers of a ZooKeeper ensemble to
@@ -131,7 +132,7 @@ func runCutover(c *cli.Context) error {
 
 	// 1. Every observer is following, up to date, and a distinct server;
 	// every session is connected to one of them.
-	status := make([]migrationStatus, len(obs))
+	status := make([]server.MigrationStatus, len(obs))
 	if err := eachObserver(obs, func(i int, o *observerClient) error {
 		return o.call(ctx, http.MethodGet, "migration", "", &status[i])
 	}); err != nil {
@@ -141,7 +142,7 @@ func runCutover(c *cli.Context) error {
 	held := map[int64]bool{}
 	for i, st := range status {
 		switch {
-		case st.State != stateFollowing:
+		case st.State != string(server.StateFollowing):
 			return fmt.Errorf("cutover: %s is %s, not following ZooKeeper", obs[i].url, st.State)
 		case !st.Synced:
 			return fmt.Errorf("cutover: %s is not up to date with ZooKeeper's leader", obs[i].url)

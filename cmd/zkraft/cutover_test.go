@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/internal/testing/zktest"
+	"github.com/zkraft/zkraft/server"
 )
 
 // TestCutoverKeepsSessions: a zkraft observer of a ZooKeeper 3.8
@@ -461,7 +462,7 @@ func walkTree(t *testing.T, c *zk.Conn) string {
 }
 
 // migrationStatusOf asks a following server for its migration status.
-func migrationStatusOf(t *testing.T, m *member) migrationStatus {
+func migrationStatusOf(t *testing.T, m *member) server.MigrationStatus {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, "http://"+m.adminAddr+"/commands/migration", nil)
 	req.Header.Set("Authorization", "digest admin:secret")
@@ -470,7 +471,7 @@ func migrationStatusOf(t *testing.T, m *member) migrationStatus {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st migrationStatus
+	var st server.MigrationStatus
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/server"
 )
 
 // listeningHost is the address a TCP socket of this machine listens on at
@@ -267,7 +268,7 @@ func TestDigestCommand(t *testing.T) {
 	if err != nil || string(out) != "super:secret->super:lK75jTNcA+U9vtVEw5vB51mj/w4=\n" {
 		t.Fatalf("zkraft digest: %v %q", err, out)
 	}
-	if err := checkSuperDigest(strings.TrimSpace(strings.SplitN(string(out), "->", 2)[1])); err != nil {
+	if err := server.CheckSuperDigest(strings.TrimSpace(strings.SplitN(string(out), "->", 2)[1])); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"net"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/zookeeper/importer"
+	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -48,21 +48,18 @@ func runImport(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	st := defaultSettings()
+	st := server.DefaultConfig()
 	from, logDir := c.String("from"), c.String("from-log-dir")
 	if path := c.String("config"); path != "" {
-		cfg, err := loadZooConfig(path)
+		values, err := st.ApplyZooFile(path, nil)
 		if err != nil {
-			return err
-		}
-		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil {
 			return err
 		}
 		if from == "" {
 			from = st.DataDir
 		}
 		if logDir == "" {
-			logDir = cfg.values["dataLogDir"]
+			logDir = values["dataLogDir"]
 		}
 	}
 	if c.IsSet("config") {
@@ -72,10 +69,10 @@ func runImport(c *cli.Context) error {
 			return fmt.Errorf("%s is in use (is ZooKeeper still running? stop it first): %w", st.ClientAddr, err)
 		}
 	}
-	if err := st.applyFlags(c); err != nil {
+	if err := st.ApplyFlags(c); err != nil {
 		return err
 	}
-	if err := st.resolveMembers(c); err != nil {
+	if err := st.ResolveMembers(c); err != nil {
 		return err
 	}
 	if from == "" {
@@ -83,13 +80,11 @@ func runImport(c *cli.Context) error {
 	}
 	// A zkraft serving (or another import writing) these directories must
 	// not have them written under it.
-	for _, dir := range lockDirs(st) {
-		unlock, err := lockDataDir(dir)
-		if err != nil {
-			return fmt.Errorf("import-zookeeper: %w", err)
-		}
-		defer unlock()
+	unlock, err := server.LockDirs(st)
+	if err != nil {
+		return fmt.Errorf("import-zookeeper: %w", err)
 	}
+	defer unlock()
 	res, err := importer.Load(from, logDir, znode.Options{ExtendedTypes: st.ExtendedTypes})
 	if err != nil {
 		return err
@@ -98,7 +93,7 @@ func runImport(c *cli.Context) error {
 	// leader writes its own.
 	res.Tree.ResetConfig()
 	err = ensemble.Seed(ensemble.Config{
-		ID: st.ServerID, DataDir: st.DataDir, LogDir: st.DataLogDir, Peers: sortPeers(st.Members), Logger: log,
+		ID: st.ServerID, DataDir: st.DataDir, LogDir: st.DataLogDir, Peers: st.Peers(), Logger: log,
 	}, res.Tree, uint64(max(res.LastZxid, 1)))
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/internal/cli/cliflags"
+	"github.com/zkraft/zkraft/server"
 )
 
 // membersCommand is the operators' view of ensemble membership, spoken over
@@ -162,7 +163,7 @@ func membersChange(c *cli.Context, joining, leaving []string) error {
 		if !ok {
 			return fmt.Errorf("%q: want server.N=host:quorumPort:electionPort[:role][;clientAddr]", line)
 		}
-		if _, err := parseMemberLine(k, v); err != nil {
+		if _, err := server.ParseMemberLine(k, v); err != nil {
 			return err
 		}
 	}

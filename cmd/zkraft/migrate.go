@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -14,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
-	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
+	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -41,13 +39,13 @@ func followCommand() *cli.Command {
 			"leader's quorum port, syncs (DIFF, SNAP or TRUNC) and applies every committed transaction at ZooKeeper's zxid\n" +
 			"and time, following leader changes, until SIGINT or SIGTERM. It logs its progress and, with --check-digests,\n" +
 			"compares its tree's digest with the one ZooKeeper 3.6+ stamps on every transaction. On exit it saves the\n" +
-			"followed tree in dataDir/" + followState + ", and starts from it the next time, so the leader syncs it by DIFF.\n" +
+			"followed tree in dataDir/" + server.FollowState + ", and starts from it the next time, so the leader syncs it by DIFF.\n" +
 			"It serves no clients.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
 			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
 			&cli.StringFlag{Name: "jaas-config", Usage: "the JAAS file whose QuorumLearner section logs in to the leader (quorum.auth.learnerRequireSasl)"},
-			&cli.StringFlag{Name: "krb5-conf", Usage: "the Kerberos configuration for a Krb5LoginModule QuorumLearner (as -Djava.security.krb5.conf; default " + defaultKrb5Conf + ")"},
+			&cli.StringFlag{Name: "krb5-conf", Usage: "the Kerberos configuration for a Krb5LoginModule QuorumLearner (as -Djava.security.krb5.conf; default " + server.DefaultKrb5Conf + ")"},
 			&cli.BoolFlag{Name: "check-digests", Usage: "compare the tree's digest with each transaction's (walks the tree per transaction)"},
 			&cli.DurationFlag{Name: "status-interval", Value: 10 * time.Second, Usage: "how often to log the followed zxid"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
@@ -67,13 +65,13 @@ func runFollow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := lockDataDir(dataDir)
+	unlock, err := server.LockDir(dataDir)
 	if err != nil {
 		return fmt.Errorf("migrate follow: %w", err)
 	}
 	defer unlock()
-	statePath := filepath.Join(dataDir, followState)
-	b, err := openFollowing(cfg, statePath, log)
+	statePath := filepath.Join(dataDir, server.FollowState)
+	b, err := server.OpenObserver(cfg, statePath, log)
 	if err != nil {
 		return err
 	}
@@ -94,7 +92,7 @@ func runFollow(c *cli.Context) error {
 	}
 	st := l.Status()
 	logFollowStatus(log, st)
-	if err := saveFollowing(l, statePath); err != nil {
+	if err := server.SaveFollowing(l, statePath); err != nil {
 		return err
 	}
 	printFollowSummary(c.App.Writer, l, cfg.CheckDigests)
@@ -109,102 +107,27 @@ func runFollow(c *cli.Context) error {
 // server's line must be an observer's (a participant's would be counted
 // in ZooKeeper's quorum), and initLimit and syncLimit give the timeouts.
 func followConfig(c *cli.Context, log *zap.Logger) (_ learner.Config, dataDir string, _ error) {
-	st := defaultSettings()
-	zc, err := loadZooConfig(c.String("config"))
-	if err != nil {
-		return learner.Config{}, "", err
-	}
-	if err := st.applyZooConfig(zc, log); err != nil {
+	st := server.DefaultConfig()
+	if _, err := st.ApplyZooFile(c.String("config"), log); err != nil {
 		return learner.Config{}, "", err
 	}
 	if c.IsSet("id") {
 		if c.Uint("id") == 0 || c.Uint("id") > 255 {
 			return learner.Config{}, "", fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
 		}
-		st.ServerID, st.idSet = uint8(c.Uint("id")), true
+		st.SetID(uint8(c.Uint("id")))
 	}
-	if err := st.resolveMembers(c); err != nil {
+	if err := st.ResolveMembers(c); err != nil {
 		return learner.Config{}, "", err
 	}
 	st.JAASConfig = c.String("jaas-config")
 	st.Krb5Conf = c.String("krb5-conf")
-	cfg, err := learnerConfig(st, c.String("config"), log)
+	cfg, err := server.LearnerConfig(st, c.String("config"), log)
 	if err != nil {
 		return learner.Config{}, "", err
 	}
 	cfg.CheckDigests = c.Bool("check-digests")
 	return cfg, st.DataDir, nil
-}
-
-// learnerConfig is the configuration of an Observer of the ZooKeeper
-// ensemble the settings name: ZooKeeper's voting servers are the
-// addresses to try, this server's line must be an observer's (a
-// participant's would be counted in ZooKeeper's quorum), and initLimit
-// and syncLimit give the timeouts.
-func learnerConfig(st settings, config string, log *zap.Logger) (_ learner.Config, err error) {
-	cfg := learner.Config{
-		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
-		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
-	}
-	for _, m := range st.Members {
-		switch {
-		case m.ID == st.ServerID && !m.Observer:
-			return learner.Config{}, fmt.Errorf("server.%d is not an observer line: add :observer to it, as ZooKeeper's servers have it", m.ID)
-		case !m.Observer:
-			cfg.Servers = append(cfg.Servers, m.Addr)
-		}
-	}
-	if len(cfg.Servers) == 0 {
-		return learner.Config{}, fmt.Errorf("%s names no ZooKeeper server to follow (server.N lines)", config)
-	}
-	login, err := quorumLearnerLogin(st)
-	if err != nil {
-		return learner.Config{}, err
-	}
-	cfg.SASL, cfg.Kerberos = login.digest, login.kerberos
-	if st.SSLQuorum {
-		// The ensemble's quorum TLS, as a ZooKeeper observer's: the key
-		// store's certificate presented, the leader's verified against the
-		// trust store (and its host per ssl.quorum.hostnameVerification).
-		_, client, err := zktls.MemberConfigs(st.QuorumTLS, st.QuorumVerifyHost)
-		if err != nil {
-			return learner.Config{}, fmt.Errorf("sslQuorum: %w", err)
-		}
-		cfg.TLS = client
-	}
-	return cfg, nil
-}
-
-// followState is the file in the observer's dataDir holding the tree it
-// followed, saved on exit.
-const followState = "zkraft-observer.state"
-
-// saveFollowing writes the followed tree to path, atomically: a crash
-// leaves the previous file or none.
-func saveFollowing(l *learner.Learner, path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), followState+".*")
-	if err != nil {
-		return fmt.Errorf("migrate follow: saving the tree: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	err = l.SaveState(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("migrate follow: saving the tree: %w", err)
-	}
-	return nil
 }
 
 func logFollowStatus(log *zap.Logger, st learner.Status) {

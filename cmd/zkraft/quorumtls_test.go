@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
+	"github.com/zkraft/zkraft/server"
 )
 
 // TestEnsembleQuorumTLS runs a three-process ensemble whose members talk
@@ -100,16 +101,14 @@ func TestEnsembleQuorumTLS(t *testing.T) {
 // memberPort is m's member address from its zoo.cfg server line.
 func memberPort(t *testing.T, m *member) string {
 	t.Helper()
-	cfg, err := loadZooConfig(m.cfgPath)
+	values, err := server.ZooValues(m.cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range cfg.keys {
-		if k == "server.1" {
-			addr, _, _ := strings.Cut(cfg.values[k], ";")
-			return strings.TrimSuffix(addr, ":0")
-		}
+	line, ok := values["server.1"]
+	if !ok {
+		t.Fatal("no server.1 line")
 	}
-	t.Fatal("no server.1 line")
-	return ""
+	addr, _, _ := strings.Cut(line, ";")
+	return strings.TrimSuffix(addr, ":0")
 }

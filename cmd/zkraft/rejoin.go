@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/ensemble/storage"
+	"github.com/zkraft/zkraft/server"
 )
 
 // rejoinCommand is the one-command recovery of a member whose log or
@@ -33,14 +33,10 @@ func rejoinCommand() *cli.Command {
 }
 
 func runRejoin(c *cli.Context) error {
-	st := defaultSettings()
+	st := server.DefaultConfig()
 	st.DataDir = ""
 	if path := c.String("config"); path != "" {
-		cfg, err := loadZooConfig(path)
-		if err != nil {
-			return err
-		}
-		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil {
+		if _, err := st.ApplyZooFile(path, nil); err != nil {
 			return err
 		}
 		if len(st.Members) == 0 {
@@ -57,13 +53,11 @@ func runRejoin(c *cli.Context) error {
 		return fmt.Errorf("rejoin: give the member's --config or --data-dir")
 	}
 	// A running member's log must not be moved from under it.
-	for _, dir := range lockDirs(st) {
-		unlock, err := lockDataDir(dir)
-		if err != nil {
-			return fmt.Errorf("rejoin: %w", err)
-		}
-		defer unlock()
+	unlock, err := server.LockDirs(st)
+	if err != nil {
+		return fmt.Errorf("rejoin: %w", err)
 	}
+	defer unlock()
 	res, err := storage.PrepareRejoin(st.DataDir, st.DataLogDir, time.Now())
 	if err != nil {
 		return fmt.Errorf("rejoin: %w", err)

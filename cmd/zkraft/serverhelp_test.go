@@ -17,7 +17,7 @@ func TestServerHelpGrouped(t *testing.T) {
 		name := f.Names()[0]
 		cf, ok := f.(cli.CategorizableFlag)
 		if name != "config" && (!ok || cf.GetCategory() == "") {
-			t.Errorf("--%s has no category: give its entry in serverSettings (settingsdata.go) a Topic", name)
+			t.Errorf("--%s has no category: give its entry in serverSettings (server/settingsdata.go) a Topic", name)
 		}
 	}
 	out, err := runApp("server", "--help")
@@ -36,9 +36,9 @@ func TestServerHelpGrouped(t *testing.T) {
 		}
 	}
 	for flag, want := range map[string]string{
-		"client-addr": catNetwork, "data-dir": catStorage, "peers": catEnsemble, "tick-time": catSessions,
-		"tls-keystore": catSecurity, "super-digest": catSecurity, "max-client-cnxns": catLimits,
-		"extended-types": catZnodes, "metrics-addr": catObservability, "log-level": catObservability,
+		"client-addr": "Network", "data-dir": "Storage", "peers": "Ensemble", "tick-time": "Sessions",
+		"tls-keystore": "Security", "super-digest": "Security", "max-client-cnxns": "Limits",
+		"extended-types": "Znodes", "metrics-addr": "Observability", "log-level": "Observability",
 	} {
 		found := false
 		for _, f := range sections[want] {

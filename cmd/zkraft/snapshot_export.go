@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
+	"github.com/zkraft/zkraft/server"
 )
 
 func snapshotExportCommand() *cli.Command {
@@ -41,15 +42,15 @@ func snapshotExport(c *cli.Context) error {
 	path := c.Args().First()
 	dataDir, logDir := c.String("data-dir"), c.String("data-log-dir")
 	if cfgPath := c.String("config"); cfgPath != "" {
-		cfg, err := loadZooConfig(cfgPath)
+		values, err := server.ZooValues(cfgPath)
 		if err != nil {
 			return err
 		}
 		if dataDir == "" {
-			dataDir = cfg.values["dataDir"]
+			dataDir = values["dataDir"]
 		}
 		if logDir == "" {
-			logDir = cfg.values["dataLogDir"]
+			logDir = values["dataLogDir"]
 		}
 	}
 	if dataDir == "" {

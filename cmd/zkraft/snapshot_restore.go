@@ -10,13 +10,13 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/zookeeper/importer"
 	"github.com/zkraft/zkraft/internal/zookeeper/snapfile"
+	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/znode"
 )
 
@@ -49,20 +49,16 @@ func snapshotRestore(c *cli.Context) error {
 		return fmt.Errorf("snapshot restore: want one FILE, got %d arguments", c.NArg())
 	}
 	path := c.Args().First()
-	st := defaultSettings()
+	st := server.DefaultConfig()
 	if cfgPath := c.String("config"); cfgPath != "" {
-		cfg, err := loadZooConfig(cfgPath)
-		if err != nil {
-			return err
-		}
-		if err := st.applyZooConfig(cfg, zap.NewNop()); err != nil {
+		if _, err := st.ApplyZooFile(cfgPath, nil); err != nil {
 			return err
 		}
 	}
-	if err := st.applyFlags(c); err != nil {
+	if err := st.ApplyFlags(c); err != nil {
 		return err
 	}
-	if err := st.resolveMembers(c); err != nil {
+	if err := st.ResolveMembers(c); err != nil {
 		return err
 	}
 	fi, err := os.Stat(path) // before a directory is made for nothing
@@ -71,13 +67,11 @@ func snapshotRestore(c *cli.Context) error {
 	}
 	// A zkraft serving (or another restore writing) these directories
 	// must not have them written under it: it is named by its pid.
-	for _, dir := range lockDirs(st) {
-		unlock, err := lockDataDir(dir)
-		if err != nil {
-			return fmt.Errorf("snapshot restore: %w", err)
-		}
-		defer unlock()
+	unlock, err := server.LockDirs(st)
+	if err != nil {
+		return fmt.Errorf("snapshot restore: %w", err)
 	}
+	defer unlock()
 	for _, dir := range []string{st.DataDir, st.DataLogDir} {
 		if err := checkNewDir(dir); err != nil {
 			return err
@@ -111,7 +105,7 @@ func snapshotRestore(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	peers := sortPeers(st.Members)
+	peers := st.Peers()
 	err = ensemble.Seed(ensemble.Config{ID: st.ServerID, DataDir: st.DataDir, LogDir: st.DataLogDir, Peers: peers, Logger: log},
 		tree, uint64(max(int64(f.Meta.Zxid), 1)))
 	if err != nil {
@@ -145,7 +139,7 @@ func checkNewDir(dir string) error {
 	var found []string
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() && (name == "myid" || name == pidFile || strings.HasSuffix(name, ".cfg") || strings.Contains(name, ".cfg.dynamic")) {
+		if !e.IsDir() && (name == "myid" || name == server.PidFile || strings.HasSuffix(name, ".cfg") || strings.Contains(name, ".cfg.dynamic")) {
 			continue
 		}
 		found = append(found, name)
