@@ -8,9 +8,10 @@ import (
 	"os"
 )
 
-// bolt's file layout, as far as CheckBoltFile reads it (bbolt's db.go
-// and page.go): pages 0 and 1 are meta pages, each a 16-byte page header
-// and then
+// bolt's file layout, as far as CheckBoltFile reads it (bbolt's
+// internal/common/meta.go and page.go; file format version 2, the same
+// from bbolt v1.3.5 to v1.5.0): pages 0 and 1 are meta pages, each a
+// 16-byte page header and then
 //
 //	uint32 magic, uint32 version, uint32 pageSize, uint32 flags,
 //	root bucket (uint64 page, uint64 sequence), uint64 freelist page,
@@ -18,6 +19,8 @@ import (
 //	uint64 txid, uint64 FNV-64a of the 56 bytes before it
 //
 // in the machine's byte order (little-endian on every platform we build).
+// The file may be longer than pgid pages: bolt grows it ahead of use
+// (by up to 16 MiB, bbolt's AllocSize, once past that size).
 const (
 	boltPageHeader = 16
 	boltMetaLen    = 64
@@ -56,23 +59,7 @@ func CheckBoltFile(path string) error {
 	if size == 0 {
 		return nil
 	}
-	m0, ok0 := readBoltMeta(f, 0)
-	var best boltMeta
-	found := false
-	// The second meta page follows the first; bolt looks for it at the
-	// OS page size when the first is unreadable.
-	for _, ps := range []int64{int64(m0.pageSize), int64(os.Getpagesize()), 4096} {
-		if ps <= 0 || (ps != int64(m0.pageSize) && ok0) {
-			continue
-		}
-		if m1, ok1 := readBoltMeta(f, ps); ok1 {
-			best, found = m1, true
-			break
-		}
-	}
-	if ok0 && (!found || m0.txid > best.txid) {
-		best, found = m0, true
-	}
+	best, found := newestBoltMeta(f, size)
 	if !found {
 		return &CorruptError{Path: path, Offset: 0, Reason: fmt.Sprintf(
 			"no valid bolt meta page (the file is %d bytes)", size)}
@@ -87,6 +74,33 @@ func CheckBoltFile(path string) error {
 				"opening it would crash the process", size, best.txid, best.pgid, best.pageSize, need)}
 	}
 	return nil
+}
+
+// newestBoltMeta is the meta page bolt opens a file of size bytes by:
+// the valid one of the two with the higher transaction id. The second
+// follows the first at its page size; when the first is not valid, bolt
+// (since bbolt v1.3.7) takes the page size from the first valid meta
+// page at 1 KiB, 2 KiB, … 16 MiB, and else assumes the OS page size.
+func newestBoltMeta(r io.ReaderAt, size int64) (boltMeta, bool) {
+	m0, ok0 := readBoltMeta(r, 0)
+	pageSize := int64(m0.pageSize)
+	if !ok0 {
+		pageSize = int64(os.Getpagesize())
+		for pos := int64(1 << 10); pos <= 16<<20 && pos < size-1024; pos <<= 1 {
+			if m, ok := readBoltMeta(r, pos); ok {
+				pageSize = int64(m.pageSize)
+				break
+			}
+		}
+	}
+	m1, ok1 := readBoltMeta(r, pageSize)
+	switch {
+	case ok0 && (!ok1 || m0.txid > m1.txid):
+		return m0, true
+	case ok1:
+		return m1, true
+	}
+	return boltMeta{}, false
 }
 
 // readBoltMeta reads and validates the meta page at off.

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 )
 
 // writeRaftDB fills a raft.db with enough log to span many pages.
@@ -118,4 +120,56 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestCheckBoltFileReadsTheOtherMetaPage: with the first meta page
+// damaged, bolt opens the file by the second (bbolt looks for it at
+// 1 KiB, 2 KiB, … when the first gives no page size), and so does
+// CheckBoltFile: the whole file passes and opens, a truncated one is
+// refused by the second page's size, and with both damaged it is refused.
+func TestCheckBoltFileReadsTheOtherMetaPage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raft.db")
+	writeRaftDB(t, path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	damage := func(off int64) {
+		t.Helper()
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 0xff
+		if _, err := f.WriteAt(b, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(boltPageHeader + 60) // meta page 0's checksum
+	if err := CheckBoltFile(path); err != nil {
+		t.Fatalf("meta page 0 damaged, page 1 whole: %v", err)
+	}
+	b, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: time.Second}})
+	if err != nil {
+		t.Fatalf("bolt does not open it by meta page 1: %v", err)
+	}
+	if term, err := b.GetUint64([]byte("CurrentTerm")); err != nil || term != 3 {
+		t.Fatalf("CurrentTerm %d, %v", term, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Read-only, the open above wrote nothing: page 0 is still damaged.
+	if m, ok := readBoltMeta(f, 0); ok {
+		t.Fatalf("meta page 0 reads as valid after the open: %+v", m)
+	}
+	st, _ := os.Stat(path)
+	cut := st.Size() / 2 &^ 4095
+	if err := os.Truncate(path, cut); err != nil {
+		t.Fatal(err)
+	}
+	wantCorrupt(t, CheckBoltFile(path), path, cut)
+	damage(4096 + boltPageHeader + 60) // and meta page 1's
+	wantCorrupt(t, CheckBoltFile(path), path, 0)
 }
