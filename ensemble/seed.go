@@ -11,7 +11,6 @@ import (
 	"github.com/zkraft/zkraft/ensemble/storage"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/zkraft/zkraft/znode"
 )
@@ -88,7 +87,7 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed snapshot: %w", err)
 	}
 	// The stable store's term, as raft.BootstrapCluster sets it.
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, storage.LogStoreFile)})
+	store, err := storage.OpenBoltStore(filepath.Join(logDir, storage.LogStoreFile), nil)
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

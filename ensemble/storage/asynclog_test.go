@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // gatedLogStore holds every StoreLogs until the test lets it through.
@@ -131,8 +130,8 @@ func TestAsyncLogStoreTruncationWaits(t *testing.T) {
 // everything accepted before Close is on disk afterwards.
 func TestAsyncLogStoreAgainstModel(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	open := func() (*raftboltdb.BoltStore, *AsyncLogStore) {
-		b, err := raftboltdb.NewBoltStore(path)
+	open := func() (*BoltStore, *AsyncLogStore) {
+		b, err := OpenBoltStore(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

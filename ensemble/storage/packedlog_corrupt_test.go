@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // TestPackedLogDetectsAFlippedByteInRaftDB: a byte of an entry flipped on
@@ -51,7 +50,7 @@ func TestPackedLogDetectsAFlippedByteInRaftDB(t *testing.T) {
 	}
 
 	var failed error
-	b, err := raftboltdb.NewBoltStore(path)
+	b, err := OpenBoltStore(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

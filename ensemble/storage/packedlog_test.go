@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // packTestStore is a packed store over a real raft-boltdb file that can be
@@ -18,13 +17,13 @@ import (
 type packTestStore struct {
 	t     *testing.T
 	path  string
-	bolt  *raftboltdb.BoltStore
+	bolt  *BoltStore
 	store *PackedLogStore
 }
 
 func openPackTestStore(t *testing.T, path string) *packTestStore {
 	t.Helper()
-	b, err := raftboltdb.NewBoltStore(path)
+	b, err := OpenBoltStore(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,7 @@ func TestPackedLogStoreInterruptedTruncation(t *testing.T) {
 // record, as before packs, and keeps using it.
 func TestPackedLogStoreReadsUnpackedRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	b, err := raftboltdb.NewBoltStore(path)
+	b, err := OpenBoltStore(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

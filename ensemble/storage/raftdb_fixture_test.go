@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -66,7 +65,7 @@ const (
 )
 
 // fixtureHistory writes every kind of record a raft.db holds into store
-// (a raft-boltdb store, or one of the same format):
+// (raft-boltdb's then, BoltStore now):
 //
 //   - 1-60: one entry per record, as before packs existed;
 //   - 61-120: one version 1 pack (no checksum of its own);
@@ -129,7 +128,7 @@ func TestWriteRaftDBFixture(t *testing.T) {
 	if path == "" {
 		t.Skip("STORAGE_WRITE_RAFTDB_FIXTURE is not set")
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
+	store, err := OpenBoltStore(path, fixtureBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func checkFixtureLog(t *testing.T, path string, first, last uint64) {
 	if err := CheckBoltFile(path); err != nil {
 		t.Fatal(err)
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
+	store, err := OpenBoltStore(path, fixtureBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +215,7 @@ func TestRaftDBFixtureOpens(t *testing.T) {
 	path := copyFixture(t)
 	checkFixtureLog(t, path, fixtureFirst, fixtureLast)
 
-	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
+	store, err := OpenBoltStore(path, fixtureBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,10 +243,11 @@ func TestRaftDBFixtureOpens(t *testing.T) {
 
 // TestRaftDBFixtureIsTheHistory: the fixture holds what fixtureHistory
 // writes with this build, record for record and byte for byte, so the
-// format it checks is the one a member writes today.
+// format it checks is the one a member writes today, and BoltStore writes
+// what raft-boltdb v2.3.1 wrote.
 func TestRaftDBFixtureIsTheHistory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), LogStoreFile)
-	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
+	store, err := OpenBoltStore(path, fixtureBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -125,7 +124,7 @@ func (res *RejoinResult) readTermAndVote(path string) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the term and vote cannot be read: %s: %v", path, r))
 		}
 	}()
-	db, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: time.Second}})
+	db, err := OpenBoltStore(path, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the term and vote cannot be read: %v", err))
 		return
@@ -152,7 +151,7 @@ func (res *RejoinResult) writeFreshDB(path string) error {
 		res.Warnings = append(res.Warnings, "the term starts at 1: the member may vote again in a term it voted in before; "+
 			"rejoin it while the rest of the ensemble has a quorum")
 	}
-	db, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{Timeout: time.Second}})
+	db, err := OpenBoltStore(path, &bbolt.Options{Timeout: time.Second})
 	if err != nil {
 		return fmt.Errorf("storage: create %s: %w", path, err)
 	}
