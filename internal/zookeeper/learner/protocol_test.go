@@ -1,61 +1,20 @@
 package learner
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
-	"net"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/zkleader"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
 
-// fakeLeader is the leader's side of one quorum connection, for tests
-// that script the protocol.
-type fakeLeader struct {
-	t   *testing.T
-	nc  net.Conn
-	in  *datadir.StreamReader
-	out *bufio.Writer
-}
-
-func (f *fakeLeader) send(p packet) {
-	f.t.Helper()
-	if err := writePacket(f.out, p); err != nil {
-		f.t.Error(err)
-	}
-}
-
-func (f *fakeLeader) expect(typ int32) packet {
-	f.t.Helper()
-	_ = f.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	p, err := readPacket(f.in)
-	if err != nil {
-		f.t.Fatalf("waiting for packet type %d: %v", typ, err)
-	}
-	if p.typ != typ {
-		f.t.Fatalf("packet type %d, want %d", p.typ, typ)
-	}
-	return p
-}
-
 // createTxn is a PROPOSAL's or INFORM's data creating path.
 func createTxn(zxid int64, path string) []byte {
-	var w jute.Writer
-	w.Long(0x77)                // clientId
-	w.Int(1)                    // cxid
-	w.Long(zxid)                // zxid
-	w.Long(1_700_000_000_000)   // time
-	w.Int(int32(jute.OpCreate)) // type
-	w.String(path)              // CreateTxn.path
-	w.Buffer([]byte("x"))       // data
-	jute.WriteACLs(&w, []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}})
-	w.Bool(false) // ephemeral
-	w.Int(-1)     // parentCVersion
-	return w.Buf
+	return zkleader.Txn{Session: 0x77, Cxid: 1, Zxid: zxid, Time: 1_700_000_000_000, Type: jute.OpCreate,
+		Record: zkleader.CreateTxn(path, []byte("x"), false)}.Bytes()
 }
 
 // TestProtocolWithScriptedLeader drives a Learner through the handshake,
@@ -64,13 +23,9 @@ func createTxn(zxid int64, path string) []byte {
 // reconnection whose TRUNC goes below the learner's last zxid, which
 // drops its tree so the next handshake announces zxid 0.
 func TestProtocolWithScriptedLeader(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ldr := zkleader.Listen(t)
 	var created []string // the paths OnApply saw created
-	l := New(Config{ID: 7, Servers: []string{ln.Addr().String()}, Retry: 10 * time.Millisecond,
+	l := New(Config{ID: 7, Servers: []string{ldr.Addr()}, Retry: 10 * time.Millisecond,
 		OnApply: func(_ datadir.Txn, results []*znode.Result, _ *znode.Tree) {
 			for _, r := range results {
 				for _, ev := range r.Events {
@@ -84,41 +39,31 @@ func TestProtocolWithScriptedLeader(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = l.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	accept := func() *fakeLeader {
-		nc, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &fakeLeader{t: t, nc: nc, in: datadir.NewStreamReader(bufio.NewReader(nc)), out: bufio.NewWriter(nc)}
-	}
-	version := binary.BigEndian.AppendUint32(nil, protocolVersion)
 	epoch1 := makeZxid(1, 0)
 
-	f := accept()
-	p := f.expect(pktObserverInfo)
-	if p.zxid != 0 || len(p.data) != 20 || int64(binary.BigEndian.Uint64(p.data)) != 7 || binary.BigEndian.Uint32(p.data[8:]) != protocolVersion {
-		t.Fatalf("OBSERVERINFO %+v", p)
+	f := ldr.Accept()
+	hello := f.Handshake()
+	if hello.ID != 7 || hello.AcceptedEpoch != 0 || hello.ConfigVersion != 0 {
+		t.Fatalf("OBSERVERINFO %+v, want id 7, epoch 0, config version 0", hello)
 	}
-	f.send(packet{typ: pktLeaderInfo, zxid: epoch1, data: version})
-	p = f.expect(pktAckEpoch)
-	if p.zxid != 0 || int32(binary.BigEndian.Uint32(p.data)) != 0 {
-		t.Fatalf("ACKEPOCH %+v, want zxid 0 and current epoch 0", p)
+	if hello.LastZxid != 0 || hello.CurrentEpoch != 0 {
+		t.Fatalf("ACKEPOCH %+v, want zxid 0 and current epoch 0", hello)
 	}
-	f.send(packet{typ: pktDiff, zxid: 0})
-	f.send(packet{typ: pktProposal, zxid: epoch1 + 1, data: createTxn(epoch1+1, "/a")})
-	f.send(packet{typ: pktCommit, zxid: epoch1 + 1})
-	f.send(packet{typ: pktInform, zxid: epoch1 + 2, data: createTxn(epoch1+2, "/b")})
-	f.send(packet{typ: pktNewLeader, zxid: epoch1})
-	if p = f.expect(pktAck); p.zxid != epoch1 {
-		t.Fatalf("NEWLEADER's ACK zxid %#x", p.zxid)
+	f.Send(zkleader.Packet{Type: zkleader.Diff, Zxid: 0})
+	f.Send(zkleader.Packet{Type: zkleader.Proposal, Zxid: epoch1 + 1, Data: createTxn(epoch1+1, "/a")})
+	f.Send(zkleader.Packet{Type: zkleader.Commit, Zxid: epoch1 + 1})
+	f.Send(zkleader.Packet{Type: zkleader.Inform, Zxid: epoch1 + 2, Data: createTxn(epoch1+2, "/b")})
+	f.Send(zkleader.Packet{Type: zkleader.NewLeader, Zxid: epoch1})
+	if p := f.Expect(zkleader.Ack); p.Zxid != epoch1 {
+		t.Fatalf("NEWLEADER's ACK zxid %#x", p.Zxid)
 	}
-	f.send(packet{typ: pktUpToDate, zxid: -1})
-	if p = f.expect(pktAck); p.zxid != epoch1 {
-		t.Fatalf("UPTODATE's ACK zxid %#x", p.zxid)
+	f.Send(zkleader.Packet{Type: zkleader.UpToDate, Zxid: -1})
+	if p := f.Expect(zkleader.Ack); p.Zxid != epoch1 {
+		t.Fatalf("UPTODATE's ACK zxid %#x", p.Zxid)
 	}
-	f.send(packet{typ: pktInform, zxid: epoch1 + 3, data: createTxn(epoch1+3, "/c")})
-	f.send(packet{typ: pktPing, zxid: epoch1 + 3})
-	if p = f.expect(pktPing); p.zxid != epoch1+3 || p.data == nil || len(p.data) != 0 {
+	f.Send(zkleader.Packet{Type: zkleader.Inform, Zxid: epoch1 + 3, Data: createTxn(epoch1+3, "/c")})
+	f.Send(zkleader.Packet{Type: zkleader.Ping, Zxid: epoch1 + 3})
+	if p := f.Expect(zkleader.Ping); p.Zxid != epoch1+3 || p.Data == nil || len(p.Data) != 0 {
 		t.Fatalf("PING reply %+v, want the zxid back and an empty session table", p)
 	}
 	st := l.Status()
@@ -135,31 +80,28 @@ func TestProtocolWithScriptedLeader(t *testing.T) {
 			}
 		}
 	})
-	f.nc.Close()
+	f.Close()
 
 	// The same epoch again: ACKEPOCH says -1; TRUNC below our zxid.
-	f = accept()
-	if p = f.expect(pktObserverInfo); p.zxid != epoch1 {
-		t.Fatalf("OBSERVERINFO zxid %#x, want the accepted epoch's %#x", p.zxid, epoch1)
+	f = ldr.Accept()
+	if hello = f.Handshake(); hello.AcceptedEpoch != 1 {
+		t.Fatalf("OBSERVERINFO's epoch %d, want the accepted epoch 1", hello.AcceptedEpoch)
 	}
-	f.send(packet{typ: pktLeaderInfo, zxid: epoch1, data: version})
-	p = f.expect(pktAckEpoch)
-	if p.zxid != epoch1+3 || int32(binary.BigEndian.Uint32(p.data)) != -1 {
-		t.Fatalf("ACKEPOCH %+v, want zxid %#x and -1", p, epoch1+3)
+	if hello.LastZxid != epoch1+3 || hello.CurrentEpoch != -1 {
+		t.Fatalf("ACKEPOCH %+v, want zxid %#x and -1", hello, epoch1+3)
 	}
-	f.send(packet{typ: pktTrunc, zxid: epoch1 + 1})
-	f.nc.Close()
+	f.Send(zkleader.Packet{Type: zkleader.Trunc, Zxid: epoch1 + 1})
+	f.Close()
 
-	f = accept()
-	f.expect(pktObserverInfo)
-	f.send(packet{typ: pktLeaderInfo, zxid: makeZxid(2, 0), data: version})
-	if p = f.expect(pktAckEpoch); p.zxid != 0 {
-		t.Fatalf("after TRUNC the learner announces %#x, want 0 (its tree dropped)", p.zxid)
+	ldr.NewEpoch()
+	f = ldr.Accept()
+	if hello = f.Handshake(); hello.LastZxid != 0 {
+		t.Fatalf("after TRUNC the learner announces %#x, want 0 (its tree dropped)", hello.LastZxid)
 	}
 	l.Read(func(tree *znode.Tree) {
 		if _, _, err := tree.GetData("/a", nil); err == nil {
 			t.Error("/a survived the TRUNC")
 		}
 	})
-	f.nc.Close()
+	f.Close()
 }

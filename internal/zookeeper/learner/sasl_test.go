@@ -1,12 +1,9 @@
 package learner
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +15,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkraft/zkraft/internal/security/saslmd5"
+	"github.com/zkraft/zkraft/internal/testing/zkleader"
 	"github.com/zkraft/zkraft/internal/testing/zktest"
-	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -28,12 +25,13 @@ import (
 // QuorumAuthPackets and answers with users' DIGEST-MD5 server; spoil
 // changes the final token. It reports whether the learner authenticated,
 // and a protocol error (it calls no t.Fatal: it also runs in goroutines).
-func (f *fakeLeader) authLeader(users map[string]string, spoil func([]byte) []byte) (ok bool, _ error) {
+func authLeader(f *zkleader.Conn, users map[string]string, spoil func([]byte) []byte) (ok bool, _ error) {
 	s := &saslmd5.Server{Realm: "zk-quorum-sasl-md5", DigestURI: quorumDigestURI, Users: users}
+	in := f.Reader()
 	for {
-		_ = f.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-		magic, status, token := f.in.Long(), f.in.Int(), f.in.Buffer()
-		if err := f.in.Err(); err != nil {
+		_ = f.NetConn().SetReadDeadline(time.Now().Add(10 * time.Second))
+		magic, status, token := in.Long(), in.Int(), in.Buffer()
+		if err := in.Err(); err != nil {
 			return false, fmt.Errorf("reading the learner's auth packet: %w", err)
 		}
 		if magic != quorumAuthMagic || status != authInProgress {
@@ -56,8 +54,7 @@ func (f *fakeLeader) authLeader(users map[string]string, spoil func([]byte) []by
 			w.Int(authInProgress)
 			w.Buffer(rsp)
 		}
-		_, _ = f.out.Write(w.Buf)
-		_ = f.out.Flush()
+		_ = f.WriteRaw(w.Buf)
 		if err != nil || done {
 			return err == nil, nil
 		}
@@ -70,30 +67,22 @@ func (f *fakeLeader) authLeader(users map[string]string, spoil func([]byte) []by
 // password, or proving it does not know it, is errSASL.
 func TestQuorumSASLScripted(t *testing.T) {
 	users := map[string]string{"learner": "s3cret"}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	leader := func(spoil func([]byte) []byte) (*fakeLeader, bool, func()) {
-		nc, err := ln.Accept()
+	ldr := zkleader.Listen(t)
+	leader := func(spoil func([]byte) []byte) (*zkleader.Conn, bool, func()) {
+		f := ldr.Accept()
+		ok, err := authLeader(f, users, spoil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &fakeLeader{t: t, nc: nc, in: datadir.NewStreamReader(bufio.NewReader(nc)), out: bufio.NewWriter(nc)}
-		ok, err := f.authLeader(users, spoil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f, ok, func() { nc.Close() }
+		return f, ok, f.Close
 	}
 	follow := func(cred DigestCredentials) chan error {
-		l := New(Config{ID: 4, Servers: []string{ln.Addr().String()}, SASL: &cred})
+		l := New(Config{ID: 4, Servers: []string{ldr.Addr()}, SASL: &cred})
 		errc := make(chan error, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			errc <- l.follow(ctx, ln.Addr().String())
+			errc <- l.follow(ctx, ldr.Addr())
 		}()
 		return errc
 	}
@@ -103,10 +92,7 @@ func TestQuorumSASLScripted(t *testing.T) {
 	if !ok {
 		t.Fatal("the leader refused the right password")
 	}
-	f.expect(pktObserverInfo)
-	epoch := makeZxid(1, 0)
-	f.send(packet{typ: pktLeaderInfo, zxid: epoch, data: binary.BigEndian.AppendUint32(nil, protocolVersion)})
-	f.expect(pktAckEpoch)
+	f.Handshake()
 	done()
 	if err := <-errc; errors.Is(err, errSASL) {
 		t.Fatalf("after authenticating: %v", err)
@@ -133,30 +119,34 @@ func TestQuorumSASLScripted(t *testing.T) {
 // TestQuorumSASLFailureLoggedOnce: Run retrying a leader that refuses the
 // password warns once, not on every round.
 func TestQuorumSASLFailureLoggedOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ldr := zkleader.Listen(t)
 	go func() {
 		for {
-			nc, err := ln.Accept()
+			nc, err := ldr.Listener().Accept()
 			if err != nil {
 				return
 			}
-			f := &fakeLeader{t: t, nc: nc, in: datadir.NewStreamReader(bufio.NewReader(nc)), out: bufio.NewWriter(nc)}
-			_, _ = f.authLeader(map[string]string{"learner": "s3cret"}, nil)
+			_, _ = authLeader(ldr.Conn(nc), map[string]string{"learner": "s3cret"}, nil)
 			nc.Close()
 		}
 	}()
+	loggedOnce(t, Config{ID: 4, Servers: []string{ldr.Addr()}, SASL: &DigestCredentials{User: "learner", Password: "nope"}},
+		"learner: quorum SASL authentication failed")
+}
+
+// loggedOnce runs a learner of cfg for a second of retries against a
+// leader that refuses it, and checks that it warned once and repeated
+// msg at debug level after.
+func loggedOnce(t *testing.T, cfg Config, msg string) {
+	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	l := New(Config{ID: 4, Servers: []string{ln.Addr().String()}, SASL: &DigestCredentials{User: "learner", Password: "nope"},
-		Retry: 10 * time.Millisecond, Logger: zap.New(core)})
+	cfg.Retry, cfg.Logger = 10*time.Millisecond, zap.New(core)
+	l := New(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = l.Run(ctx)
 	warns := logs.FilterLevelExact(zapcore.WarnLevel).Len()
-	debugs := logs.FilterMessage("learner: quorum SASL authentication failed").Len()
+	debugs := logs.FilterMessage(msg).Len()
 	if warns != 1 || debugs < 2 {
 		t.Errorf("%d warnings and %d repeats at debug level in 1s of retries, want 1 and several", warns, debugs)
 	}

@@ -1,23 +1,18 @@
 package learner
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
-	"encoding/binary"
 	"errors"
 	"net"
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
-
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
-	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
+	"github.com/zkraft/zkraft/internal/testing/zkleader"
+	"github.com/zkraft/zkraft/jute"
 )
 
 // quorumTLS makes stores of a new authority and returns the server and
@@ -40,23 +35,18 @@ func quorumTLS(t *testing.T, cn string) (server, client *tls.Config) {
 // it to UPTODATE.
 func TestFollowOverTLS(t *testing.T) {
 	serverCfg, clientCfg := quorumTLS(t, "quorum")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	l := New(Config{ID: 4, Servers: []string{ln.Addr().String()}, TLS: clientCfg, Retry: 10 * time.Millisecond})
+	ldr := zkleader.Listen(t)
+	l := New(Config{ID: 4, Servers: []string{ldr.Addr()}, TLS: clientCfg, Retry: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = l.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	raw, err := ln.Accept()
+	raw, err := ldr.Listener().Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc := tls.Server(raw, serverCfg)
-	defer tc.Close()
 	_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := tc.Handshake(); err != nil {
 		t.Fatalf("the leader's side of the handshake: %v", err)
@@ -64,21 +54,12 @@ func TestFollowOverTLS(t *testing.T) {
 	if cs := tc.ConnectionState(); len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != "quorum" {
 		t.Fatalf("the learner presented %d certificates, want its key store's", len(cs.PeerCertificates))
 	}
-	f := &fakeLeader{t: t, nc: tc, in: datadir.NewStreamReader(bufio.NewReader(tc)), out: bufio.NewWriter(tc)}
-	f.expect(pktObserverInfo)
-	epoch := makeZxid(1, 0)
-	f.send(packet{typ: pktLeaderInfo, zxid: epoch, data: binary.BigEndian.AppendUint32(nil, protocolVersion)})
-	f.expect(pktAckEpoch)
-	f.send(packet{typ: pktDiff, zxid: 0})
-	f.send(packet{typ: pktInform, zxid: epoch + 1, data: createTxn(epoch+1, "/tls")})
-	f.send(packet{typ: pktNewLeader, zxid: epoch})
-	f.expect(pktAck)
-	f.send(packet{typ: pktUpToDate, zxid: -1})
-	f.expect(pktAck)
+	f := ldr.Conn(tc)
+	created := ldr.Log(zkleader.Txn{Type: jute.OpCreate, Record: zkleader.CreateTxn("/tls", nil, false)})
+	f.Sync(f.Handshake())
 	// The PING's reply comes from the stream, after the status is set.
-	f.send(packet{typ: pktPing, zxid: epoch + 1})
-	f.expect(pktPing)
-	if st := l.Status(); !st.Synced || st.LastZxid != epoch+1 {
+	f.Ping()
+	if st := l.Status(); !st.Synced || st.LastZxid != created.Zxid {
 		t.Fatalf("status %+v after UPTODATE over TLS", st)
 	}
 }
@@ -183,14 +164,5 @@ func TestTLSFailureLoggedOnce(t *testing.T) {
 			tc.Close()
 		}
 	}()
-	core, logs := observer.New(zapcore.DebugLevel)
-	l := New(Config{ID: 4, Servers: []string{ln.Addr().String()}, TLS: strangerCfg, Retry: 10 * time.Millisecond, Logger: zap.New(core)})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = l.Run(ctx)
-	warns := logs.FilterLevelExact(zapcore.WarnLevel).Len()
-	debugs := logs.FilterMessage("learner: quorum TLS handshake failed").Len()
-	if warns != 1 || debugs < 2 {
-		t.Errorf("%d warnings and %d repeats at debug level in 1s of retries, want 1 and several", warns, debugs)
-	}
+	loggedOnce(t, Config{ID: 4, Servers: []string{ln.Addr().String()}, TLS: strangerCfg}, "learner: quorum TLS handshake failed")
 }
