@@ -122,22 +122,31 @@ func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	}
 }
 
-// watchLeader calls onLost each time a synced connection ends.
+// watchLeader calls onLost each time a synced connection ends, once for
+// those that ended since it last looked. It counts them (the syncs
+// completed, less the one still on) rather than waiting to see each
+// connection synced: one that ends before this goroutine sees it synced
+// must be reported too.
 func (b *Backend) watchLeader(ctx context.Context, onLost func()) {
-	syncs := b.l.Status().Syncs
+	ended := endedSyncs(b.l.Status())
 	for {
-		st, err := b.l.WaitFor(ctx, func(st learner.Status) bool { return st.Synced && st.Syncs != syncs })
+		st, err := b.l.WaitFor(ctx, func(st learner.Status) bool { return endedSyncs(st) > ended })
 		if err != nil {
 			return
 		}
-		syncs = st.Syncs
-		if _, err := b.l.WaitFor(ctx, func(st learner.Status) bool { return !st.Synced || st.Syncs != syncs }); err != nil {
-			return
-		}
+		ended = endedSyncs(st)
 		if !b.ho.active.Load() { // a cutover stops following on purpose
 			onLost()
 		}
 	}
+}
+
+// endedSyncs counts the synced connections that have ended.
+func endedSyncs(st learner.Status) int {
+	if st.Synced {
+		return st.Syncs - 1
+	}
+	return st.Syncs
 }
 
 // applied runs for each transaction the learner applies, with its lock
