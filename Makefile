@@ -30,11 +30,13 @@ release:
 
 # The Debian package (packaging/: binary, systemd unit, /etc/zkraft/zoo.cfg,
 # the zkraft system user), built with nfpm as a Go library, in $(DIST),
-# for this host's architecture unless DEB_ARCH=amd64 or arm64.
+# for this host's architecture unless DEB_ARCH=amd64 or arm64. mkdeb is in
+# packaging/'s own Go module (nfpm stays out of the server's go.mod), so it
+# runs there, given absolute paths.
 DEB_ARCH ?= $(shell $(GO) env GOARCH)
 deb:
 	$(MAKE) release PLATFORMS=linux/$(DEB_ARCH)
-	$(GO) run ./packaging/mkdeb -bin $(DIST)/zkraft-$(VERSION)-linux-$(DEB_ARCH) -arch $(DEB_ARCH) -version $(VERSION) -out $(DIST)
+	$(GO) -C packaging run ./mkdeb -bin $(abspath $(DIST))/zkraft-$(VERSION)-linux-$(DEB_ARCH) -arch $(DEB_ARCH) -version $(VERSION) -out $(abspath $(DIST))
 
 # The FROM scratch image (packaging/docker/Dockerfile) for this host's
 # architecture, tagged zkraft:$(VERSION) and zkraft:latest;

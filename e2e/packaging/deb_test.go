@@ -129,7 +129,9 @@ func TestDeb(t *testing.T) {
 	if len(bins) != 1 {
 		t.Fatalf("make deb left binaries %v, want one", bins)
 	}
-	newer, err := run(root, nil, "go", "run", "./packaging/mkdeb", "-bin", bins[0], "-arch", debArch(t, debs[0]),
+	// mkdeb is in packaging/'s own module: run it there (bins and dist
+	// are absolute).
+	newer, err := run(filepath.Join(root, "packaging"), nil, "go", "run", "./mkdeb", "-bin", bins[0], "-arch", debArch(t, debs[0]),
 		"-version", "v999.0.0", "-out", filepath.Join(dist, "newer"))
 	if err != nil {
 		t.Fatal(err)
