@@ -18,6 +18,7 @@ import (
 	"github.com/zkraft/zkraft/backend/audit"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 	"go.uber.org/zap"
 
@@ -37,7 +38,7 @@ type Node struct {
 	fsyncs    *fsyncStats // the log syncs' times (fsyncstats.go)
 	log       *zap.Logger
 	raft      *raft.Raft
-	store     *storage.BoltStore
+	store     *raftboltdb.BoltStore
 	fsm       *fsm
 	waiters   *waiters
 	tracker   *expiry
@@ -236,10 +237,12 @@ func (n *Node) startRaft() error {
 	if err := storage.CheckBoltFile(filepath.Join(n.logDir, storage.LogStoreFile)); err != nil {
 		return err
 	}
-	// The freelist is rebuilt on open instead of written with every
-	// transaction: less to fsync per group commit, same durability.
-	store, err := storage.OpenBoltStore(filepath.Join(n.logDir, storage.LogStoreFile),
-		&bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType})
+	store, err := raftboltdb.New(raftboltdb.Options{
+		Path: filepath.Join(n.logDir, storage.LogStoreFile),
+		// The freelist is rebuilt on open instead of written with every
+		// transaction: less to fsync per group commit, same durability.
+		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
+	})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

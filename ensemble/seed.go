@@ -11,6 +11,7 @@ import (
 	"github.com/zkraft/zkraft/ensemble/storage"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/zkraft/zkraft/znode"
 )
@@ -87,7 +88,7 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 		return fmt.Errorf("ensemble: seed snapshot: %w", err)
 	}
 	// The stable store's term, as raft.BootstrapCluster sets it.
-	store, err := storage.OpenBoltStore(filepath.Join(logDir, storage.LogStoreFile), nil)
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, storage.LogStoreFile)})
 	if err != nil {
 		return fmt.Errorf("ensemble: open raft.db: %w", err)
 	}

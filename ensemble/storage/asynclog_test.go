@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // gatedLogStore holds every StoreLogs until the test lets it through.
@@ -130,8 +131,8 @@ func TestAsyncLogStoreTruncationWaits(t *testing.T) {
 // everything accepted before Close is on disk afterwards.
 func TestAsyncLogStoreAgainstModel(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	open := func() (*BoltStore, *AsyncLogStore) {
-		b, err := OpenBoltStore(path, nil)
+	open := func() (*raftboltdb.BoltStore, *AsyncLogStore) {
+		b, err := raftboltdb.NewBoltStore(path)
 		if err != nil {
 			t.Fatal(err)
 		}

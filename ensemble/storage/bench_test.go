@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -74,8 +75,8 @@ func BenchmarkJournalAppend(b *testing.B) {
 func BenchmarkPackedStore(b *testing.B) {
 	for _, size := range []int{100, 1024} {
 		b.Run(fmt.Sprintf("value=%d", size), func(b *testing.B) {
-			db, err := OpenBoltStore(filepath.Join(b.TempDir(), LogStoreFile),
-				&bbolt.Options{NoSync: true, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType})
+			db, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(b.TempDir(), LogStoreFile),
+				BoltOptions: &bbolt.Options{NoSync: true, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 			if err != nil {
 				b.Fatal(err)
 			}

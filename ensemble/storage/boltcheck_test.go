@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -75,7 +76,7 @@ func TestOpenTruncatedRaftDB(t *testing.T) {
 			os.Stdout.WriteString("refused: " + err.Error() + "\n")
 			os.Exit(0)
 		}
-		b, err := OpenBoltStore(path, nil)
+		b, err := raftboltdb.NewBoltStore(path)
 		if err != nil {
 			os.Stdout.WriteString("refused: " + err.Error() + "\n")
 			os.Exit(0)
@@ -149,7 +150,7 @@ func TestCheckBoltFileReadsTheOtherMetaPage(t *testing.T) {
 	if err := CheckBoltFile(path); err != nil {
 		t.Fatalf("meta page 0 damaged, page 1 whole: %v", err)
 	}
-	b, err := OpenBoltStore(path, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	b, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: time.Second}})
 	if err != nil {
 		t.Fatalf("bolt does not open it by meta page 1: %v", err)
 	}

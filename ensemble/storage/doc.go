@@ -1,6 +1,6 @@
 // Package storage keeps a member's replicated log and snapshots on disk:
-// the append journal (raft.journal) in front of the packed bolt log
-// (raft.db, in raft-boltdb's format: boltstore.go), the asynchronous writer and the byte-bounded cache Raft
+// the append journal (raft.journal) in front of the packed raft-boltdb log
+// (raft.db), the asynchronous writer and the byte-bounded cache Raft
 // reads through, and the ordered file snapshot store. The ensemble
 // package wires them under hashicorp/raft; nothing else imports them.
 //

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // fault is one failure a faultFile injects into its next write or sync.
@@ -205,7 +206,7 @@ func TestFaultMemberStackReportsOnlyDurable(t *testing.T) {
 	for _, ft := range []fault{faultENOSPC, faultShortWrite, faultSyncEIODropped} {
 		t.Run(ft.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			b, err := OpenBoltStore(filepath.Join(dir, LogStoreFile), nil)
+			b, err := raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,7 +271,7 @@ func (s *failingLogStore) StoreLogs(logs []*raft.Log) error {
 // journal and reach bolt when the member opens again.
 func TestFaultBoltErrorBehindTheJournal(t *testing.T) {
 	dir := t.TempDir()
-	b, err := OpenBoltStore(filepath.Join(dir, LogStoreFile), nil)
+	b, err := raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // Journal makes Raft's log writes durable with one write and one
-// fdatasync each, and keeps raft.db (BoltStore) as the log of record.
+// fdatasync each, and keeps raft-boltdb as the log of record.
 //
 // A bolt transaction costs two fdatasyncs (the pages, then the meta page
 // that points at them) plus the pages of the B+tree it rewrites. Every

@@ -9,7 +9,7 @@ import (
 // deleteChunk is how many log entries one compaction transaction deletes.
 const deleteChunk = 5000
 
-// ChunkedLogStore is the bolt log store with log compaction split into
+// ChunkedLogStore is raft-boltdb's log store with log compaction split into
 // short transactions. bolt has one writer at a time, so a single
 // transaction deleting a whole snapshot's worth of entries would hold up
 // the leader's appends (every client write) for its whole duration;

@@ -10,18 +10,17 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// PackedLogStore keeps Raft's log in raft.db with one bolt record per
-// append instead of one per entry. The bolt store (raft-boltdb then,
-// BoltStore in its format now) encodes every record with a
-// reflection-driven msgpack encoder and puts each record into bolt's
-// B+tree separately; at tens of thousands of writes a second that was 40%
-// of every member's CPU (raft-boltdb built a fresh codec handle for each
-// record besides). A pack is encoded by hand (packcodec.go) and costs the
-// bolt store one encode and one Put, however many entries it holds.
+// PackedLogStore keeps Raft's log in raft-boltdb with one bolt record per
+// append instead of one per entry. raft-boltdb encodes every record with a
+// reflection-driven msgpack encoder that builds a fresh codec handle each
+// time, and puts each record into bolt's B+tree separately; at tens of
+// thousands of writes a second that was 40% of every member's CPU. A pack
+// is encoded by hand (packcodec.go) and costs raft-boltdb one encode and
+// one Put, however many entries it holds.
 //
 // A pack is stored as a raft.Log whose Index is the pack's last index, so
-// the store's LastIndex is exact and the pack holding entry i is the one
-// with the smallest key ≥ i. raft.LogStore cannot seek, so entries older than
+// raft-boltdb's LastIndex is exact and the pack holding entry i is the one
+// with the smallest key ≥ i. raft-boltdb cannot seek, so entries older than
 // this process's appends are found by probing keys i, i+1, … (at most
 // packMaxEntries lookups); packs appended since start are indexed in
 // memory, and Raft's LogCache in front answers recent entries anyway.
@@ -44,7 +43,7 @@ type PackedLogStore struct {
 	Fail func(error)
 
 	// writing serializes StoreLogs and truncations, which share scratch:
-	// the bolt store copies a record's Data while encoding it, so the buffer
+	// raft-boltdb copies a record's Data while encoding it, so the buffer
 	// is free again once a call returns.
 	writing sync.Mutex
 	scratch []byte

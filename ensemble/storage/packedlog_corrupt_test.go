@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // TestPackedLogDetectsAFlippedByteInRaftDB: a byte of an entry flipped on
@@ -50,7 +51,7 @@ func TestPackedLogDetectsAFlippedByteInRaftDB(t *testing.T) {
 	}
 
 	var failed error
-	b, err := OpenBoltStore(path, nil)
+	b, err := raftboltdb.NewBoltStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // packTestStore is a packed store over a real raft-boltdb file that can be
@@ -17,13 +18,13 @@ import (
 type packTestStore struct {
 	t     *testing.T
 	path  string
-	bolt  *BoltStore
+	bolt  *raftboltdb.BoltStore
 	store *PackedLogStore
 }
 
 func openPackTestStore(t *testing.T, path string) *packTestStore {
 	t.Helper()
-	b, err := OpenBoltStore(path, nil)
+	b, err := raftboltdb.NewBoltStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestPackedLogStoreInterruptedTruncation(t *testing.T) {
 // record, as before packs, and keeps using it.
 func TestPackedLogStoreReadsUnpackedRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	b, err := OpenBoltStore(path, nil)
+	b, err := raftboltdb.NewBoltStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}

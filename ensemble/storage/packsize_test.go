@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -22,7 +23,7 @@ import (
 // 33-45 MB).
 func TestPackedLogFileStaysNearItsLiveSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	b, err := OpenBoltStore(path, &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType})
+	b, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -65,7 +66,7 @@ const (
 )
 
 // fixtureHistory writes every kind of record a raft.db holds into store
-// (raft-boltdb's then, BoltStore now):
+// (a raft-boltdb store, or one of the same format):
 //
 //   - 1-60: one entry per record, as before packs existed;
 //   - 61-120: one version 1 pack (no checksum of its own);
@@ -128,7 +129,7 @@ func TestWriteRaftDBFixture(t *testing.T) {
 	if path == "" {
 		t.Skip("STORAGE_WRITE_RAFTDB_FIXTURE is not set")
 	}
-	store, err := OpenBoltStore(path, fixtureBoltOptions())
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func checkFixtureLog(t *testing.T, path string, first, last uint64) {
 	if err := CheckBoltFile(path); err != nil {
 		t.Fatal(err)
 	}
-	store, err := OpenBoltStore(path, fixtureBoltOptions())
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestRaftDBFixtureOpens(t *testing.T) {
 	path := copyFixture(t)
 	checkFixtureLog(t, path, fixtureFirst, fixtureLast)
 
-	store, err := OpenBoltStore(path, fixtureBoltOptions())
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +244,10 @@ func TestRaftDBFixtureOpens(t *testing.T) {
 
 // TestRaftDBFixtureIsTheHistory: the fixture holds what fixtureHistory
 // writes with this build, record for record and byte for byte, so the
-// format it checks is the one a member writes today, and BoltStore writes
-// what raft-boltdb v2.3.1 wrote.
+// format it checks is the one a member writes today.
 func TestRaftDBFixtureIsTheHistory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), LogStoreFile)
-	store, err := OpenBoltStore(path, fixtureBoltOptions())
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: fixtureBoltOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 )
 
@@ -124,7 +125,7 @@ func (res *RejoinResult) readTermAndVote(path string) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the term and vote cannot be read: %s: %v", path, r))
 		}
 	}()
-	db, err := OpenBoltStore(path, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	db, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true, Timeout: time.Second}})
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the term and vote cannot be read: %v", err))
 		return
@@ -151,7 +152,7 @@ func (res *RejoinResult) writeFreshDB(path string) error {
 		res.Warnings = append(res.Warnings, "the term starts at 1: the member may vote again in a term it voted in before; "+
 			"rejoin it while the rest of the ensemble has a quorum")
 	}
-	db, err := OpenBoltStore(path, &bbolt.Options{Timeout: time.Second})
+	db, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{Timeout: time.Second}})
 	if err != nil {
 		return fmt.Errorf("storage: create %s: %w", path, err)
 	}

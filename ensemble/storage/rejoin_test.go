@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // TestPrepareRejoinMovesAsideAndKeepsTheVote: the log, the journal and the
@@ -15,7 +16,7 @@ import (
 // fresh raft.db holds the old term and vote and no log.
 func TestPrepareRejoinMovesAsideAndKeepsTheVote(t *testing.T) {
 	dir := t.TempDir()
-	db, err := OpenBoltStore(filepath.Join(dir, LogStoreFile), nil)
+	db, err := raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestPrepareRejoinMovesAsideAndKeepsTheVote(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "myid")); err != nil {
 		t.Fatal("myid moved")
 	}
-	db, err = OpenBoltStore(filepath.Join(dir, LogStoreFile), nil)
+	db, err = raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestPrepareRejoinMovesAsideAndKeepsTheVote(t *testing.T) {
 // open (bolt's lock) is left alone.
 func TestPrepareRejoinRefusesARunningMember(t *testing.T) {
 	dir := t.TempDir()
-	db, err := OpenBoltStore(filepath.Join(dir, LogStoreFile), nil)
+	db, err := raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}
