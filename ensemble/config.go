@@ -123,12 +123,17 @@ type Config struct {
 	leaderNotify func(<-chan bool) <-chan bool
 }
 
+// DefaultSnapshotThreshold is how many log entries a member applies
+// between snapshots when Config.SnapshotThreshold is 0: ZooKeeper's
+// snapCount default.
+const DefaultSnapshotThreshold = 100000
+
 func (c *Config) setDefaults() {
 	if c.TickTime <= 0 {
 		c.TickTime = 2 * time.Second
 	}
 	if c.SnapshotThreshold == 0 {
-		c.SnapshotThreshold = 100000
+		c.SnapshotThreshold = DefaultSnapshotThreshold
 	}
 	if c.CommitTimeout < time.Millisecond {
 		c.CommitTimeout = 50 * time.Millisecond

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/session"
 )
@@ -109,7 +110,7 @@ func DefaultConfig() Config {
 		JAASSection:       "Server",
 		QuorumSASL:        quorumSASL{LearnerContext: "QuorumLearner", ServicePrincipal: "zkquorum/localhost"},
 		ContainerInterval: time.Minute,
-		SnapCount:         100000,
+		SnapCount:         ensemble.DefaultSnapshotThreshold,
 		SnapSizeLimit:     4 << 30, // ZooKeeper's 4194304 KB
 		ServerID:          1,
 		SyncLimit:         5,
