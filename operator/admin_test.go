@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/zkraft/zkraft/internal/cli/jsonshape"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
 )
@@ -141,10 +142,10 @@ func valueShape(t *testing.T, v any) string {
 // adminClientState gives the server what the captured responses were
 // taken with: one session holding an ephemeral /a/e, a data and a child
 // watch on /a and an exists watch on /a/b.
-func adminClientState(t *testing.T, ts *testServer) *rawClient {
+func adminClientState(t *testing.T, ts *testServer) *rawclient.Client {
 	t.Helper()
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	acl := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 	reqs := []struct {
 		op   jute.Op
@@ -158,8 +159,8 @@ func adminClientState(t *testing.T, ts *testServer) *rawClient {
 		{jute.OpExists, &jute.PathWatchRequest{Path: "/a/b", Watch: true}},
 	}
 	for i, r := range reqs {
-		c.request(int32(i+1), r.op, r.body)
-		if h := c.reply(nil); h.Err != jute.OK {
+		c.Request(int32(i+1), r.op, r.body)
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("request %d: %v", i+1, h.Err)
 		}
 	}
@@ -325,8 +326,8 @@ func TestAdminStatefulCommands(t *testing.T) {
 			t.Fatal("connection_stat_reset left counts")
 		}
 	}
-	c.request(100, jute.OpAuth, &jute.AuthPacket{Scheme: "nosuchscheme", Auth: []byte("x")})
-	c.reply(nil)
+	c.Request(100, jute.OpAuth, &jute.AuthPacket{Scheme: "nosuchscheme", Auth: []byte("x")})
+	c.Reply(nil)
 	for _, cmd := range []string{"srvr", "mntr"} {
 		if got := NewAdmin(ts.srv).Response(cmd); !strings.Contains(got, `"auth_failed_count" : 1`) {
 			t.Errorf("%s: auth failure not counted:\n%s", cmd, got)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
@@ -26,8 +27,8 @@ func TestAdminSnapshot(t *testing.T) {
 		c.SuperDigest = acl.DigestID("super", "pw")
 		c.AdminSnapshotInterval = 300 * time.Millisecond
 	})
-	c := dialRaw(t, ts.addr)
-	sess := c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	sess := c.Connect(false)
 	open := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
 	alice := []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: acl.DigestID("alice", "pw")}}}
 	for i, req := range []*jute.CreateRequest{
@@ -40,13 +41,13 @@ func TestAdminSnapshot(t *testing.T) {
 		if req.Flags == jute.FlagContainer {
 			op = jute.OpCreateContainer
 		}
-		c.request(int32(i+1), op, req)
-		if h := c.reply(nil); h.Err != jute.OK {
+		c.Request(int32(i+1), op, req)
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("create %s: %v", req.Path, h.Err)
 		}
 	}
-	c.request(9, jute.OpSetACL, &jute.SetACLRequest{Path: "/", ACL: alice, Version: -1})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c.Request(9, jute.OpSetACL, &jute.SetACLRequest{Path: "/", ACL: alice, Version: -1})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("setACL /: %v", h.Err)
 	}
 
@@ -137,13 +138,13 @@ func TestAdminSnapshotNeedsEveryPermission(t *testing.T) {
 			c.SuperDigest = acl.DigestID("super", "pw")
 			c.AdminSnapshotInterval = time.Millisecond
 		})
-		c := dialRaw(t, ts.addr)
-		c.connect(false)
-		c.request(1, jute.OpSetACL, &jute.SetACLRequest{Path: "/", Version: -1, ACL: []jute.ACL{
+		c := rawclient.Dial(t, ts.addr)
+		c.Connect(false)
+		c.Request(1, jute.OpSetACL, &jute.SetACLRequest{Path: "/", Version: -1, ACL: []jute.ACL{
 			{Perms: jute.PermRead, ID: jute.Id{Scheme: "world", ID: "anyone"}},
 			{Perms: jute.PermAll &^ jute.PermRead, ID: jute.Id{Scheme: "digest", ID: acl.DigestID("alice", "pw")}},
 		}})
-		if h := c.reply(nil); h.Err != jute.OK {
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("setACL /: %v", h.Err)
 		}
 		hs := httptest.NewServer(NewAdmin(ts.srv).Handler("/commands"))

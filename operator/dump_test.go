@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
 )
@@ -23,15 +24,13 @@ var dumpShape = regexp.MustCompile(`^SessionTracker dump:\nSession Sets \(1\)/\(
 // queue do.
 func TestDumpShapedAsZooKeepers(t *testing.T) {
 	ts := startServer(t, func(c *session.Config) { c.TickTime = 2 * time.Second })
-	c := dialRaw(t, ts.addr)
-	resp := c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/e", ACL: openACL, Flags: jute.FlagEphemeral})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c := rawclient.Dial(t, ts.addr)
+	resp := c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/e", ACL: openACL, Flags: jute.FlagEphemeral})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %v", h.Err)
 	}
-	d := dialRaw(t, ts.addr)
-	d.sendRaw([]byte("dump"))
-	out := readAll(t, d)
+	out := rawclient.Word(t, ts.addr, "dump")
 	m := dumpShape.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("dump:\n%s", out)

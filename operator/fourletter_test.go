@@ -1,27 +1,22 @@
 package operator
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
 )
 
 func TestFourLetterWhitelist(t *testing.T) {
 	ts := startServer(t, func(c *session.Config) { c.FourLetterWhitelist = []string{"srvr"} })
-	c := dialRaw(t, ts.addr)
-	c.sendRaw([]byte("ruok"))
-	out := readAll(t, c)
-	if out != "ruok is not executed because it is not in the whitelist.\n" {
+	if out := rawclient.Word(t, ts.addr, "ruok"); out != "ruok is not executed because it is not in the whitelist.\n" {
 		t.Fatalf("got %q", out)
 	}
-	c = dialRaw(t, ts.addr)
-	c.sendRaw([]byte("srvr"))
-	if out := readAll(t, c); !bytes.Contains([]byte(out), []byte("Mode: standalone\n")) {
+	if out := rawclient.Word(t, ts.addr, "srvr"); !strings.Contains(out, "Mode: standalone\n") {
 		t.Fatalf("srvr: %q", out)
 	}
 }
@@ -30,15 +25,11 @@ func TestFourLetterWhitelist(t *testing.T) {
 // from the Debian server), which zkServer.sh, zktop and exporters parse.
 func TestFourLetterFormats(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpGetData, &jute.PathWatchRequest{Path: "/zookeeper", Watch: true})
-	c.reply(nil)
-	word := func(w string) string {
-		c := dialRaw(t, ts.addr)
-		c.sendRaw([]byte(w))
-		return readAll(t, c)
-	}
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpGetData, &jute.PathWatchRequest{Path: "/zookeeper", Watch: true})
+	c.Reply(nil)
+	word := func(w string) string { return rawclient.Word(t, ts.addr, w) }
 	patterns := map[string]string{
 		"srvr": `^Zookeeper version: 3\.\d+\.\d+-\S*, built on .*\nLatency min/avg/max: \d+/\d+\.\d+(E-?\d+)?/\d+\nReceived: \d+\nSent: \d+\nConnections: \d+\nOutstanding: 0\nZxid: 0x[0-9a-f]+\nMode: standalone\nNode count: 5\n$`,
 		"stat": `^Zookeeper version: .*\nClients:\n( /127\.0\.0\.1:\d+\[[01]\]\(queued=\d+,recved=\d+,sent=\d+\)\n)+\nLatency min/avg/max: .*\nReceived: \d+\n`,
@@ -67,17 +58,13 @@ func TestFourLetterFormats(t *testing.T) {
 // ZooKeeper's ServerStats.reset does with its metrics.
 func TestMntrFsyncTimes(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/f", ACL: openACL})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/f", ACL: openACL})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)
 	}
-	word := func(w string) string {
-		c := dialRaw(t, ts.addr)
-		c.sendRaw([]byte(w))
-		return readAll(t, c)
-	}
+	word := func(w string) string { return rawclient.Word(t, ts.addr, w) }
 	shape := regexp.MustCompile(`(?m)^zk_avg_fsynctime\t\d+\.\d+(?:E-?\d+)?\nzk_min_fsynctime\t\d+\nzk_max_fsynctime\t\d+\nzk_cnt_fsynctime\t(\d+)\nzk_sum_fsynctime\t\d+\n`)
 	m := shape.FindStringSubmatch(word("mntr"))
 	if m == nil || m[1] == "0" {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
+	"github.com/zkraft/zkraft/internal/testing/testmember"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -13,18 +15,14 @@ import (
 // with "not currently serving requests", isro with "null", and ruok and
 // envi as usual; with its quorum back it answers normally.
 func TestFourLetterWordsWithoutQuorum(t *testing.T) {
-	nodes := startEnsemble(t, 3)
+	nodes := testmember.Ensemble(t, 3)
 	if nodes == nil {
 		return
 	}
 	survivor := nodes[0]
 	srv := session.New(session.Config{FourLetter: FourLetter{}, TickTime: 200 * time.Millisecond, FourLetterWhitelist: []string{"*"}}, survivor)
-	addr := serveOn(t, srv)
-	ask := func(cmd string) string {
-		c := dialRaw(t, addr)
-		c.sendRaw([]byte(cmd))
-		return readAll(t, c)
-	}
+	addr := testmember.Serve(t, srv)
+	ask := func(cmd string) string { return rawclient.Word(t, addr, cmd) }
 	for !survivor.HasQuorum() {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -34,7 +32,7 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 	if out := ask("isro"); out != "rw" {
 		t.Fatalf("isro with a quorum: %q", out)
 	}
-	loseQuorum(t, survivor, nodes[1], nodes[2])
+	testmember.LoseQuorum(t, survivor, nodes[1], nodes[2])
 	for _, cmd := range []string{"srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "dirs", "wchs", "wchc", "wchp"} {
 		if out := ask(cmd); out != notServing {
 			t.Errorf("%s without a quorum: %q", cmd, out)
@@ -72,22 +70,18 @@ func TestFourLetterWordsWithoutQuorum(t *testing.T) {
 // its majority (readonlymode.enabled) says so: isro "ro", srvr's Mode
 // read-only.
 func TestFourLetterWordsReadOnly(t *testing.T) {
-	nodes := startEnsemble(t, 3)
+	nodes := testmember.Ensemble(t, 3)
 	if nodes == nil {
 		return
 	}
 	survivor := nodes[0]
 	srv := session.New(session.Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true, FourLetter: FourLetter{}, FourLetterWhitelist: []string{"*"}}, survivor)
-	addr := serveOn(t, srv)
-	ask := func(cmd string) string {
-		c := dialRaw(t, addr)
-		c.sendRaw([]byte(cmd))
-		return readAll(t, c)
-	}
+	addr := testmember.Serve(t, srv)
+	ask := func(cmd string) string { return rawclient.Word(t, addr, cmd) }
 	for !survivor.HasQuorum() {
 		time.Sleep(20 * time.Millisecond)
 	}
-	loseQuorum(t, survivor, nodes[1], nodes[2])
+	testmember.LoseQuorum(t, survivor, nodes[1], nodes[2])
 	if out := ask("isro"); out != "ro" {
 		t.Fatalf("isro: %q", out)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -16,8 +17,8 @@ import (
 // the AdminServer's monitor command has it too.
 func TestMntrConnectionRejected(t *testing.T) {
 	ts := startServer(t, func(c *session.Config) { c.MaxClientCnxns = 2 })
-	kept := dialRaw(t, ts.addr)
-	kept.connect(false)
+	kept := rawclient.Dial(t, ts.addr)
+	kept.Connect(false)
 	over := make([]net.Conn, 0, 2)
 	for range 3 {
 		c, err := net.Dial("tcp", ts.addr)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 )
 
 // flakyListener fails its first accepts with errs (what a process out of
@@ -76,8 +77,8 @@ func TestServeSurvivesAcceptErrors(t *testing.T) {
 		acceptErrno(syscall.ECONNABORTED), acceptErrno(syscall.ENOBUFS),
 	}}
 	srv, served := startServerOn(t, fl, nil)
-	c := dialRaw(t, ln.Addr().String())
-	if resp := c.connect(false); resp.SessionID == 0 {
+	c := rawclient.Dial(t, ln.Addr().String())
+	if resp := c.Connect(false); resp.SessionID == 0 {
 		t.Fatal("no session after the accept errors")
 	}
 	select {
@@ -108,10 +109,10 @@ func TestRefusalsLoggedOncePerInterval(t *testing.T) {
 		c.Logger = zap.New(core)
 	})
 	addr := ln.Addr().String()
-	dialRaw(t, addr).connect(false)
+	rawclient.Dial(t, addr).Connect(false)
 	const refused = 20
 	for range refused {
-		dialRaw(t, addr).expectClosed()
+		rawclient.Dial(t, addr).ExpectClosed()
 	}
 	if got := srv.Rejections().Total(); got != refused {
 		t.Errorf("connection_rejected = %d, want %d", got, refused)
@@ -134,10 +135,10 @@ func TestConnLimit(t *testing.T) {
 		}
 	}
 	ts := startServer(t, func(c *Config) { c.ConnLimit = 2 })
-	a, b := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
-	a.connect(false)
-	b.connect(false)
-	dialRaw(t, ts.addr).expectClosed()
+	a, b := rawclient.Dial(t, ts.addr), rawclient.Dial(t, ts.addr)
+	a.Connect(false)
+	b.Connect(false)
+	rawclient.Dial(t, ts.addr).ExpectClosed()
 	if got := ts.srv.Rejections().Total(); got != 1 {
 		t.Errorf("connection_rejected = %d, want 1", got)
 	}

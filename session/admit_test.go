@@ -1,11 +1,12 @@
 package session
 
 import (
-	"bufio"
 	"errors"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 )
 
 // TestConnectionLimits: maxCnxns bounds the connections in all and
@@ -21,25 +22,25 @@ func TestConnectionLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, tc.mutate)
-			a, b := dialRaw(t, ts.addr), dialRaw(t, ts.addr)
-			a.connect(false)
-			b.connect(false)
-			third := dialRaw(t, ts.addr)
-			third.expectClosed()
+			a, b := rawclient.Dial(t, ts.addr), rawclient.Dial(t, ts.addr)
+			a.Connect(false)
+			b.Connect(false)
+			third := rawclient.Dial(t, ts.addr)
+			third.ExpectClosed()
 
-			a.nc.Close()
+			a.Conn.Close()
 			deadline := time.Now().Add(5 * time.Second)
 			for {
 				nc, err := net.DialTimeout("tcp", ts.addr, time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
+				c := rawclient.New(t, nc)
 				_ = nc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 				one := make([]byte, 1)
 				var ne net.Error
 				if _, err := nc.Read(one); errors.As(err, &ne) && ne.Timeout() {
-					c.connect(false) // still open: admitted
+					c.Connect(false) // still open: admitted
 					nc.Close()
 					return
 				}

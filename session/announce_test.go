@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
+	"github.com/zkraft/zkraft/internal/testing/testmember"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -14,26 +16,26 @@ import (
 // the log, that this member now holds it. Counted on another member, which
 // applies every announcement.
 func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
-	nodes := startEnsemble(t, 3)
+	nodes := testmember.Ensemble(t, 3)
 	if nodes == nil {
 		return
 	}
 	var moved atomic.Int64
 	nodes[1].SetHooks(backend.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
 	srv := New(Config{TickTime: 200 * time.Millisecond}, nodes[0])
-	addr := serveOn(t, srv)
+	addr := testmember.Serve(t, srv)
 
 	created := make([]jute.ConnectResponse, 3)
 	for i := range created {
-		created[i] = dialRaw(t, addr).connect(false)
+		created[i] = rawclient.Dial(t, addr).Connect(false)
 		if created[i].SessionID == 0 {
 			t.Fatalf("session %d not created", i)
 		}
 	}
-	resumed := dialRaw(t, addr)
-	resumed.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: created[0].SessionID, Passwd: created[0].Passwd})
+	resumed := rawclient.Dial(t, addr)
+	resumed.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: created[0].SessionID, Passwd: created[0].Passwd})
 	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(resumed.frame(), &resp); err != nil || resp.SessionID != created[0].SessionID {
+	if err := jute.Unmarshal(resumed.Frame(), &resp); err != nil || resp.SessionID != created[0].SessionID {
 		t.Fatalf("resume: %+v %v", resp, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -44,24 +45,24 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 		perConn  = 4 << 20 // the per-connection limit and one 1 MB reply, with room
 	)
 	ts := startServer(t)
-	setup := dialRaw(t, ts.addr)
-	setup.connect(false)
-	setup.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
-	setup.request(2, jute.OpCreate, &jute.CreateRequest{Path: "/small", Data: []byte("s"), ACL: openACL})
+	setup := rawclient.Dial(t, ts.addr)
+	setup.Connect(false)
+	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
+	setup.Request(2, jute.OpCreate, &jute.CreateRequest{Path: "/small", Data: []byte("s"), ACL: openACL})
 	for i := 0; i < 2; i++ {
-		if h := setup.reply(nil); h.Err != jute.OK {
+		if h := setup.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("create: %+v", h)
 		}
 	}
 	base := heapInUse()
 
 	var wg sync.WaitGroup
-	clients := make([]*rawClient, flooders)
+	clients := make([]*rawclient.Client, flooders)
 	for i := range clients {
-		clients[i] = dialRaw(t, ts.addr)
-		clients[i].connect(false)
+		clients[i] = rawclient.Dial(t, ts.addr)
+		clients[i].Connect(false)
 		wg.Add(1)
-		go func(c *rawClient) {
+		go func(c *rawclient.Client) {
 			defer wg.Done()
 			floodGetData(c, "/big", false, 300, 1, 3*time.Second)
 		}(clients[i])
@@ -72,8 +73,8 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for i := int32(1); time.Now().Before(deadline); i++ {
 		start := time.Now()
-		setup.request(10+i, jute.OpGetData, &jute.PathWatchRequest{Path: "/small"})
-		if h := setup.reply(nil); h.Err != jute.OK || h.Xid != 10+i {
+		setup.Request(10+i, jute.OpGetData, &jute.PathWatchRequest{Path: "/small"})
+		if h := setup.Reply(nil); h.Err != jute.OK || h.Xid != 10+i {
 			t.Fatalf("getData of another client: %+v", h)
 		}
 		if d := time.Since(start); d > 2*time.Second {
@@ -94,7 +95,7 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 	}
 
 	for _, c := range clients {
-		c.nc.Close()
+		c.Conn.Close()
 	}
 	wg.Wait()
 	released := time.Now().Add(5 * time.Second)
@@ -115,10 +116,10 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 // every reply, in order, and the watch events its reads set.
 func TestAuditPausedReaderLosesNothing(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)
 	}
 	const n = 40
@@ -130,16 +131,16 @@ func TestAuditPausedReaderLosesNothing(t *testing.T) {
 	if ts.srv.backlog.stalls.Load() == 0 {
 		t.Fatal("the reader of a client that does not read never paused")
 	}
-	other := dialRaw(t, ts.addr)
-	other.connect(false)
-	other.request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/big", Data: []byte("x"), Version: -1})
-	if h := other.reply(nil); h.Err != jute.OK {
+	other := rawclient.Dial(t, ts.addr)
+	other.Connect(false)
+	other.Request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/big", Data: []byte("x"), Version: -1})
+	if h := other.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("setData: %+v", h)
 	}
 	var got []int32
 	sawEvent := false
 	for len(got) < n || !sawEvent {
-		h := c.reply(nil)
+		h := c.Reply(nil)
 		if h.Xid == jute.XidNotification {
 			sawEvent = true
 			continue

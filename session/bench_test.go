@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -50,13 +51,13 @@ func BenchmarkSessionCycle(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c := dialRaw(b, ts.addr)
-		c.connect(false)
-		c.request(1, jute.OpCloseSession, nil)
-		if h := c.reply(nil); h.Err != jute.OK {
+		c := rawclient.Dial(b, ts.addr)
+		c.Connect(false)
+		c.Request(1, jute.OpCloseSession, nil)
+		if h := c.Reply(nil); h.Err != jute.OK {
 			b.Fatalf("closeSession: %+v", h)
 		}
-		c.nc.Close()
+		c.Conn.Close()
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -111,8 +112,8 @@ func TestAuditBigReadsNobodyCollects(t *testing.T) {
 	ts := seededBigDir(t, kids, &waits)
 
 	// A prober writes all along: each create needs the FSM's write lock.
-	prober := dialRaw(t, ts.addr)
-	prober.connect(false)
+	prober := rawclient.Dial(t, ts.addr)
+	prober.Connect(false)
 	var probeLat waitLog
 	probeLat.on.Store(true)
 	stopProbe := make(chan struct{})
@@ -126,8 +127,8 @@ func TestAuditBigReadsNobodyCollects(t *testing.T) {
 			default:
 			}
 			start := time.Now()
-			prober.request(i, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/probe-%d", i), ACL: openACL})
-			if h := prober.reply(nil); h.Err != jute.OK {
+			prober.Request(i, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/probe-%d", i), ACL: openACL})
+			if h := prober.Reply(nil); h.Err != jute.OK {
 				t.Errorf("probe create: %+v", h)
 				return
 			}
@@ -138,18 +139,18 @@ func TestAuditBigReadsNobodyCollects(t *testing.T) {
 
 	waits.on.Store(true)
 	before := ts.srv.Stats().PacketsReceived
-	flood := make([]*rawClient, flooders)
+	flood := make([]*rawclient.Client, flooders)
 	for i := range flood {
-		c := dialRaw(t, ts.addr)
-		c.connect(false)
+		c := rawclient.Dial(t, ts.addr)
+		c.Connect(false)
 		for x := int32(1); x <= perFloods; x++ {
-			c.request(x, jute.OpGetChildren, &jute.PathWatchRequest{Path: "/big"})
+			c.Request(x, jute.OpGetChildren, &jute.PathWatchRequest{Path: "/big"})
 		}
 		flood[i] = c
 	}
 	time.Sleep(2 * time.Second)
 	for _, c := range flood {
-		c.nc.Close()
+		c.Conn.Close()
 	}
 	time.Sleep(2 * time.Second)
 	close(stopProbe)
@@ -202,10 +203,10 @@ func TestLongReadsLetTheLockGo(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close(); node.Close() })
 
-	c := dialRaw(t, ln.Addr().String())
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c := rawclient.Dial(t, ln.Addr().String())
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatal(h)
 	}
 	const paths = 5 * relockEvery
@@ -215,18 +216,18 @@ func TestLongReadsLetTheLockGo(t *testing.T) {
 	}
 	sw.DataWatches = []string{"/w"}
 	before := be.holds.Load()
-	c.request(jute.XidSetWatches, jute.OpSetWatches, sw)
-	if h := c.reply(nil); h.Err != jute.OK {
+	c.Request(jute.XidSetWatches, jute.OpSetWatches, sw)
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("setWatches: %+v", h)
 	}
 	if got := be.holds.Load() - before; got < paths/relockEvery {
 		t.Errorf("a SetWatches of %d paths took the read lock %d times, want at least %d", paths+1, got, paths/relockEvery)
 	}
 	// Every watch was registered: creating one of the paths fires it.
-	c.request(2, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/w/absent-%d", paths-1), ACL: openACL})
+	c.Request(2, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/w/absent-%d", paths-1), ACL: openACL})
 	var gotEvent, gotReply bool
 	for !gotEvent || !gotReply {
-		r := jute.NewReader(c.frame())
+		r := jute.NewReader(c.Frame())
 		var h jute.ReplyHeader
 		var ev jute.WatcherEvent
 		if h.Decode(r) != nil {
@@ -245,9 +246,9 @@ func TestLongReadsLetTheLockGo(t *testing.T) {
 		mr.Ops = append(mr.Ops, jute.MultiOp{Type: jute.OpGetData, Req: &jute.PathWatchRequest{Path: "/w"}})
 	}
 	before = be.holds.Load()
-	c.request(3, jute.OpMultiRead, mr)
+	c.Request(3, jute.OpMultiRead, mr)
 	var resp jute.MultiResponse
-	if h := c.reply(&resp); h.Err != jute.OK || len(resp.Results) != paths {
+	if h := c.Reply(&resp); h.Err != jute.OK || len(resp.Results) != paths {
 		t.Fatalf("multiRead: %+v, %d results", h, len(resp.Results))
 	}
 	if got := be.holds.Load() - before; got < paths/relockEvery {

@@ -3,6 +3,8 @@ package session
 import (
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 )
 
 // TestConnectionListsDuringHandshakes lists the connections (Connections,
@@ -30,8 +32,8 @@ func TestConnectionListsDuringHandshakes(t *testing.T) {
 		}
 	}()
 	for range 40 {
-		c := dialRaw(t, ts.addr)
-		if resp := c.connect(false); resp.SessionID == 0 {
+		c := rawclient.Dial(t, ts.addr)
+		if resp := c.Connect(false); resp.SessionID == 0 {
 			t.Fatal("no session")
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -60,19 +61,19 @@ func FuzzDispatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		fuzzOnce.Do(func() { fuzzServer = startSharedServer() })
-		c := dialRaw(t, fuzzServer.addr)
-		c.connect(false)
+		c := rawclient.Dial(t, fuzzServer.addr)
+		c.Connect(false)
 		var w jute.Writer
 		at := jute.BeginFrame(&w)
 		w.Raw(frame)
 		jute.EndFrame(&w, at)
-		c.sendRaw(w.Buf)
+		c.SendRaw(w.Buf)
 		// Drain whatever comes back until the server answers a ping or
 		// closes; either is fine.
-		c.request(jute.XidPing, jute.OpPing, nil)
-		_ = c.nc.SetReadDeadline(time.Now().Add(3 * time.Second))
+		c.Request(jute.XidPing, jute.OpPing, nil)
+		_ = c.Conn.SetReadDeadline(time.Now().Add(3 * time.Second))
 		for {
-			b, err := jute.ReadFrame(c.br, nil, 1<<24)
+			b, err := jute.ReadFrame(c.Reader, nil, 1<<24)
 			if err != nil {
 				if ne, ok := err.(net.Error); ok && ne.Timeout() {
 					t.Fatal("server neither answered nor closed")
@@ -84,10 +85,10 @@ func FuzzDispatch(f *testing.F) {
 				break
 			}
 		}
-		probe := dialRaw(t, fuzzServer.addr)
-		probe.connect(false)
-		probe.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
-		if h := probe.reply(nil); h.Err != jute.OK {
+		probe := rawclient.Dial(t, fuzzServer.addr)
+		probe.Connect(false)
+		probe.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+		if h := probe.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("server harmed: %+v", h)
 		}
 	})

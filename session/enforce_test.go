@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -12,24 +13,24 @@ import (
 // ZooKeeper's AuthenticationHelper does.
 func TestEnforcedAuthentication(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.EnforceAuthSchemes = []string{"digest"} })
-	ok := dialRaw(t, ts.addr)
-	ok.connect(false)
-	ok.request(-4, jute.OpAuth, &jute.AuthPacket{Type: 0, Scheme: "digest", Auth: []byte("u:p")})
-	if h := ok.reply(nil); h.Err != jute.OK {
+	ok := rawclient.Dial(t, ts.addr)
+	ok.Connect(false)
+	ok.Request(-4, jute.OpAuth, &jute.AuthPacket{Type: 0, Scheme: "digest", Auth: []byte("u:p")})
+	if h := ok.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("auth: %v", h.Err)
 	}
-	ok.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
-	if h := ok.reply(nil); h.Err != jute.OK {
+	ok.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
+	if h := ok.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("authenticated exists: %v", h.Err)
 	}
 
-	no := dialRaw(t, ts.addr)
-	no.connect(false)
-	no.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
-	if h := no.reply(nil); h.Err != jute.ErrSessionClosedNoSASL || h.Xid != 1 {
+	no := rawclient.Dial(t, ts.addr)
+	no.Connect(false)
+	no.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
+	if h := no.Reply(nil); h.Err != jute.ErrSessionClosedNoSASL || h.Xid != 1 {
 		t.Fatalf("unauthenticated exists: %+v", h)
 	}
-	no.expectClosed()
+	no.ExpectClosed()
 }
 
 // TestSASLFailure: a failed SASL exchange is answered AuthFailed and the
@@ -53,22 +54,22 @@ func TestSASLFailure(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, func(c *Config) { c.SASLUsers = map[string]string{"bob": "secret"}; tc.mutate(c) })
-			c := dialRaw(t, ts.addr)
-			c.connect(false)
-			c.request(1, jute.OpSASL, &jute.GetSASLRequest{Token: []byte{}}) // the challenge
-			if h := c.reply(&jute.SetSASLResponse{}); h.Err != jute.OK {
+			c := rawclient.Dial(t, ts.addr)
+			c.Connect(false)
+			c.Request(1, jute.OpSASL, &jute.GetSASLRequest{Token: []byte{}}) // the challenge
+			if h := c.Reply(&jute.SetSASLResponse{}); h.Err != jute.OK {
 				t.Fatalf("challenge: %v", h.Err)
 			}
-			c.request(2, jute.OpSASL, &jute.GetSASLRequest{Token: badToken})
-			if h := c.reply(nil); h.Err != tc.want {
+			c.Request(2, jute.OpSASL, &jute.GetSASLRequest{Token: badToken})
+			if h := c.Reply(nil); h.Err != tc.want {
 				t.Fatalf("bad response: %v, want %v", h.Err, tc.want)
 			}
 			if !tc.survives {
-				c.expectClosed()
+				c.ExpectClosed()
 				return
 			}
-			c.request(3, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
-			if h := c.reply(nil); h.Err != jute.OK {
+			c.Request(3, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
+			if h := c.Reply(nil); h.Err != jute.OK {
 				t.Fatalf("exists after the failure: %v", h.Err)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -13,26 +14,26 @@ import (
 func TestFirstFrameTimeout(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.FirstFrameTimeout = 200 * time.Millisecond })
 
-	silent := dialRaw(t, ts.addr)
+	silent := rawclient.Dial(t, ts.addr)
 	start := time.Now()
-	silent.expectClosed()
+	silent.ExpectClosed()
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("silent connection closed after %v", d)
 	}
 
 	// Half a ConnectRequest is not enough either.
-	partial := dialRaw(t, ts.addr)
-	partial.sendRaw([]byte{0, 0, 0, 44, 0, 0})
-	partial.expectClosed()
+	partial := rawclient.Dial(t, ts.addr)
+	partial.SendRaw([]byte{0, 0, 0, 44, 0, 0})
+	partial.ExpectClosed()
 
-	c := dialRaw(t, ts.addr)
+	c := rawclient.Dial(t, ts.addr)
 	time.Sleep(100 * time.Millisecond) // within the timeout
-	if resp := c.connect(false); resp.SessionID == 0 {
+	if resp := c.Connect(false); resp.SessionID == 0 {
 		t.Fatal("no session")
 	}
 	time.Sleep(500 * time.Millisecond) // past it: the session is not bound by it
-	c.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
-	if h := c.reply(&jute.StatResponse{}); h.Err != jute.OK || h.Xid != 1 {
+	c.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+	if h := c.Reply(&jute.StatResponse{}); h.Err != jute.OK || h.Xid != 1 {
 		t.Fatalf("exists after a quiet spell: %+v", h)
 	}
 }

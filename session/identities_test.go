@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -14,16 +15,16 @@ import (
 // setData, grew the data directory by ~440 MB.
 func TestWritesDoNotCarryIdentities(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	user := strings.Repeat("u", 4000)
-	c.request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(user + ":pw")})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c.Request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(user + ":pw")})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("addauth: %v", h.Err)
 	}
 	for i := int32(1); i <= 40; i++ {
-		c.request(i, jute.OpSetData, &jute.SetDataRequest{Path: "/missing", Data: []byte("x"), Version: -1})
-		if h := c.reply(nil); h.Err != jute.ErrNoNode {
+		c.Request(i, jute.OpSetData, &jute.SetDataRequest{Path: "/missing", Data: []byte("x"), Version: -1})
+		if h := c.Reply(nil); h.Err != jute.ErrNoNode {
 			t.Fatalf("setData %d: %v", i, h.Err)
 		}
 		if last, _, _ := ts.node.ProposalSizes(); last > 200 {
@@ -43,25 +44,25 @@ func TestWritesDoNotCarryIdentities(t *testing.T) {
 // identity bounds fails as a failed auth does (AuthFailed, closed).
 func TestIdentityBounds(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	huge := strings.Repeat("u", znode.MaxIdentityBytes) + ":pw"
-	c.request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(huge)})
-	if h := c.reply(nil); h.Err != jute.ErrAuthFailed {
+	c.Request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte(huge)})
+	if h := c.Reply(nil); h.Err != jute.ErrAuthFailed {
 		t.Fatalf("addauth of %d bytes: %v", len(huge), h.Err)
 	}
-	c.expectClosed()
+	c.ExpectClosed()
 
-	c = dialRaw(t, ts.addr)
-	c.connect(false)
+	c = rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	for i := 1; i < znode.MaxIdentities; i++ { // the ip identity is the first
-		c.request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("user" + string(rune('A'+i)) + ":pw")})
-		if h := c.reply(nil); h.Err != jute.OK {
+		c.Request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("user" + string(rune('A'+i)) + ":pw")})
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("addauth %d: %v", i, h.Err)
 		}
 	}
-	c.request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("one-too-many:pw")})
-	if h := c.reply(nil); h.Err != jute.ErrAuthFailed {
+	c.Request(jute.XidAuth, jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("one-too-many:pw")})
+	if h := c.Reply(nil); h.Err != jute.ErrAuthFailed {
 		t.Fatalf("addauth past %d identities: %v", znode.MaxIdentities, h.Err)
 	}
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"errors"
 	"net"
 	"os"
@@ -9,22 +8,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
 // dialInProcess opens an in-process connection to ts as from remoteIP.
-func dialInProcess(t testing.TB, ts *testServer, remoteIP string) *rawClient {
+func dialInProcess(t testing.TB, ts *testServer, remoteIP string) *rawclient.Client {
 	t.Helper()
 	nc, err := ts.srv.DialInProcess(remoteIP)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
+	return rawclient.New(t, nc)
 }
 
 // dialFrom opens a TCP connection to addr from the loopback address src.
-func dialFrom(t testing.TB, src, addr string) *rawClient {
+func dialFrom(t testing.TB, src, addr string) *rawclient.Client {
 	t.Helper()
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 	nc, err := d.Dial("tcp", addr)
@@ -32,7 +32,7 @@ func dialFrom(t testing.TB, src, addr string) *rawClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
+	return rawclient.New(t, nc)
 }
 
 // TestInProcessConnsTakeNoSlots: in-process connections (the console's)
@@ -43,26 +43,26 @@ func dialFrom(t testing.TB, src, addr string) *rawClient {
 // 127.0.0.1's slots).
 func TestInProcessConnsTakeNoSlots(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.MaxClientCnxns, c.MaxCnxns = 2, 3 })
-	var inproc []*rawClient
+	var inproc []*rawclient.Client
 	for range 20 {
 		c := dialInProcess(t, ts, "127.0.0.1")
-		if resp := c.connect(false); resp.SessionID == 0 {
+		if resp := c.Connect(false); resp.SessionID == 0 {
 			t.Fatal("an in-process connection got no session")
 		}
 		inproc = append(inproc, c)
 	}
 	a, b := dialFrom(t, "127.0.0.1", ts.addr), dialFrom(t, "127.0.0.1", ts.addr)
-	a.connect(false)
-	b.connect(false)
-	dialFrom(t, "127.0.0.1", ts.addr).expectClosed() // maxClientCnxns
-	dialFrom(t, "127.0.0.2", ts.addr).connect(false)
-	dialFrom(t, "127.0.0.3", ts.addr).expectClosed() // maxCnxns
+	a.Connect(false)
+	b.Connect(false)
+	dialFrom(t, "127.0.0.1", ts.addr).ExpectClosed() // maxClientCnxns
+	dialFrom(t, "127.0.0.2", ts.addr).Connect(false)
+	dialFrom(t, "127.0.0.3", ts.addr).ExpectClosed() // maxCnxns
 	if n := ts.srv.NumConnections(); n != 23 {
 		t.Fatalf("%d connections, want 3 from the listener and 20 in-process", n)
 	}
 
 	for _, c := range inproc {
-		c.nc.Close()
+		c.Conn.Close()
 	}
 	waitFor(t, "the in-process connections are torn down", func() bool { return ts.srv.NumConnections() == 3 })
 	ts.srv.mu.Lock()
@@ -71,7 +71,7 @@ func TestInProcessConnsTakeNoSlots(t *testing.T) {
 	if perIP != 2 {
 		t.Fatalf("127.0.0.1 counted %d connections after the in-process ones closed, want 2", perIP)
 	}
-	dialFrom(t, "127.0.0.1", ts.addr).expectClosed()
+	dialFrom(t, "127.0.0.1", ts.addr).ExpectClosed()
 }
 
 // TestInProcessIdentity: an in-process connection's ip identity is the
@@ -81,27 +81,27 @@ func TestInProcessConnsTakeNoSlots(t *testing.T) {
 // address.
 func TestInProcessIdentity(t *testing.T) {
 	ts := startServer(t)
-	setup := dialRaw(t, ts.addr)
-	setup.connect(false)
+	setup := rawclient.Dial(t, ts.addr)
+	setup.Connect(false)
 	only := []jute.ACL{{Perms: jute.PermRead, ID: jute.Id{Scheme: "ip", ID: "10.1.2.3"}}}
-	setup.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/browser", Data: []byte("b"), ACL: only})
-	if h := setup.reply(nil); h.Err != jute.OK {
+	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/browser", Data: []byte("b"), ACL: only})
+	if h := setup.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)
 	}
-	read := func(c *rawClient) jute.ErrCode {
-		c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/browser"})
-		return c.reply(&jute.GetDataResponse{}).Err
+	read := func(c *rawclient.Client) jute.ErrCode {
+		c.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/browser"})
+		return c.Reply(&jute.GetDataResponse{}).Err
 	}
 	if err := read(setup); err != jute.ErrNoAuth {
 		t.Fatalf("a loopback client read ip:10.1.2.3's node: %v", err)
 	}
 	loop := dialInProcess(t, ts, "127.0.0.1")
-	loop.connect(false)
+	loop.Connect(false)
 	if err := read(loop); err != jute.ErrNoAuth {
 		t.Fatalf("an in-process session from 127.0.0.1 read ip:10.1.2.3's node: %v", err)
 	}
 	browser := dialInProcess(t, ts, "10.1.2.3")
-	browser.connect(false)
+	browser.Connect(false)
 	if err := read(browser); err != jute.OK {
 		t.Fatalf("an in-process session from 10.1.2.3: %v", err)
 	}
@@ -121,18 +121,18 @@ func TestInProcessIdentity(t *testing.T) {
 func TestInProcessConnLifecycle(t *testing.T) {
 	ts := startServer(t)
 	c := dialInProcess(t, ts, "192.0.2.1")
-	c.connect(false)
+	c.Connect(false)
 	time.Sleep(parkAfter + 200*time.Millisecond)
-	c.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
-	if h := c.reply(&jute.StatResponse{}); h.Err != jute.OK || h.Xid != 1 {
+	c.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/zookeeper"})
+	if h := c.Reply(&jute.StatResponse{}); h.Err != jute.OK || h.Xid != 1 {
 		t.Fatalf("exists after an idle while: %+v", h)
 	}
 	ts.srv.DropClients("test")
-	c.expectClosed()
+	c.ExpectClosed()
 	waitFor(t, "the dropped connection is torn down", func() bool { return ts.srv.NumConnections() == 0 })
 
 	open := dialInProcess(t, ts, "192.0.2.1")
-	open.connect(false)
+	open.Connect(false)
 	closed := make(chan struct{})
 	go func() { ts.srv.Close(); close(closed) }()
 	select {
@@ -140,7 +140,7 @@ func TestInProcessConnLifecycle(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not finish an open in-process connection")
 	}
-	open.expectClosed()
+	open.ExpectClosed()
 	if _, err := ts.srv.DialInProcess("192.0.2.1"); !errors.Is(err, ErrServerClosed) {
 		t.Fatalf("DialInProcess after Close: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestInProcessConnsHoldNoFD(t *testing.T) {
 		t.Skip("no /proc/self/fd here")
 	}
 	ts := startServer(t)
-	dialInProcess(t, ts, "192.0.2.1").connect(false) // the server's first-use goroutines and fds
+	dialInProcess(t, ts, "192.0.2.1").Connect(false) // the server's first-use goroutines and fds
 	fds := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {
@@ -164,7 +164,7 @@ func TestInProcessConnsHoldNoFD(t *testing.T) {
 	}
 	before := fds()
 	for range 50 {
-		dialInProcess(t, ts, "192.0.2.1").connect(false)
+		dialInProcess(t, ts, "192.0.2.1").Connect(false)
 	}
 	if n := fds() - before; n > 5 {
 		t.Fatalf("50 in-process sessions hold %d more file descriptors", n)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -37,33 +38,33 @@ func TestParkedConnectionServes(t *testing.T) {
 	if ts.srv.parker == nil {
 		t.Skip("no parker on this platform")
 	}
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("a"), ACL: openACL})
-	c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/p", Watch: true})
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("a"), ACL: openACL})
+	c.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/p", Watch: true})
 	for i := 0; i < 2; i++ {
-		if h := c.reply(nil); h.Err != jute.OK {
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("%+v", h)
 		}
 	}
 	waitFor(t, "the idle connection is parked", func() bool { return parkedCount(ts.srv) == 1 })
 
-	other := dialRaw(t, ts.addr)
-	other.connect(false)
-	other.request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte("b"), Version: -1})
-	if h := other.reply(nil); h.Err != jute.OK {
+	other := rawclient.Dial(t, ts.addr)
+	other.Connect(false)
+	other.Request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte("b"), Version: -1})
+	if h := other.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("setData: %+v", h)
 	}
-	if h := c.reply(nil); h.Xid != jute.XidNotification {
+	if h := c.Reply(nil); h.Xid != jute.XidNotification {
 		t.Fatalf("the parked connection got %+v, want its watch event", h)
 	}
 	var resp jute.GetDataResponse
-	c.request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
-	if h := c.reply(&resp); h.Err != jute.OK || h.Xid != 3 || string(resp.Data) != "b" {
+	c.Request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
+	if h := c.Reply(&resp); h.Err != jute.OK || h.Xid != 3 || string(resp.Data) != "b" {
 		t.Fatalf("getData after parking: %+v %q", h, resp.Data)
 	}
 	waitFor(t, "both idle connections are parked", func() bool { return parkedCount(ts.srv) == 2 })
-	c.nc.Close()
+	c.Conn.Close()
 	waitFor(t, "the closed connection is torn down", func() bool {
 		ts.srv.mu.Lock()
 		defer ts.srv.mu.Unlock()
@@ -76,7 +77,7 @@ func TestParkedConnectionServes(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not finish a parked connection")
 	}
-	other.expectClosed()
+	other.ExpectClosed()
 }
 
 // TestParkedConnectionsHoldNoGoroutine: idle connections cost no
@@ -89,7 +90,7 @@ func TestParkedConnectionsHoldNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	const n = 50
 	for i := 0; i < n; i++ {
-		dialRaw(t, ts.addr).connect(false)
+		rawclient.Dial(t, ts.addr).Connect(false)
 	}
 	waitFor(t, "every idle connection is parked", func() bool { return parkedCount(ts.srv) == n })
 	time.Sleep(50 * time.Millisecond)

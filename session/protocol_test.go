@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
 func TestHandshakeMirrorsReadOnlyByte(t *testing.T) {
 	ts := startServer(t)
 	for _, ro := range []bool{false, true} {
-		c := dialRaw(t, ts.addr)
-		c.send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), HasReadOnly: ro})
-		frame := c.frame()
+		c := rawclient.Dial(t, ts.addr)
+		c.Send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), HasReadOnly: ro})
+		frame := c.Frame()
 		want := 4 + 4 + 8 + 4 + 16
 		if ro {
 			want++
@@ -39,10 +40,10 @@ func TestHandshakeMirrorsReadOnlyByte(t *testing.T) {
 func TestSessionTimeoutNegotiated(t *testing.T) {
 	ts := startServer(t) // tick 200ms: bounds 400..4000
 	for _, tc := range []struct{ ask, want int32 }{{10, 400}, {1000, 1000}, {60000, 4000}} {
-		c := dialRaw(t, ts.addr)
-		c.send(&jute.ConnectRequest{TimeOut: tc.ask, Passwd: make([]byte, 16)})
+		c := rawclient.Dial(t, ts.addr)
+		c.Send(&jute.ConnectRequest{TimeOut: tc.ask, Passwd: make([]byte, 16)})
 		var resp jute.ConnectResponse
-		if err := jute.Unmarshal(c.frame(), &resp); err != nil {
+		if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
 			t.Fatal(err)
 		}
 		if resp.TimeOut != tc.want {
@@ -53,8 +54,8 @@ func TestSessionTimeoutNegotiated(t *testing.T) {
 
 func TestPasswordsAreRandom(t *testing.T) {
 	ts := startServer(t)
-	a := dialRaw(t, ts.addr).connect(false)
-	b := dialRaw(t, ts.addr).connect(false)
+	a := rawclient.Dial(t, ts.addr).Connect(false)
+	b := rawclient.Dial(t, ts.addr).Connect(false)
 	if bytes.Equal(a.Passwd, b.Passwd) || bytes.Equal(a.Passwd, make([]byte, 16)) {
 		t.Fatalf("passwords not random: %x %x", a.Passwd, b.Passwd)
 	}
@@ -62,10 +63,10 @@ func TestPasswordsAreRandom(t *testing.T) {
 
 func TestPingRepliesWithLastZxid(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(jute.XidPing, jute.OpPing, nil)
-	h := c.reply(nil)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(jute.XidPing, jute.OpPing, nil)
+	h := c.Reply(nil)
 	if h.Xid != jute.XidPing || h.Err != jute.OK || h.Zxid != ts.node.LastZxid() {
 		t.Fatalf("ping reply %+v, last zxid %d", h, ts.node.LastZxid())
 	}
@@ -76,24 +77,24 @@ func TestPingRepliesWithLastZxid(t *testing.T) {
 // exactly the writes before it.
 func TestPipelinedRepliesInOrder(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("0"), ACL: openACL})
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("0"), ACL: openACL})
 	const n = 200
 	for i := 0; i < n; i++ {
-		c.request(int32(2+2*i), jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte(fmt.Sprint(i + 1)), Version: -1})
-		c.request(int32(3+2*i), jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
+		c.Request(int32(2+2*i), jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte(fmt.Sprint(i + 1)), Version: -1})
+		c.Request(int32(3+2*i), jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
 	}
-	if h := c.reply(nil); h.Xid != 1 || h.Err != jute.OK {
+	if h := c.Reply(nil); h.Xid != 1 || h.Err != jute.OK {
 		t.Fatalf("create reply %+v", h)
 	}
 	for i := 0; i < n; i++ {
 		var set jute.StatResponse
-		if h := c.reply(&set); h.Xid != int32(2+2*i) || h.Err != jute.OK {
+		if h := c.Reply(&set); h.Xid != int32(2+2*i) || h.Err != jute.OK {
 			t.Fatalf("reply %d: %+v", 2+2*i, h)
 		}
 		var get jute.GetDataResponse
-		h := c.reply(&get)
+		h := c.Reply(&get)
 		if h.Xid != int32(3+2*i) || h.Err != jute.OK {
 			t.Fatalf("reply %d: %+v", 3+2*i, h)
 		}
@@ -108,13 +109,13 @@ func TestPipelinedRepliesInOrder(t *testing.T) {
 
 func TestLinearizableReadsKeepOrder(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.LinearizableReads = true })
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/l", Data: []byte("0"), ACL: openACL})
-	c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
-	c.request(3, jute.OpSetData, &jute.SetDataRequest{Path: "/l", Data: []byte("1"), Version: -1})
-	c.request(4, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
-	c.request(jute.XidPing, jute.OpPing, nil)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/l", Data: []byte("0"), ACL: openACL})
+	c.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
+	c.Request(3, jute.OpSetData, &jute.SetDataRequest{Path: "/l", Data: []byte("1"), Version: -1})
+	c.Request(4, jute.OpGetData, &jute.PathWatchRequest{Path: "/l"})
+	c.Request(jute.XidPing, jute.OpPing, nil)
 	want := []struct {
 		xid  int32
 		data string
@@ -125,7 +126,7 @@ func TestLinearizableReadsKeepOrder(t *testing.T) {
 		if w.data != "" {
 			body = &get
 		}
-		h := c.reply(body)
+		h := c.Reply(body)
 		if h.Xid != w.xid || h.Err != jute.OK || string(get.Data) != w.data {
 			t.Fatalf("reply %+v data %q, want xid %d data %q", h, get.Data, w.xid, w.data)
 		}
@@ -136,24 +137,24 @@ func TestLinearizableReadsKeepOrder(t *testing.T) {
 // before the reply to any request that sees the change.
 func TestWatchEventPrecedesLaterReply(t *testing.T) {
 	ts := startServer(t)
-	a := dialRaw(t, ts.addr)
-	a.connect(false)
-	b := dialRaw(t, ts.addr)
-	b.connect(false)
-	a.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
-	a.reply(nil)
-	a.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/w", Watch: true})
-	a.reply(nil)
-	b.request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/w", Data: []byte("x"), Version: -1})
-	b.reply(nil)
-	a.request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/w"})
+	a := rawclient.Dial(t, ts.addr)
+	a.Connect(false)
+	b := rawclient.Dial(t, ts.addr)
+	b.Connect(false)
+	a.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
+	a.Reply(nil)
+	a.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/w", Watch: true})
+	a.Reply(nil)
+	b.Request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/w", Data: []byte("x"), Version: -1})
+	b.Reply(nil)
+	a.Request(3, jute.OpGetData, &jute.PathWatchRequest{Path: "/w"})
 	var ev jute.WatcherEvent
-	h := a.reply(nil)
+	h := a.Reply(nil)
 	if h.Xid != jute.XidNotification {
 		t.Fatalf("expected the notification first, got xid %d", h.Xid)
 	}
 	_ = ev
-	if h := a.reply(nil); h.Xid != 3 {
+	if h := a.Reply(nil); h.Xid != 3 {
 		t.Fatalf("then the reply, got xid %d", h.Xid)
 	}
 }
@@ -161,27 +162,27 @@ func TestWatchEventPrecedesLaterReply(t *testing.T) {
 func TestUnknownOpcodeUnimplementedThenClosed(t *testing.T) {
 	ts := startServer(t)
 	for _, op := range []jute.Op{10, 99, jute.OpCheck, jute.OpCreateSession, 1000} { // deleteContainer: TestRefusedOpcodesKeepConnection (e2e)
-		c := dialRaw(t, ts.addr)
-		c.connect(false)
-		c.request(7, op, &jute.PathVersionRequest{Path: "/", Version: -1})
-		h := c.reply(nil)
+		c := rawclient.Dial(t, ts.addr)
+		c.Connect(false)
+		c.Request(7, op, &jute.PathVersionRequest{Path: "/", Version: -1})
+		h := c.Reply(nil)
 		if h.Xid != 7 || h.Err != jute.ErrUnimplemented {
 			t.Fatalf("op %d: reply %+v, want -6", op, h)
 		}
-		c.expectClosed()
+		c.ExpectClosed()
 	}
 }
 
 func TestOversizeFrameClosesConnection(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.sendRaw(be32(jute.DefaultMaxBuffer + 1))
-	c.expectClosed()
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.SendRaw(be32(jute.DefaultMaxBuffer + 1))
+	c.ExpectClosed()
 
-	pre := dialRaw(t, ts.addr) // before the handshake too
-	pre.sendRaw(be32(0x7fffffff))
-	pre.expectClosed()
+	pre := rawclient.Dial(t, ts.addr) // before the handshake too
+	pre.SendRaw(be32(0x7fffffff))
+	pre.ExpectClosed()
 }
 
 // TestMalformedBodyMarshallingError: a request whose header is fine but
@@ -189,84 +190,77 @@ func TestOversizeFrameClosesConnection(t *testing.T) {
 // ZooKeeper; a frame too short for a header closes the connection.
 func TestMalformedBodyMarshallingError(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	for i, op := range []jute.Op{jute.OpGetData, jute.OpCreate, jute.OpSetData, jute.OpMulti, jute.OpSync, jute.OpSetWatches} {
-		c.sendRaw(append(be32(12), append(append(be32(int32(i+1)), be32(int32(op))...), be32(9)...)...))
-		if h := c.reply(nil); h.Xid != int32(i+1) || h.Err != jute.ErrMarshallingError {
+		c.SendRaw(append(be32(12), append(append(be32(int32(i+1)), be32(int32(op))...), be32(9)...)...))
+		if h := c.Reply(nil); h.Xid != int32(i+1) || h.Err != jute.ErrMarshallingError {
 			t.Fatalf("op %d: %+v, want -5", op, h)
 		}
 	}
-	c.request(jute.XidPing, jute.OpPing, nil)
-	if h := c.reply(nil); h.Xid != jute.XidPing {
+	c.Request(jute.XidPing, jute.OpPing, nil)
+	if h := c.Reply(nil); h.Xid != jute.XidPing {
 		t.Fatalf("connection not usable after -5: %+v", h)
 	}
-	c.sendRaw(append(be32(3), 1, 2, 3))
-	c.expectClosed()
+	c.SendRaw(append(be32(3), 1, 2, 3))
+	c.ExpectClosed()
 }
 
 func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	ts := startServer(t)
-	good := dialRaw(t, ts.addr)
-	good.connect(false)
-	bad := dialRaw(t, ts.addr)
-	bad.connect(false)
+	good := rawclient.Dial(t, ts.addr)
+	good.Connect(false)
+	bad := rawclient.Dial(t, ts.addr)
+	bad.Connect(false)
 	// A create whose ACL vector claims a million entries: -5, no allocation.
-	bad.sendRaw(append(be32(20), append(append(be32(1), be32(int32(jute.OpCreate))...), append(be32(1), 'x', 0, 0, 0)...)...))
-	bad.sendRaw(be32(1000000))
-	if h := bad.reply(nil); h.Err != jute.ErrMarshallingError {
+	bad.SendRaw(append(be32(20), append(append(be32(1), be32(int32(jute.OpCreate))...), append(be32(1), 'x', 0, 0, 0)...)...))
+	bad.SendRaw(be32(1000000))
+	if h := bad.Reply(nil); h.Err != jute.ErrMarshallingError {
 		t.Fatalf("bad create: %+v", h)
 	}
-	bad.sendRaw(be32(-5)) // a negative frame length: closed
-	bad.expectClosed()
-	good.request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
-	if h := good.reply(nil); h.Err != jute.OK {
+	bad.SendRaw(be32(-5)) // a negative frame length: closed
+	bad.ExpectClosed()
+	good.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+	if h := good.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("other session harmed: %+v", h)
 	}
 }
 
 func TestLastZxidAheadOfServerRefused(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1000, TimeOut: 3000, Passwd: make([]byte, 16)})
-	c.expectClosed()
+	c := rawclient.Dial(t, ts.addr)
+	c.Send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1000, TimeOut: 3000, Passwd: make([]byte, 16)})
+	c.ExpectClosed()
 }
 
 func TestResumeAndWrongPassword(t *testing.T) {
 	ts := startServer(t)
-	first := dialRaw(t, ts.addr)
-	resp := first.connect(false)
+	first := rawclient.Dial(t, ts.addr)
+	resp := first.Connect(false)
 
-	again := dialRaw(t, ts.addr)
-	again.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: resp.Passwd})
+	again := rawclient.Dial(t, ts.addr)
+	again.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: resp.Passwd})
 	var r2 jute.ConnectResponse
-	if err := jute.Unmarshal(again.frame(), &r2); err != nil {
+	if err := jute.Unmarshal(again.Frame(), &r2); err != nil {
 		t.Fatal(err)
 	}
 	if r2.SessionID != resp.SessionID || !bytes.Equal(r2.Passwd, resp.Passwd) {
 		t.Fatalf("resume: %+v", r2)
 	}
-	first.expectClosed() // the stale connection is dropped
+	first.ExpectClosed() // the stale connection is dropped
 
-	wrong := dialRaw(t, ts.addr)
+	wrong := rawclient.Dial(t, ts.addr)
 	bad := append([]byte(nil), resp.Passwd...)
 	bad[0] ^= 1
-	wrong.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: bad})
+	wrong.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: resp.SessionID, Passwd: bad})
 	var r3 jute.ConnectResponse
-	if err := jute.Unmarshal(wrong.frame(), &r3); err != nil {
+	if err := jute.Unmarshal(wrong.Frame(), &r3); err != nil {
 		t.Fatal(err)
 	}
 	if r3.TimeOut != 0 || r3.SessionID != 0 || !bytes.Equal(r3.Passwd, make([]byte, 16)) {
 		t.Fatalf("wrong password must look expired: %+v", r3)
 	}
-	wrong.expectClosed()
-}
-
-func readAll(t *testing.T, c *rawClient) string {
-	t.Helper()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(c.br)
-	return buf.String()
+	wrong.ExpectClosed()
 }
 
 var openACL = []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "world", ID: "anyone"}}}
@@ -277,14 +271,14 @@ func TestReconfigGate(t *testing.T) {
 		want    jute.ErrCode
 	}{{false, jute.ErrReconfigDisabled}, {true, jute.ErrUnimplemented}} {
 		ts := startServer(t, func(c *Config) { c.ReconfigEnabled = tc.enabled })
-		c := dialRaw(t, ts.addr)
-		c.connect(false)
-		c.request(5, jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "2", CurConfigID: -1})
-		c.request(6, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
-		if h := c.reply(nil); h.Xid != 5 || h.Err != tc.want {
+		c := rawclient.Dial(t, ts.addr)
+		c.Connect(false)
+		c.Request(5, jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "2", CurConfigID: -1})
+		c.Request(6, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+		if h := c.Reply(nil); h.Xid != 5 || h.Err != tc.want {
 			t.Fatalf("reconfigEnabled=%v: %+v, want %v", tc.enabled, h, tc.want)
 		}
-		if h := c.reply(nil); h.Xid != 6 || h.Err != jute.OK {
+		if h := c.Reply(nil); h.Xid != 6 || h.Err != jute.OK {
 			t.Fatalf("connection must stay usable: %+v", h)
 		}
 	}
@@ -301,16 +295,16 @@ func TestReconfigGate(t *testing.T) {
 // to one byte with its first write, which left the test to chance).
 func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 	ts := startServer(t)
-	stalled := dialRaw(t, ts.addr)
-	stalled.connect(false)
-	stalled.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 500000), ACL: openACL})
-	other := dialRaw(t, ts.addr)
-	other.connect(false)
+	stalled := rawclient.Dial(t, ts.addr)
+	stalled.Connect(false)
+	stalled.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 500000), ACL: openACL})
+	other := rawclient.Dial(t, ts.addr)
+	other.Connect(false)
 	// Once the create is applied the flood's reads are answered as they
 	// are read, not parked behind it (maxParkedReads bounds that burst).
 	for xid := int32(100); ; xid++ {
-		other.request(xid, jute.OpExists, &jute.PathWatchRequest{Path: "/big"})
-		if h := other.reply(nil); h.Err == jute.OK {
+		other.Request(xid, jute.OpExists, &jute.PathWatchRequest{Path: "/big"})
+		if h := other.Reply(nil); h.Err == jute.OK {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -325,8 +319,8 @@ func TestStalledClientDoesNotDelayOthers(t *testing.T) {
 		start := time.Now()
 		// Writes to a node of its own: /big keeps its 500 KB, so every
 		// reply to the stalled client stays large.
-		other.request(int32(i+1), jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/other%d", i), ACL: openACL})
-		if h := other.reply(nil); h.Err != jute.OK {
+		other.Request(int32(i+1), jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/other%d", i), ACL: openACL})
+		if h := other.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("write %d: %+v", i, h)
 		}
 		if d := time.Since(start); d > 3*time.Second {
@@ -373,11 +367,11 @@ func TestEphemeralsInJavaHashSetOrder(t *testing.T) {
 // checkWatches/removeWatches; a malformed one has no watch (-121).
 func TestWatchControlOnMalformedPath(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
 	for i, p := range []string{"", "/a/", "/a/./x"} {
-		c.request(int32(i+1), jute.OpRemoveWatches, &jute.PathTypeRequest{Path: p, Type: jute.WatcherAny})
-		if h := c.reply(nil); h.Err != jute.ErrNoWatcher {
+		c.Request(int32(i+1), jute.OpRemoveWatches, &jute.PathTypeRequest{Path: p, Type: jute.WatcherAny})
+		if h := c.Reply(nil); h.Err != jute.ErrNoWatcher {
 			t.Fatalf("removeWatches %q: %+v, want -121", p, h)
 		}
 	}
@@ -389,28 +383,28 @@ func TestWatchControlOnMalformedPath(t *testing.T) {
 // still served.
 func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })
-	setup := dialRaw(t, ts.addr)
-	setup.connect(false)
-	setup.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/mid", Data: make([]byte, 32<<10), ACL: openACL})
-	if h := setup.reply(nil); h.Err != jute.OK {
+	setup := rawclient.Dial(t, ts.addr)
+	setup.Connect(false)
+	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/mid", Data: make([]byte, 32<<10), ACL: openACL})
+	if h := setup.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)
 	}
 
-	stalled := dialRaw(t, ts.addr)
-	stalled.connect(false)
+	stalled := rawclient.Dial(t, ts.addr)
+	stalled.Connect(false)
 	// Ask for 64 MB of replies, then wait well past the write timeout.
 	floodGetData(stalled, "/mid", false, 2000, 1, time.Second)
 	time.Sleep(time.Second)
-	_ = stalled.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = stalled.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// EOF, or a reset (the server closed with requests unread), ends the
 	// copy; only a timeout means the connection is still open.
-	if _, err := io.Copy(io.Discard, stalled.nc); errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := io.Copy(io.Discard, stalled.Conn); errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the stalled connection was not closed by the server: %v", err)
 	}
 
 	// The setup client, which reads, still gets answers.
-	setup.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/mid"})
-	if h := setup.reply(nil); h.Err != jute.OK {
+	setup.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/mid"})
+	if h := setup.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("getData on a reading client: %+v", h)
 	}
 }
@@ -418,7 +412,7 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 // floodGetData sends n getData requests for path (xids from firstXid), one
 // frame per write, reading nothing; it stops early once a write has been
 // blocked for perWrite (the server stopped reading, or is gone).
-func floodGetData(c *rawClient, path string, watch bool, n int, firstXid int32, perWrite time.Duration) {
+func floodGetData(c *rawclient.Client, path string, watch bool, n int, firstXid int32, perWrite time.Duration) {
 	var w jute.Writer
 	for i := 0; i < n; i++ {
 		w.Reset()
@@ -427,8 +421,8 @@ func floodGetData(c *rawClient, path string, watch bool, n int, firstXid int32, 
 		h.Encode(&w)
 		(&jute.PathWatchRequest{Path: path, Watch: watch}).Encode(&w)
 		jute.EndFrame(&w, at)
-		_ = c.nc.SetWriteDeadline(time.Now().Add(perWrite))
-		if _, err := c.nc.Write(w.Buf); err != nil {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(perWrite))
+		if _, err := c.Conn.Write(w.Buf); err != nil {
 			return
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -41,13 +42,13 @@ func (o *recordingObserver) list() []observation {
 func TestRequestObserverKinds(t *testing.T) {
 	obs := &recordingObserver{}
 	ts := startServer(t, func(c *Config) { c.Requests = obs; c.LinearizableReads = true })
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/a", ACL: openACL})
-	c.request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/a"})
-	c.request(3, jute.OpSync, &jute.PathRequest{Path: "/a"})
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/a", ACL: openACL})
+	c.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/a"})
+	c.Request(3, jute.OpSync, &jute.PathRequest{Path: "/a"})
 	for i := 0; i < 3; i++ {
-		if h := c.reply(nil); h.Err != jute.OK {
+		if h := c.Reply(nil); h.Err != jute.OK {
 			t.Fatalf("reply %d: %v", h.Xid, h.Err)
 		}
 	}

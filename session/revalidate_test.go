@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -50,11 +51,11 @@ func TestResumeSessionNotAppliedYet(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	resume := func(id int64, passwd []byte) jute.ConnectResponse {
-		c := dialRaw(t, ln.Addr().String())
-		defer c.nc.Close()
-		c.send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: passwd})
+		c := rawclient.Dial(t, ln.Addr().String())
+		defer c.Conn.Close()
+		c.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: passwd})
 		var resp jute.ConnectResponse
-		if err := jute.Unmarshal(c.frame(), &resp); err != nil {
+		if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
 			t.Fatal(err)
 		}
 		return resp

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -13,28 +14,28 @@ import (
 // still ahead after handshakeSettle is turned away as by ZooKeeper.
 func TestHandshakeWaitsForCatchUp(t *testing.T) {
 	ts := startServer(t)
-	writer := dialRaw(t, ts.addr)
-	writer.connect(false)
+	writer := rawclient.Dial(t, ts.addr)
+	writer.Connect(false)
 
-	c := dialRaw(t, ts.addr)
-	c.send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1, TimeOut: 3000, Passwd: make([]byte, 16)})
+	c := rawclient.Dial(t, ts.addr)
+	c.Send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1, TimeOut: 3000, Passwd: make([]byte, 16)})
 	time.Sleep(200 * time.Millisecond) // the handshake waits meanwhile
-	writer.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/next", ACL: openACL})
-	if h := writer.reply(nil); h.Err != jute.OK {
+	writer.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/next", ACL: openACL})
+	if h := writer.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %v", h.Err)
 	}
 	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(c.frame(), &resp); err != nil {
+	if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
 		t.Fatal(err)
 	}
 	if resp.SessionID == 0 {
 		t.Fatalf("client a zxid ahead was turned away though the member caught up: %+v", resp)
 	}
 
-	far := dialRaw(t, ts.addr)
+	far := rawclient.Dial(t, ts.addr)
 	start := time.Now()
-	far.send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1000, TimeOut: 3000, Passwd: make([]byte, 16)})
-	far.expectClosed()
+	far.Send(&jute.ConnectRequest{LastZxidSeen: ts.node.LastZxid() + 1000, TimeOut: 3000, Passwd: make([]byte, 16)})
+	far.ExpectClosed()
 	if d := time.Since(start); d < handshakeSettle || d > handshakeSettle+3*time.Second {
 		t.Errorf("a client still ahead was turned away after %v, want about %v", d, handshakeSettle)
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -10,10 +11,10 @@ import (
 // burst, reads every reply, and checks they come back in order and OK.
 func floodWrites(t *testing.T, ts *testServer, n int) {
 	t.Helper()
-	c := dialRaw(t, ts.addr)
-	c.connect(false)
-	c.request(1, jute.OpCreate, &jute.CreateRequest{Path: "/flood", ACL: openACL})
-	if h := c.reply(nil); h.Err != jute.OK {
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/flood", ACL: openACL})
+	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %v", h.Err)
 	}
 	var w jute.Writer
@@ -25,11 +26,11 @@ func floodWrites(t *testing.T, ts *testServer, n int) {
 	}
 	sent := make(chan error, 1)
 	go func() {
-		_, err := c.nc.Write(w.Buf) // blocks while the server holds its reads
+		_, err := c.Conn.Write(w.Buf) // blocks while the server holds its reads
 		sent <- err
 	}()
 	for i := 0; i < n; i++ {
-		h := c.reply(nil)
+		h := c.Reply(nil)
 		if h.Xid != int32(2+i) || h.Err != jute.OK {
 			t.Fatalf("reply %d: xid %d err %v", i, h.Xid, h.Err)
 		}

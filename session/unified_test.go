@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -15,6 +14,7 @@ import (
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/security/zktls"
 	"github.com/zkraft/zkraft/internal/security/zktls/zktlstest"
+	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -76,14 +76,14 @@ func unifiedServer(t *testing.T) (*Server, string, *tls.Config) {
 }
 
 // sessionIdentities opens a session on c and returns its identities.
-func sessionIdentities(t *testing.T, c *rawClient) []jute.ClientInfo {
+func sessionIdentities(t *testing.T, c *rawclient.Client) []jute.ClientInfo {
 	t.Helper()
-	if resp := c.connect(false); resp.SessionID == 0 {
+	if resp := c.Connect(false); resp.SessionID == 0 {
 		t.Fatal("no session")
 	}
-	c.request(1, jute.OpWhoAmI, nil)
+	c.Request(1, jute.OpWhoAmI, nil)
 	var who jute.WhoAmIResponse
-	if h := c.reply(&who); h.Err != jute.OK {
+	if h := c.Reply(&who); h.Err != jute.OK {
 		t.Fatalf("whoAmI: %v", h.Err)
 	}
 	return who.ClientInfo
@@ -97,7 +97,7 @@ func sessionIdentities(t *testing.T, c *rawClient) []jute.ClientInfo {
 func TestServeUnified(t *testing.T) {
 	srv, addr, cliTLS := unifiedServer(t)
 
-	plain := dialRaw(t, addr)
+	plain := rawclient.Dial(t, addr)
 	if got, want := sessionIdentities(t, plain), []jute.ClientInfo{{AuthScheme: "ip", User: "127.0.0.1"}}; !slices.Equal(got, want) {
 		t.Errorf("plaintext whoAmI = %v, want %v", got, want)
 	}
@@ -107,16 +107,16 @@ func TestServeUnified(t *testing.T) {
 		t.Fatalf("TLS dial: %v", err)
 	}
 	t.Cleanup(func() { tc.Close() })
-	secure := &rawClient{t: t, nc: tc, br: bufio.NewReader(tc)}
+	secure := rawclient.New(t, tc)
 	want := []jute.ClientInfo{{AuthScheme: "x509", User: "CN=client"}, {AuthScheme: "ip", User: "127.0.0.1"}} // ZooKeeper lists x509 first
 	if got := sessionIdentities(t, secure); !slices.Equal(got, want) {
 		t.Errorf("TLS whoAmI = %v, want %v", got, want)
 	}
 
-	fw := dialRaw(t, addr)
-	fw.sendRaw([]byte("ruok"))
-	_ = fw.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if b, err := io.ReadAll(fw.br); err != nil || string(b) != "imok" {
+	fw := rawclient.Dial(t, addr)
+	fw.SendRaw([]byte("ruok"))
+	_ = fw.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(fw.Reader); err != nil || string(b) != "imok" {
 		t.Errorf("ruok on the unified port = %q, %v", b, err)
 	}
 
@@ -125,9 +125,9 @@ func TestServeUnified(t *testing.T) {
 	anon := cliTLS.Clone()
 	anon.Certificates = nil
 	if nc, err := tls.Dial("tcp", addr, anon); err == nil {
-		c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
-		c.send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16)})
-		c.expectClosed()
+		c := rawclient.New(t, nc)
+		c.Send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16)})
+		c.ExpectClosed()
 		nc.Close()
 	}
 	// The server counts the failure after its handshake returns, which is
