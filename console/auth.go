@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // cookieName is the console's session cookie: an opaque token.
@@ -98,7 +100,7 @@ type whoAmI struct {
 func (c *Console) whoAmI(l *login) whoAmI {
 	return whoAmI{
 		User:        l.user,
-		Session:     hex(l.conn.SessionID()),
+		Session:     zkjson.Hex(l.conn.SessionID()),
 		Writable:    c.cfg.Writable,
 		CSRF:        l.csrf,
 		ServerURL:   c.cfg.ClientAddr,
@@ -172,7 +174,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		Secure:   r.TLS != nil,
 		SameSite: http.SameSiteStrictMode,
 	})
-	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "from", from, "session", hex(l.conn.SessionID()))
+	c.cfg.Logger.Sugar().Infow("console login", "user", req.User, "from", from, "session", zkjson.Hex(l.conn.SessionID()))
 	writeJSON(w, http.StatusOK, c.whoAmI(l))
 }
 

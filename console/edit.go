@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // createModes are the page's names for create's modes. "ephemeral" nodes
@@ -99,7 +101,7 @@ func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
 	if err == zk.ErrBadVersion {
 		out := conflictJSON{apiError: apiError{Error: "the node changed since it was loaded", Code: "BadVersion"}}
 		if data, st, err := conn.Get(req.Path); err == nil {
-			out.Current = &nodeJSON{Path: req.Path, Data: data, Stat: toStat(st)}
+			out.Current = &nodeJSON{Path: req.Path, Data: data, Stat: zkjson.StatOf(st)}
 		}
 		writeJSON(w, http.StatusConflict, out)
 		return
@@ -109,8 +111,8 @@ func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Stat *statJSON `json:"stat"`
-	}{toStat(st)})
+		Stat *zkjson.Stat `json:"stat"`
+	}{zkjson.StatOf(st)})
 }
 
 // deleteRequest is the body of POST api/delete. A recursive delete names
@@ -208,6 +210,6 @@ func (c *Console) handleSetACL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Stat *statJSON `json:"stat"`
-	}{toStat(st)})
+		Stat *zkjson.Stat `json:"stat"`
+	}{zkjson.StatOf(st)})
 }

@@ -1,6 +1,10 @@
 package console
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
+)
 
 // Bounds on the sessions page.
 const (
@@ -53,7 +57,7 @@ func (c *Console) handleSessions(w http.ResponseWriter, r *http.Request) {
 	out.Sessions = make([]sessionJSON, len(all))
 	for i, s := range all {
 		_, live := l.liveIDs.Load(s.ID)
-		out.Sessions[i] = sessionJSON{ID: hex(s.ID), TimeoutMs: s.TimeoutMs, Yours: s.ID == l.conn.SessionID(),
+		out.Sessions[i] = sessionJSON{ID: zkjson.Hex(s.ID), TimeoutMs: s.TimeoutMs, Yours: s.ID == l.conn.SessionID(),
 			LiveView: live, Ephemerals: make([]string, len(s.Ephemerals))}
 		for j := range s.Ephemerals {
 			if len(checks) == maxEphemeralsShown {

@@ -2,46 +2,12 @@ package console
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
 )
-
-// statJSON is a znode's Stat for the page. Times are milliseconds since
-// the epoch; the page shows them in the browser's local time.
-type statJSON struct {
-	Czxid          string `json:"czxid"`
-	Mzxid          string `json:"mzxid"`
-	Pzxid          string `json:"pzxid"`
-	Ctime          int64  `json:"ctime"`
-	Mtime          int64  `json:"mtime"`
-	Version        int32  `json:"version"`
-	Cversion       int32  `json:"cversion"`
-	Aversion       int32  `json:"aversion"`
-	EphemeralOwner string `json:"ephemeralOwner"`
-	DataLength     int32  `json:"dataLength"`
-	NumChildren    int32  `json:"numChildren"`
-}
-
-// hex formats an id or zxid as ZooKeeper prints them (Long.toHexString,
-// unsigned): a session of a member whose id is 128 or more has its top
-// bit set.
-func hex(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
-
-func toStat(s *zk.Stat) *statJSON {
-	if s == nil {
-		return nil
-	}
-	return &statJSON{
-		Czxid: hex(s.Czxid), Mzxid: hex(s.Mzxid), Pzxid: hex(s.Pzxid),
-		Ctime: s.Ctime, Mtime: s.Mtime,
-		Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion,
-		EphemeralOwner: hex(s.EphemeralOwner), DataLength: s.DataLength, NumChildren: s.NumChildren,
-	}
-}
 
 // aclJSON is one ACL entry with its permissions as zkCli writes them
 // ("cdrwa").

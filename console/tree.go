@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // Paging of large directories and bounds on walks.
@@ -111,12 +113,12 @@ func forEach(n int, f func(int)) {
 // []byte); the page renders it as text, JSON or hex. ACLError is set when
 // the data was readable but the ACL not (or the other way round).
 type nodeJSON struct {
-	Path      string    `json:"path"`
-	Data      []byte    `json:"data"`
-	Stat      *statJSON `json:"stat"`
-	ACL       []aclJSON `json:"acl"`
-	DataError string    `json:"dataError,omitempty"`
-	ACLError  string    `json:"aclError,omitempty"`
+	Path      string       `json:"path"`
+	Data      []byte       `json:"data"`
+	Stat      *zkjson.Stat `json:"stat"`
+	ACL       []aclJSON    `json:"acl"`
+	DataError string       `json:"dataError,omitempty"`
+	ACLError  string       `json:"aclError,omitempty"`
 }
 
 // handleNode answers a node's data, Stat and ACL. getACL needs no
@@ -133,12 +135,12 @@ func (c *Console) handleNode(w http.ResponseWriter, r *http.Request) {
 		}
 		out.ACLError = aclErr.Error()
 	} else {
-		out.ACL, out.Stat = toACL(acl), toStat(st)
+		out.ACL, out.Stat = toACL(acl), zkjson.StatOf(st)
 	}
 	data, st, err := l.zk.Get(p)
 	switch {
 	case err == nil:
-		out.Data, out.Stat = data, toStat(st)
+		out.Data, out.Stat = data, zkjson.StatOf(st)
 	case errorsIsAuth(err) && aclErr == nil:
 		out.DataError = err.Error()
 	default:

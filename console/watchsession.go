@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -176,7 +177,7 @@ func (ws *watchSession) readLoop(br *bufio.Reader) {
 			continue
 		}
 		select {
-		case ws.events <- watchEvent{Type: name, Path: ev.Path, Zxid: hex(hdr.Zxid)}:
+		case ws.events <- watchEvent{Type: name, Path: ev.Path, Zxid: zkjson.Hex(hdr.Zxid)}:
 		default:
 			return
 		}

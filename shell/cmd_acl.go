@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -32,15 +33,15 @@ func runGetACL(s *Shell, p *parsedArgs) error {
 	}
 	if asJSON {
 		out := struct {
-			Path string    `json:"path"`
-			ACL  []aclJSON `json:"acl"`
-			Stat *statJSON `json:"stat,omitempty"`
+			Path string       `json:"path"`
+			ACL  []aclJSON    `json:"acl"`
+			Stat *zkjson.Stat `json:"stat,omitempty"`
 		}{Path: path, ACL: []aclJSON{}}
 		for _, a := range acl {
 			out.ACL = append(out.ACL, aclJSON{Scheme: a.Scheme, ID: a.ID, Perms: permString(a.Perms)})
 		}
 		if p.has("s") {
-			out.Stat = toStatJSON(st)
+			out.Stat = zkjson.StatOf(st)
 		}
 		return s.printJSON(out)
 	}

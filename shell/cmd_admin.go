@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zkraft/zkraft/internal/cli/cliflags"
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -63,16 +64,16 @@ func runConfig(s *Shell, p *parsedArgs) error {
 	}
 	if asJSON {
 		out := struct {
-			Config *string   `json:"config"`
-			Client string    `json:"client,omitempty"`
-			Stat   *statJSON `json:"stat,omitempty"`
+			Config *string      `json:"config"`
+			Client string       `json:"client,omitempty"`
+			Stat   *zkjson.Stat `json:"stat,omitempty"`
 		}{}
 		out.Config, _ = dataJSON(data)
 		if p.has("c") {
 			out.Client = clientConfigStr(data)
 		}
 		if p.has("s") {
-			out.Stat = toStatJSON(st)
+			out.Stat = zkjson.StatOf(st)
 		}
 		return s.printJSON(out)
 	}
@@ -201,13 +202,13 @@ func runReconfig(s *Shell, p *parsedArgs) error {
 	}
 	if s.jsonSession() {
 		out := struct {
-			Config *string   `json:"config"`
-			Stat   *statJSON `json:"stat,omitempty"`
+			Config *string      `json:"config"`
+			Stat   *zkjson.Stat `json:"stat,omitempty"`
 		}{}
 		out.Config, _ = dataJSON(resp.Data)
 		if p.has("s") {
 			st := resp.Stat
-			out.Stat = toStatJSON(fromJuteStat(&st))
+			out.Stat = zkjson.StatOf(fromJuteStat(&st))
 		}
 		return s.printJSON(out)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // maxTTL is EphemeralType.TTL.maxValue(): 40 bits of milliseconds.
@@ -239,9 +241,9 @@ func runSet(s *Shell, p *parsedArgs) error {
 	}
 	if p.has("s") && s.jsonSession() {
 		return s.printJSON(struct {
-			Path string    `json:"path"`
-			Stat *statJSON `json:"stat"`
-		}{path, toStatJSON(st)})
+			Path string       `json:"path"`
+			Stat *zkjson.Stat `json:"stat"`
+		}{path, zkjson.StatOf(st)})
 	}
 	if p.has("s") {
 		s.printf("%s", statText(st))

@@ -7,14 +7,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // getJSON is the --output json form of get.
 type getJSON struct {
-	Path       string    `json:"path"`
-	Data       *string   `json:"data"`
-	DataBase64 *string   `json:"dataBase64,omitempty"`
-	Stat       *statJSON `json:"stat,omitempty"`
+	Path       string       `json:"path"`
+	Data       *string      `json:"data"`
+	DataBase64 *string      `json:"dataBase64,omitempty"`
+	Stat       *zkjson.Stat `json:"stat,omitempty"`
 }
 
 // dataJSON fills the data fields: text when it is valid UTF-8, otherwise
@@ -67,7 +69,7 @@ func runGet(s *Shell, p *parsedArgs) error {
 		out := getJSON{Path: path}
 		out.Data, out.DataBase64 = dataJSON(data)
 		if p.has("s") {
-			out.Stat = toStatJSON(st)
+			out.Stat = zkjson.StatOf(st)
 		}
 		return s.printJSON(out)
 	}
@@ -117,9 +119,9 @@ func runStat(s *Shell, p *parsedArgs) error {
 	}
 	if asJSON {
 		return s.printJSON(struct {
-			Path string    `json:"path"`
-			Stat *statJSON `json:"stat"`
-		}{path, toStatJSON(st)})
+			Path string       `json:"path"`
+			Stat *zkjson.Stat `json:"stat"`
+		}{path, zkjson.StatOf(st)})
 	}
 	s.printf("%s", statText(st))
 	return nil
@@ -160,12 +162,12 @@ func runLs(s *Shell, p *parsedArgs) error {
 	sort.Strings(children)
 	if asJSON {
 		out := struct {
-			Path     string    `json:"path"`
-			Children []string  `json:"children"`
-			Stat     *statJSON `json:"stat,omitempty"`
+			Path     string       `json:"path"`
+			Children []string     `json:"children"`
+			Stat     *zkjson.Stat `json:"stat,omitempty"`
 		}{Path: path, Children: append([]string{}, children...)}
 		if p.has("s") {
-			out.Stat = toStatJSON(st)
+			out.Stat = zkjson.StatOf(st)
 		}
 		return s.printJSON(out)
 	}

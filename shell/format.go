@@ -2,12 +2,13 @@ package shell
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // javaDate renders milliseconds since the epoch as java.util.Date.toString
@@ -19,53 +20,21 @@ func javaDateIn(ms int64, loc *time.Location) string {
 	return time.UnixMilli(ms).In(loc).Format("Mon Jan 02 15:04:05 MST 2006")
 }
 
-// hex0x renders a zxid or session id as Java's "0x" + Long.toHexString
-// (two's complement for negative values).
-func hex0x(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
-
 // statText is StatPrinter.print.
 func statText(st *zk.Stat) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cZxid = %s\n", hex0x(st.Czxid))
+	fmt.Fprintf(&b, "cZxid = %s\n", zkjson.Hex(st.Czxid))
 	fmt.Fprintf(&b, "ctime = %s\n", javaDate(st.Ctime))
-	fmt.Fprintf(&b, "mZxid = %s\n", hex0x(st.Mzxid))
+	fmt.Fprintf(&b, "mZxid = %s\n", zkjson.Hex(st.Mzxid))
 	fmt.Fprintf(&b, "mtime = %s\n", javaDate(st.Mtime))
-	fmt.Fprintf(&b, "pZxid = %s\n", hex0x(st.Pzxid))
+	fmt.Fprintf(&b, "pZxid = %s\n", zkjson.Hex(st.Pzxid))
 	fmt.Fprintf(&b, "cversion = %d\n", st.Cversion)
 	fmt.Fprintf(&b, "dataVersion = %d\n", st.Version)
 	fmt.Fprintf(&b, "aclVersion = %d\n", st.Aversion)
-	fmt.Fprintf(&b, "ephemeralOwner = %s\n", hex0x(st.EphemeralOwner))
+	fmt.Fprintf(&b, "ephemeralOwner = %s\n", zkjson.Hex(st.EphemeralOwner))
 	fmt.Fprintf(&b, "dataLength = %d\n", st.DataLength)
 	fmt.Fprintf(&b, "numChildren = %d\n", st.NumChildren)
 	return b.String()
-}
-
-// statJSON is the --output json form of a Stat.
-type statJSON struct {
-	Czxid          string `json:"czxid"`
-	Mzxid          string `json:"mzxid"`
-	Pzxid          string `json:"pzxid"`
-	Ctime          int64  `json:"ctime"`
-	Mtime          int64  `json:"mtime"`
-	Version        int32  `json:"version"`
-	Cversion       int32  `json:"cversion"`
-	Aversion       int32  `json:"aversion"`
-	EphemeralOwner string `json:"ephemeralOwner"`
-	DataLength     int32  `json:"dataLength"`
-	NumChildren    int32  `json:"numChildren"`
-}
-
-func toStatJSON(st *zk.Stat) *statJSON {
-	if st == nil {
-		return nil
-	}
-	return &statJSON{
-		Czxid: hex0x(st.Czxid), Mzxid: hex0x(st.Mzxid), Pzxid: hex0x(st.Pzxid),
-		Ctime: st.Ctime, Mtime: st.Mtime,
-		Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion,
-		EphemeralOwner: hex0x(st.EphemeralOwner),
-		DataLength:     st.DataLength, NumChildren: st.NumChildren,
-	}
 }
 
 // plainData is zkCli's PlainOutputFormatter (new String(data, UTF_8), which

@@ -167,9 +167,6 @@ func TestJavaDate(t *testing.T) {
 	if got := javaDateIn(0, time.UTC); got != "Thu Jan 01 00:00:00 UTC 1970" {
 		t.Errorf("javaDate(0) = %q", got)
 	}
-	if got := hex0x(-1); got != "0xffffffffffffffff" {
-		t.Errorf("hex0x(-1) = %q", got)
-	}
 }
 
 func TestNormalizeEvents(t *testing.T) {
