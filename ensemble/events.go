@@ -23,21 +23,13 @@ import (
 // docs/operations.md ("Monitoring") lists them for operators.
 
 // watchEvents logs the leadership lines and counts leader changes
-// (LeaderChanges). Raft reports through an observer, which it never
-// blocks on; the leader known when the observer is registered is logged
-// too, so a lone member's first election is not missed.
+// (LeaderChanges), from Raft's observations (observeLeadership); the
+// leader known when the observer is registered is logged too, so a lone
+// member's first election is not missed.
 func (n *Node) watchEvents() {
 	defer n.wg.Done()
-	ch := make(chan raft.Observation, 64)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.RaftState, raft.LeaderObservation:
-			return true
-		}
-		return false
-	})
-	n.raft.RegisterObserver(obs)
-	defer n.raft.DeregisterObserver(obs)
+	ch, stop := n.observeLeadership()
+	defer stop()
 	ev := &leaderEvents{n: n, lookingSince: n.started}
 	if addr, id := n.raft.LeaderWithID(); id != "" {
 		ev.leaderIs(addr, id)

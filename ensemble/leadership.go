@@ -33,20 +33,10 @@ var errNotMember = errors.New("ensemble: no longer a member of the ensemble")
 //     every proposal awaited on the member, and the member closes its
 //     member port: to the others it is gone, and if it led, they elect its
 //     successor at once (campaign.go), as after its process died.
-//
-// Raft reports through an observer, which it never blocks on.
 func (n *Node) watchLeadership() {
 	defer n.wg.Done()
-	ch := make(chan raft.Observation, 64)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.RaftState, raft.LeaderObservation:
-			return true
-		}
-		return false
-	})
-	n.raft.RegisterObserver(obs)
-	defer n.raft.DeregisterObserver(obs)
+	ch, stop := n.observeLeadership()
+	defer stop()
 	for {
 		select {
 		case o := <-ch:
@@ -69,6 +59,23 @@ func (n *Node) watchLeadership() {
 			return
 		}
 	}
+}
+
+// observeLeadership registers an observer of Raft's state and leader
+// changes and returns its channel, and the function that deregisters
+// it. Raft never blocks on an observer: an observation that finds the
+// channel full (64 waiting) is dropped.
+func (n *Node) observeLeadership() (<-chan raft.Observation, func()) {
+	ch := make(chan raft.Observation, 64)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.RaftState, raft.LeaderObservation:
+			return true
+		}
+		return false
+	})
+	n.raft.RegisterObserver(obs)
+	return ch, func() { n.raft.DeregisterObserver(obs) }
 }
 
 // leaveEnsemble closes the member port and the member connections of a
