@@ -86,29 +86,7 @@ func TestFollowTLSFailures(t *testing.T) {
 	if err := follow(closedAddr, clientCfg); !errors.Is(err, errNotLeader) || errors.Is(err, errTLS) {
 		t.Errorf("a closed port: %v, want errNotLeader", err)
 	}
-	// A TLS leader answering the handshake and then, had it completed,
-	// closing.
-	tlsLeader := func(cfg *tls.Config) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				nc, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				tc := tls.Server(nc, cfg)
-				_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
-				_ = tc.Handshake()
-				tc.Close()
-			}
-		}()
-		return ln.Addr().String()
-	}
-	leader := tlsLeader(serverCfg)
+	leader := tlsLeader(t, serverCfg)
 	if err := follow(leader, strangerCfg); !errors.Is(err, errTLS) {
 		t.Errorf("an untrusted leader: %v, want errTLS", err)
 	}
@@ -117,7 +95,7 @@ func TestFollowTLSFailures(t *testing.T) {
 		cfg.MaxVersion = v
 		refusing := serverCfg.Clone()
 		refusing.ClientCAs = strangerCfg.RootCAs
-		if err := follow(tlsLeader(refusing), cfg); !errors.Is(err, errTLS) {
+		if err := follow(tlsLeader(t, refusing), cfg); !errors.Is(err, errTLS) {
 			t.Errorf("TLS %#x, a leader refusing the certificate: %v, want errTLS", v, err)
 		}
 	}
@@ -147,22 +125,30 @@ func TestFollowTLSFailures(t *testing.T) {
 func TestTLSFailureLoggedOnce(t *testing.T) {
 	serverCfg, _ := quorumTLS(t, "quorum")
 	_, strangerCfg := quorumTLS(t, "stranger")
+	loggedOnce(t, Config{ID: 4, Servers: []string{tlsLeader(t, serverCfg)}, TLS: strangerCfg}, "learner: quorum TLS handshake failed")
+}
+
+// tlsLeader listens on a loopback port until the test ends as a TLS
+// leader of cfg that answers the handshake and then, had it completed,
+// closes; it returns the address.
+func tlsLeader(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			nc, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			tc := tls.Server(nc, serverCfg)
+			tc := tls.Server(nc, cfg)
 			_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
 			_ = tc.Handshake()
 			tc.Close()
 		}
 	}()
-	loggedOnce(t, Config{ID: 4, Servers: []string{ln.Addr().String()}, TLS: strangerCfg}, "learner: quorum TLS handshake failed")
+	return ln.Addr().String()
 }
