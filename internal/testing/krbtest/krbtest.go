@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testport"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // Realm is the test realm.
@@ -66,13 +66,12 @@ func Start(t testing.TB) *KDC {
 	}
 	k.env = append(os.Environ(), "KRB5_CONFIG="+k.Conf, "KRB5_KDC_PROFILE="+filepath.Join(k.dir, "kdc.conf"))
 	k.Run(t, "kdb5_util", "create", "-s", "-r", Realm, "-P", "masterpw")
-	cmd := exec.Command(k.tools["krb5kdc"], "-n", "-P", filepath.Join(k.dir, "kdc.pid"))
+	cmd := testproc.Command(k.tools["krb5kdc"], "-n", "-P", filepath.Join(k.dir, "kdc.pid"))
 	cmd.Env = k.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { testproc.Kill(cmd); _ = cmd.Wait() })
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()
@@ -88,7 +87,7 @@ func Start(t testing.TB) *KDC {
 // Run runs one of the KDC's tools (kdb5_util, kadmin.local) on its realm.
 func (k *KDC) Run(t testing.TB, name string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(k.tools[name], args...)
+	cmd := testproc.Command(k.tools[name], args...)
 	cmd.Env = k.env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)

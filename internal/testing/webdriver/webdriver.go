@@ -17,6 +17,8 @@ import (
 	"os/exec"
 	"strconv"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // Binaries names the browser and its driver, or says which Debian
@@ -55,7 +57,10 @@ func Start() (*Driver, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(driver, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
+	// chromedriver and the Chromium it starts share its process group,
+	// which Close kills, and the kernel kills chromedriver if the test
+	// binary dies first (the Chromium left then is scripts/gotest.sh's).
+	cmd := testproc.Command(driver, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start chromedriver: %w", err)
 	}
@@ -76,9 +81,9 @@ func Start() (*Driver, error) {
 	}
 }
 
-// Close stops chromedriver.
+// Close stops chromedriver and every browser it started.
 func (d *Driver) Close() {
-	_ = d.cmd.Process.Kill()
+	testproc.Kill(d.cmd)
 	_ = d.cmd.Wait()
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testport"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // Jar is the ZooKeeper server jar the ensemble runs.
@@ -143,9 +144,9 @@ func (e *Ensemble) start(s *Server, jvmProps []string) {
 	// dies with a NoClassDefFoundError on the first TLS connection, unlogged.
 	args = append(args, "-cp", s.dir+":"+Jar+":/usr/share/java/slf4j-simple.jar:/usr/share/java/netty-codec.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
-	s.cmd = exec.Command(e.java, args...)
+	s.cmd = testproc.Command(e.java, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
-	if err := s.cmd.Start(); err != nil {
+	if err := testproc.Start(e.t, s.cmd); err != nil {
 		e.t.Fatal(err)
 	}
 	s.done = make(chan struct{})
@@ -160,7 +161,7 @@ func (e *Ensemble) Kill(s *Server) {
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Kill()
+	testproc.Kill(s.cmd)
 	<-s.done
 	s.cmd = nil
 }
