@@ -71,7 +71,7 @@ test-race:
 # Fault tests (partitions, leader kills, linearizability) repeated COUNT times.
 COUNT ?= 5
 test-faults:
-	$(GO) test -count=$(COUNT) -timeout 60m -run 'Cluster|Linearizable|Ensemble' ./ensemble/ ./cmd/zkraft/
+	$(GO) test -count=$(COUNT) -timeout 60m -run 'Cluster|Linearizable|Ensemble' ./ensemble/ ./e2e/cluster/
 
 # The soak (e2e/soak): five members in Docker containers under kill -9,
 # SIGSTOP, pauses, partitions and, on member 5, a full disk and EIO, with

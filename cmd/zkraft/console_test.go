@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
 // TestConsoleSettings: zoo.cfg's console.enabled and console.readOnly
@@ -142,7 +143,7 @@ func serverZxid(t *testing.T, addr string) string {
 // 127.0.0.1's 60 places and every local client (zkraft shell, srvr, local
 // applications) got ConnectionLoss until the member restarted.
 func TestConsoleLoginsTakeNoClientSlots(t *testing.T) {
-	clientAddr, adminAddr := consoleServer(t, "--max-client-cnxns", "60")
+	clientAddr, adminAddr := procs.ConsoleServer(t, "--max-client-cnxns", "60")
 	before := globalSessions(t, clientAddr)
 	logins, streams := 0, 0
 	for i := range 16 { // each from an address of its own (the old bound was 8 per address)
@@ -159,7 +160,7 @@ func TestConsoleLoginsTakeNoClientSlots(t *testing.T) {
 	}
 	console := globalSessions(t, clientAddr) - before
 	t.Logf("%d logins, %d live views: %d console sessions", logins, streams, console)
-	local, _, err := zk.Connect([]string{clientAddr}, 4*time.Second, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	local, _, err := zk.Connect([]string{clientAddr}, 4*time.Second, zk.WithLogger(procs.QuietLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +179,8 @@ func TestConsoleLoginsTakeNoClientSlots(t *testing.T) {
 // console session came from 127.0.0.1, so an ACL granting ip:127.0.0.1
 // was granted to anyone who could reach the console.
 func TestConsoleSessionIsTheBrowsers(t *testing.T) {
-	clientAddr, adminAddr := consoleServer(t)
-	owner := connectAdmin(t, []string{clientAddr})
+	clientAddr, adminAddr := procs.ConsoleServer(t)
+	owner := procs.ConnectAdmin(t, []string{clientAddr})
 	defer owner.Close()
 	for path, ip := range map[string]string{"/for-browser": "127.0.0.2", "/for-loopback": "127.0.0.1"} {
 		if _, err := owner.Create(path, []byte(ip), 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "ip", ID: ip}}); err != nil {
@@ -207,8 +208,8 @@ func TestConsoleSessionIsTheBrowsers(t *testing.T) {
 // is over, and anonymous logins are never held. Before, every guess
 // logged in (a replicated session create and close each).
 func TestConsoleFailedLoginsThrottled(t *testing.T) {
-	clientAddr, adminAddr := consoleServer(t)
-	owner := connectAdmin(t, []string{clientAddr})
+	clientAddr, adminAddr := procs.ConsoleServer(t)
+	owner := procs.ConnectAdmin(t, []string{clientAddr})
 	defer owner.Close()
 	for _, u := range []string{"alice", "bob"} {
 		a := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: acl.DigestID(u, u+"-pw")}}

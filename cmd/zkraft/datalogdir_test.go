@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
 // TestDataLogDir: with zoo.cfg dataLogDir each member keeps its Raft log
@@ -23,10 +24,10 @@ func TestDataLogDir(t *testing.T) {
 		t.Skip("starts three server processes twice")
 	}
 	logDirs := map[int]string{}
-	members := startPreparedEnsemble(t, 3, func(m *member) {
-		dir := filepath.Join(filepath.Dir(m.cfgPath), "txnlog")
-		logDirs[m.id] = dir
-		f, err := os.OpenFile(m.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	members := procs.StartPreparedEnsemble(t, 3, func(m *procs.Member) {
+		dir := filepath.Join(filepath.Dir(m.CfgPath), "txnlog")
+		logDirs[m.ID] = dir
+		f, err := os.OpenFile(m.CfgPath, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,32 +36,32 @@ func TestDataLogDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	acked := killAllUnderLoad(t, members, 4, time.Second, 50)
+	acked := procs.KillAllUnderLoad(t, members, 4, time.Second, 50)
 
 	for _, m := range members {
-		dataDir := filepath.Dir(m.cfgPath)
+		dataDir := filepath.Dir(m.CfgPath)
 		for _, name := range []string{"raft.db", "raft.journal"} {
-			if _, err := os.Stat(filepath.Join(logDirs[m.id], name)); err != nil {
-				t.Errorf("member %d: %s not in dataLogDir: %v", m.id, name, err)
+			if _, err := os.Stat(filepath.Join(logDirs[m.ID], name)); err != nil {
+				t.Errorf("member %d: %s not in dataLogDir: %v", m.ID, name, err)
 			}
 			if _, err := os.Stat(filepath.Join(dataDir, name)); err == nil {
-				t.Errorf("member %d: %s in dataDir too", m.id, name)
+				t.Errorf("member %d: %s in dataDir too", m.ID, name)
 			}
 		}
 		// A member may still be replaying its log after the restart
 		// (leaderOf needs only two): wait until it answers as serving.
-		conf := askServing(t, m.clientAddr, "conf")
-		if !strings.Contains(conf, "\ndataLogDir="+logDirs[m.id]+"\n") || !strings.Contains(conf, "\ndataDir="+dataDir+"\n") {
-			t.Errorf("member %d conf does not name both directories:\n%s", m.id, conf)
+		conf := askServing(t, m.ClientAddr, "conf")
+		if !strings.Contains(conf, "\ndataLogDir="+logDirs[m.ID]+"\n") || !strings.Contains(conf, "\ndataDir="+dataDir+"\n") {
+			t.Errorf("member %d conf does not name both directories:\n%s", m.ID, conf)
 		}
-		dirs := fourletter.Ask(m.clientAddr, "dirs")
+		dirs := fourletter.Ask(m.ClientAddr, "dirs")
 		match := regexp.MustCompile(`^datadir_size: (\d+)\nlogdir_size: (\d+)\n$`).FindStringSubmatch(dirs)
 		if match == nil {
-			t.Fatalf("member %d dirs: %q", m.id, dirs)
+			t.Fatalf("member %d dirs: %q", m.ID, dirs)
 		}
 		logSize, _ := strconv.ParseInt(match[2], 10, 64)
 		if logSize < 1<<20 { // the journal alone is 16 MiB
-			t.Errorf("member %d dirs: logdir_size %d, want the log directory's size", m.id, logSize)
+			t.Errorf("member %d dirs: logdir_size %d, want the log directory's size", m.ID, logSize)
 		}
 	}
 	t.Logf("%d acknowledged creates before all members died, all present after the restart", acked)

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
 // TestSIGTERMHandsOffLeadership: a leader stopped with SIGTERM (a rolling
@@ -15,22 +17,22 @@ func TestSIGTERMHandsOffLeadership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	members := startPreparedEnsemble(t, 3, func(m *member) { m.logLevel = "info" })
-	leader := leaderOf(t, members, nil)
-	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	members := procs.StartPreparedEnsemble(t, 3, func(m *procs.Member) { m.LogLevel = "info" })
+	leader := procs.LeaderOf(t, members, nil)
+	if err := leader.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	next := leaderOf(t, members, leader)
+	next := procs.LeaderOf(t, members, leader)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		b, _ := os.ReadFile(leader.logPath)
+		b, _ := os.ReadFile(leader.LogPath)
 		if strings.Contains(string(b), "leadership handed off") {
 			break
 		}
 		if strings.Contains(string(b), "leadership not handed off") || time.Now().After(deadline) {
-			t.Fatalf("member %d stopped without handing off:\n%s", leader.id, tail(string(b), 20))
+			t.Fatalf("member %d stopped without handing off:\n%s", leader.ID, procs.Tail(string(b), 20))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("member %d handed off to member %d", leader.id, next.id)
+	t.Logf("member %d handed off to member %d", leader.ID, next.ID)
 }

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
 // TestLeaderKillLogsAndMetrics runs a 3-member ensemble of zkraft
@@ -24,12 +25,12 @@ import (
 // new term and the follower's lag.
 func TestLeaderKillLogsAndMetrics(t *testing.T) {
 	metricsAddr := map[int]string{}
-	members := startPreparedEnsemble(t, 3, func(m *member) {
-		m.logLevel, m.logFormat = "info", "json"
-		addr := freeAddr(t)
-		metricsAddr[m.id] = addr
+	members := procs.StartPreparedEnsemble(t, 3, func(m *procs.Member) {
+		m.LogLevel, m.LogFormat = "info", "json"
+		addr := procs.FreeAddr(t)
+		metricsAddr[m.ID] = addr
 		host, port, _ := strings.Cut(addr, ":")
-		f, err := os.OpenFile(m.cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+		f, err := os.OpenFile(m.CfgPath, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,8 +38,8 @@ func TestLeaderKillLogsAndMetrics(t *testing.T) {
 		fmt.Fprintf(f, "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\n"+
 			"metricsProvider.httpHost=%s\nmetricsProvider.httpPort=%s\n", host, port)
 	})
-	l := leaderOf(t, members, nil)
-	fams := scrapeMetrics(t, metricsAddr[l.id])
+	l := procs.LeaderOf(t, members, nil)
+	fams := scrapeMetrics(t, metricsAddr[l.ID])
 	for _, name := range []string{"znode_count", "watch_count", "num_alive_connections", "quorum_size", "synced_followers",
 		"zkraft_raft_term", "zkraft_raft_follower_lag_entries", "go_goroutines", "process_resident_memory_bytes"} {
 		if fams[name] == nil {
@@ -50,11 +51,11 @@ func TestLeaderKillLogsAndMetrics(t *testing.T) {
 		t.Fatalf("raft term %v", oldTerm)
 	}
 
-	l.kill()
-	next := leaderOf(t, members, l)
+	l.Kill()
+	next := procs.LeaderOf(t, members, l)
 	var nextFams map[string]*dto.MetricFamily
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		nextFams = scrapeMetrics(t, metricsAddr[next.id])
+		nextFams = scrapeMetrics(t, metricsAddr[next.ID])
 		if lags := nextFams["zkraft_raft_follower_lag_entries"]; lags != nil && len(lags.Metric) == 2 || time.Now().After(deadline) {
 			break
 		}
@@ -75,10 +76,10 @@ func TestLeaderKillLogsAndMetrics(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			elected = elected[:0]
-			for _, e := range jsonLines(t, m.logPath) {
+			for _, e := range jsonLines(t, m.LogPath) {
 				if e["logger"] != nil && strings.HasPrefix(fmt.Sprint(e["logger"]), "raft") {
 					if e["stacktrace"] != nil || strings.Contains(fmt.Sprint(e["msg"]), "[") {
-						t.Errorf("member %d: raft line %v", m.id, e)
+						t.Errorf("member %d: raft line %v", m.ID, e)
 					}
 				}
 				if e["msg"] == "leader elected" && e["term"] == term {
@@ -91,10 +92,10 @@ func TestLeaderKillLogsAndMetrics(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if len(elected) != 1 {
-			t.Fatalf("member %d: %d \"leader elected\" lines for term %v: %v", m.id, len(elected), term, elected)
+			t.Fatalf("member %d: %d \"leader elected\" lines for term %v: %v", m.ID, len(elected), term, elected)
 		}
-		if e := elected[0]; e["level"] != "info" || e["leaderId"] != float64(next.id) || e["leaderAddr"] == "" {
-			t.Errorf("member %d: %v, want leaderId %d", m.id, e, next.id)
+		if e := elected[0]; e["level"] != "info" || e["leaderId"] != float64(next.ID) || e["leaderAddr"] == "" {
+			t.Errorf("member %d: %v, want leaderId %d", m.ID, e, next.ID)
 		}
 	}
 }

@@ -4,15 +4,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
-// TestMain fails the run when a race-built zkraft process (ZKRAFT_RACE=1,
-// make test-race) reported a data race, and stops the browser the console
-// tests shared.
-func TestMain(m *testing.M) {
-	os.Exit(testenv.CollectingRaces(func() int {
-		defer stopBrowser()
-		return m.Run()
-	}))
-}
+// TestMain removes the zkraft binary the tests built and, under
+// ZKRAFT_RACE=1 (make test-race), fails the run on a data race any of
+// the zkraft processes reported.
+func TestMain(m *testing.M) { os.Exit(procs.RunTests(m)) }

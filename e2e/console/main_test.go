@@ -1,0 +1,17 @@
+package console
+
+import (
+	"os"
+	"testing"
+
+	"github.com/zkraft/zkraft/internal/testing/procs"
+)
+
+// TestMain removes the zkraft binary the tests built, stops the browser
+// they shared and, under ZKRAFT_RACE=1 (make test-race), fails the run on
+// a data race any of the zkraft processes reported.
+func TestMain(m *testing.M) {
+	code := procs.RunTests(m)
+	stopBrowser()
+	os.Exit(code)
+}
