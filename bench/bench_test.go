@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // startZkraft builds ./cmd/zkraft of this module and runs it on a free
@@ -51,7 +52,7 @@ func startZkraftBin(t *testing.T) (addr, bin string) {
 	srv := exec.Command(bin, "server", "--client-addr", addr, "--data-dir", filepath.Join(dir, "data"),
 		"--max-client-cnxns", "0", "--log-level", "warn")
 	srv.Stdout, srv.Stderr = &logs, &logs
-	if err := srv.Start(); err != nil {
+	if err := testproc.Start(t, srv); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

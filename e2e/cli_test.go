@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // TestCLIMillis checks the command line of the original contract, where
@@ -34,6 +36,7 @@ func TestCLIMillis(t *testing.T) {
 func startAndProbe(cmd *exec.Cmd, addr string) (string, error) {
 	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	testproc.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}

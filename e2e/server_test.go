@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/testing/testport"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -221,8 +222,9 @@ func (s *Server) Start() error {
 	}
 	fmt.Fprintf(logf, "=== e2e: %s starting at %s: %s\n", s.Kind, time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Die with the test binary, so a crashed run leaks no servers.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Die with the test binary, so a crashed run leaks no servers
+	// (testproc: a group of its own, the parent-death signal).
+	testproc.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
@@ -339,7 +341,7 @@ func (s *Server) Kill() {
 		return
 	}
 	defer s.reset()
-	_ = s.cmd.Process.Kill()
+	testproc.Kill(s.cmd)
 	<-s.done
 }
 

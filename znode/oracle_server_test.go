@@ -12,6 +12,7 @@ import (
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testport"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // startOracle starts a throwaway Apache ZooKeeper 3.8 (Debian's package)
@@ -39,7 +40,7 @@ func startOracle(t *testing.T) string {
 	}
 	cmd := exec.Command(java, "-XX:-UsePerfData", "-Dzookeeper.extendedTypesEnabled=true", "-cp", dir+":"+jar+":/usr/share/java/slf4j-nop.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testport"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // What the package installs and makes.
@@ -297,7 +298,9 @@ func startUnit(t *testing.T, u unit) (stop func()) {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	// A group of its own, killed when the test ends (setpriv's change of
+	// user clears the parent-death signal).
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

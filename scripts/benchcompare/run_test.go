@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // needZooKeeper skips t without Java and Debian's ZooKeeper jars, except
@@ -55,7 +56,7 @@ func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, err
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-dir", tmp}, args...)...)
+	cmd := testproc.CommandContext(ctx, bin, append([]string{"-dir", tmp}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -158,7 +159,7 @@ func TestInterruptedRunStopsItsEnsembles(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := testproc.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	serving := make(chan bool, 1)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // TestMakeOverloadEndToEnd is `make overload` in small: every class on
@@ -42,7 +43,7 @@ func TestMakeOverloadEndToEnd(t *testing.T) {
 	tmp, md := t.TempDir(), filepath.Join(dir, "overload.md")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, overload, "-dir", tmp, "-zkraft", zkraft, "-out", md, "-per-worker", "100",
+	cmd := testproc.CommandContext(ctx, overload, "-dir", tmp, "-zkraft", zkraft, "-out", md, "-per-worker", "100",
 		"-herd", "150", "-herd-rounds", "1", "-storm", "150", "-table", "150", "-table-settle", "0s",
 		"-overload-time", "2s", "-capacity-time", "3s", "-overload-sessions", "8", "-overload-idle", "20",
 		"-session-timeout", "6s", "-jit-warmup", "0s")
