@@ -397,15 +397,22 @@ func TestCutoverOfThreeObservers(t *testing.T) {
 		}
 	}
 
-	// A real ensemble: it survives its leader's loss.
+	// A real ensemble: it survives its leader's loss. The leader is found
+	// first and killed after: killed as it was found, its successor (elected
+	// within milliseconds) was found leading too and killed as well.
+	var leader *procs.Member
 	var survivor *zk.Conn
 	for i, m := range obs {
-		if srvr, _ := procs.FourLetter(m.ClientAddr, "srvr"); strings.Contains(srvr, "Mode: leader") {
-			m.Kill()
+		if srvr, _ := procs.FourLetter(m.ClientAddr, "srvr"); leader == nil && strings.Contains(srvr, "Mode: leader") {
+			leader = m
 		} else {
 			survivor = holders[i]
 		}
 	}
+	if leader == nil {
+		t.Fatal("no member of the new ensemble leads")
+	}
+	leader.Kill()
 	deadline = time.Now().Add(20 * time.Second)
 	for {
 		_, err := survivor.Create("/after-leader-loss-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
