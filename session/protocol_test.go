@@ -390,6 +390,12 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 		t.Fatalf("create: %+v", h)
 	}
 
+	// The reading client pings as a client does, a third of its 3 s
+	// session timeout apart, while the other one stalls: that takes
+	// seconds, longer than the session on a loaded machine, where a
+	// silent client's session expired and its getData below failed.
+	stopPings := keepAlive(setup, time.Second)
+
 	stalled := rawclient.Dial(t, ts.addr)
 	stalled.Connect(false)
 	// Ask for 64 MB of replies, then wait well past the write timeout.
@@ -402,10 +408,61 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 		t.Fatalf("the stalled connection was not closed by the server: %v", err)
 	}
 
-	// The setup client, which reads, still gets answers.
+	// The setup client, which reads, was answered all along and still is.
+	if n, err := stopPings(); err != nil {
+		t.Fatalf("the reading client's ping %d: %v", n, err)
+	}
 	setup.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/mid"})
 	if h := setup.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("getData on a reading client: %+v", h)
+	}
+}
+
+// keepAlive pings the server through c every interval, reading each
+// reply, until stop is called; stop returns how many pings were answered
+// and the error that ended them, if one did. Meanwhile only keepAlive
+// uses c.
+func keepAlive(c *rawclient.Client, interval time.Duration) (stop func() (int, error)) {
+	done := make(chan struct{})
+	result := make(chan error, 1)
+	answered := 0
+	go func() {
+		var w jute.Writer
+		at := jute.BeginFrame(&w)
+		(&jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}).Encode(&w)
+		jute.EndFrame(&w, at)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				result <- nil
+				return
+			case <-tick.C:
+			}
+			_ = c.Conn.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Conn.Write(w.Buf); err != nil {
+				result <- err
+				return
+			}
+			b, err := jute.ReadFrame(c.Reader, nil, 1<<24)
+			if err != nil {
+				result <- err
+				return
+			}
+			var h jute.ReplyHeader
+			if err := h.Decode(jute.NewReader(b)); err != nil || h.Xid != jute.XidPing || h.Err != jute.OK {
+				result <- fmt.Errorf("reply %+v (%v), want the ping's", h, err)
+				return
+			}
+			answered++
+		}
+	}()
+	return func() (int, error) {
+		close(done)
+		err := <-result
+		_ = c.Conn.SetDeadline(time.Time{})
+		return answered, err
 	}
 }
 
