@@ -477,7 +477,7 @@ func (n *Node) fatal(msg string, err error) {
 	n.fatalOnce.Do(func() {
 		n.log.Error(msg, zap.Error(err))
 		_ = n.log.Sync()
-		n.waiters.failAll(fmt.Errorf("ensemble: member stopped: %w", err))
+		n.waiters.stop(fmt.Errorf("ensemble: member stopped: %w", err))
 		if n.cfg.Fatal != nil {
 			n.cfg.Fatal(err)
 			return

@@ -178,6 +178,22 @@ func TestMemberStopsAtAnEntryItCannotApply(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the member did not stop")
 	}
+	// A write proposed once the member has stopped fails at once: nothing
+	// will ever apply it (it used to wait forever when it lost the race
+	// with the stop, hanging this test in a busy make test).
+	late := make(chan error, 1)
+	go func() {
+		_, err := n.ProposeWait(createTxn(3, "/later", 0, 3))
+		late <- err
+	}()
+	select {
+	case err := <-late:
+		if err == nil {
+			t.Fatal("a write proposed after the member stopped was answered")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write proposed after the member stopped waits forever")
+	}
 	tr := n.RLockTree()
 	_, _, gerr := tr.GetData("/after", nil)
 	n.RUnlockTree()

@@ -48,7 +48,9 @@ func (n *Node) propose(e entry, w backend.Waiter) {
 	}
 	if w != nil {
 		e.Origin = n.runID | uint64(n.seq.Add(1))
-		n.waiters.put(e.Origin, w)
+		if !n.waiters.put(e.Origin, w) {
+			return
+		}
 	}
 	enc := jute.Writer{Buf: make([]byte, 0, e.encodedSize())}
 	e.encode(&enc)
@@ -125,7 +127,7 @@ func (s *syncWaiter) Failed(err error)                         { s.err = err; cl
 // It is not one of the goroutines Close waits for: hashicorp/raft leaves
 // some futures unresolved when it shuts down (those still in its apply
 // queue or on their way to the FSM), and waiting on one would hang Close.
-// Close fails every remaining waiter itself (waiters.failAll).
+// Close fails every remaining waiter itself (waiters.stop).
 func (n *Node) watchFailures() {
 	for {
 		select {

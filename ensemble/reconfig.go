@@ -56,7 +56,9 @@ func (c *reconfigCall) decode(b []byte) error {
 func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Waiter) {
 	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: ids, Req: *req}
 	call.Origin = n.runID | uint64(n.seq.Add(1))
-	n.waiters.put(call.Origin, w)
+	if !n.waiters.put(call.Origin, w) {
+		return
+	}
 	if n.stepping.Load() {
 		n.failWaiter(call.Origin, errStepping)
 		return

@@ -137,7 +137,7 @@ func (n *Node) Close() error {
 		// Raft has stopped: nothing will apply or fail what is still
 		// awaited (a proposal whose future Raft left unresolved, a write
 		// forwarded to a leader). Its outcome is unknown to the requester.
-		n.waiters.failAll(ErrClosed)
+		n.waiters.stop(ErrClosed)
 		if n.async != nil {
 			n.async.Close() // writes what Raft queued before bolt closes
 		}

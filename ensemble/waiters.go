@@ -11,14 +11,27 @@ import (
 type waiters struct {
 	mu sync.Mutex
 	m  map[uint64]backend.Waiter
+	// stopped, once set, is what every later put reports at once: the
+	// member applies nothing more, so nothing would ever complete it.
+	stopped error
 }
 
 func newWaiters() *waiters { return &waiters{m: make(map[uint64]backend.Waiter)} }
 
-func (w *waiters) put(origin uint64, x backend.Waiter) {
+// put registers x for origin and reports true, or, once the member has
+// stopped (see stop), fails x at once and reports false.
+func (w *waiters) put(origin uint64, x backend.Waiter) bool {
 	w.mu.Lock()
-	w.m[origin] = x
+	err := w.stopped
+	if err == nil {
+		w.m[origin] = x
+	}
 	w.mu.Unlock()
+	if err != nil {
+		x.Failed(err)
+		return false
+	}
+	return true
 }
 
 // take removes and returns the waiter for origin, or nil.
@@ -47,4 +60,17 @@ func (w *waiters) failAll(err error) {
 	for _, x := range m {
 		x.Failed(err)
 	}
+}
+
+// stop fails every waiter with err, as failAll, and every waiter put
+// after it: the member has stopped applying (closed, or halted at an
+// entry it cannot apply), so a proposal made from now on would wait
+// forever.
+func (w *waiters) stop(err error) {
+	w.mu.Lock()
+	if w.stopped == nil {
+		w.stopped = err
+	}
+	w.mu.Unlock()
+	w.failAll(err)
 }
