@@ -69,6 +69,16 @@ Server {
 	})
 	for i, st := range steps {
 		z, k := run(targetZookeeper, st.jaas, st.script), run(targetZkraft, st.jaas, st.script)
+		if i == 2 {
+			// After a failed login zkCli is briefly connected: whoami may
+			// run before or after the AuthFailed, on either server (an
+			// empty "Auth scheme: User" list, or "Not connected"). What
+			// must match is the rest; the data must not be shown.
+			z, k = dropRacyAuthFailedLines(z), dropRacyAuthFailedLines(k)
+			if strings.Contains(k, "mine") {
+				t.Errorf("a wrong password read /sasl:\n%s", k)
+			}
+		}
 		if z != k {
 			t.Errorf("step %d differs\nzookeeper:\n%s\nzkraft:\n%s", i, z, k)
 		}
@@ -86,6 +96,19 @@ Server {
 			t.Errorf("a client without SASL was served under enforce.auth.schemes=sasl:\n%s", k)
 		}
 	}
+}
+
+// dropRacyAuthFailedLines drops the lines of a zkCli transcript that
+// depend on whether a command ran before or after the session's
+// AuthFailed: "Not connected" and whoami's empty list.
+func dropRacyAuthFailedLines(transcript string) string {
+	var keep []string
+	for _, l := range strings.Split(transcript, "\n") {
+		if l != "Not connected" && l != "Auth scheme: User" {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // kazooAlike runs a kazoo script from testdata/compat/kazoo against
