@@ -9,7 +9,7 @@ import (
 )
 
 const (
-	settingsBegin = "<!-- settings:begin: generated from cmd/zkraft/settingsdata.go; ZKRAFT_UPDATE_DOCS=1 go test -run TestSettingsReference ./cmd/zkraft/ rewrites it -->"
+	settingsBegin = "<!-- settings:begin: generated from server/settingsdata.go; ZKRAFT_UPDATE_DOCS=1 go test -run TestSettingsReference ./server/ rewrites it -->"
 	settingsEnd   = "<!-- settings:end -->"
 )
 
