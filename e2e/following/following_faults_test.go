@@ -29,9 +29,14 @@ func sessionEvents(t *testing.T, addrs ...string) (*zk.Conn, func(want zk.State)
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	// wait returns once the client is in state want, or has been since
+	// the last wait. The client's own state is polled as well as its
+	// events: go-zookeeper drops events when its channel (6) is full, and
+	// several reconnections in a row, as while an observer resyncs on a
+	// loaded machine, lose the HasSession a wait on events alone needs.
 	wait := func(want zk.State) {
 		t.Helper()
-		deadline := time.After(30 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			select {
 			case e := <-ev:
@@ -41,8 +46,14 @@ func sessionEvents(t *testing.T, addrs ...string) (*zk.Conn, func(want zk.State)
 				if e.State == want {
 					return
 				}
-			case <-deadline:
-				t.Fatalf("no %v from %v", want, addrs)
+				continue
+			case <-time.After(50 * time.Millisecond):
+			}
+			if c.State() == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %v from %v (now %v)", want, addrs, c.State())
 			}
 		}
 	}

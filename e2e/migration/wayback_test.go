@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,7 +68,21 @@ func TestWayBackToZooKeeper(t *testing.T) {
 	// A session zkraft created, holding an ephemeral. Its client knows
 	// ZooKeeper's address too (nothing listens there yet), so it goes
 	// there once zkraft is stopped.
-	holder, events, err := zk.Connect([]string{zr.ClientAddr, zkAddr}, 20*time.Second, zk.WithLogger(procs.QuietLogger{}))
+	//
+	// It reaches ZooKeeper only once ZooKeeper serves: a connection
+	// ZooKeeper 3.8 accepts while it still loads its snapshot can be
+	// left unanswered and open (a NullPointerException in
+	// NIOServerCnxn.close, seen on a loaded machine), and go-zookeeper
+	// waits ten times its read timeout (133 s) for the handshake's reply.
+	var zkServing atomic.Bool
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		if addr == zkAddr && !zkServing.Load() {
+			return nil, fmt.Errorf("ZooKeeper at %s does not serve yet", addr)
+		}
+		return net.DialTimeout(network, addr, timeout)
+	}
+	holder, events, err := zk.Connect([]string{zr.ClientAddr, zkAddr}, 20*time.Second, zk.WithLogger(procs.QuietLogger{}),
+		zk.WithDialer(dial))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +169,7 @@ func TestWayBackToZooKeeper(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	zkServing.Store(true)
 
 	// A session whose password is ZooKeeper's own for its id, as a
 	// session ZooKeeper created keeps it through an import or a cutover:
