@@ -44,14 +44,25 @@ func TestDeb(t *testing.T) {
 	requireRoot(t)
 	requireTools(t, map[string]string{"make": "make", "git": "git", "dpkg": "dpkg", "dpkg-query": "dpkg",
 		"setpriv": "util-linux", "adduser": "adduser", "deluser": "adduser"})
-	unlock := lockMachine(t)
-	defer unlock()
+	// Held until the last cleanup has purged the package and removed what
+	// it made: a deferred unlock ran before the cleanups, and a second run
+	// then took the first one's leftovers for the machine's own and kept
+	// them, or lost them to the first run's cleanup halfway.
+	t.Cleanup(lockMachine(t))
 	if out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", "zkraft").Output(); err == nil && strings.Contains(string(out), "installed") {
 		if !testenv.InCI() {
 			t.Skip("SKIP (not CI): a zkraft package is installed on this machine; the test installs and removes its own")
 		}
 		t.Log("purging the zkraft package an earlier run left installed")
 		if _, err := run("", nil, "dpkg", "--purge", "zkraft"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(dataDir); err == nil && testenv.InCI() {
+		// No package owns it (purge keeps the data): an earlier run that
+		// did not get to its cleanup left it, with its znodes.
+		t.Logf("removing %s, which an earlier run left", dataDir)
+		if err := os.RemoveAll(dataDir); err != nil {
 			t.Fatal(err)
 		}
 	}
