@@ -121,23 +121,8 @@ func FuzzReadLog(f *testing.F) {
 // TestSnapshotRoundTrip writes ZooKeeper's snapshot back with
 // SnapshotWriter and reads the same sessions, ACL cache and nodes.
 func TestSnapshotRoundTrip(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(golden, "version-2", "snapshot.15"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ReadSnapshot(b, 0x15)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	sw := NewSnapshotWriter(&out, want.Sessions, want.ACLs)
-	for _, n := range want.Nodes {
-		sw.Node(n)
-	}
-	if err := sw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadSnapshot(out.Bytes(), 0x15)
+	want, out := rewriteGoldenSnapshot(t)
+	got, err := ReadSnapshot(out, 0x15)
 	if err != nil {
 		t.Fatalf("reading what SnapshotWriter wrote: %v", err)
 	}
@@ -173,4 +158,27 @@ func TestUnsnappy(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
+}
+
+// rewriteGoldenSnapshot reads ZooKeeper's golden snapshot.15 and returns
+// it with the file SnapshotWriter writes from it.
+func rewriteGoldenSnapshot(t *testing.T) (*Snapshot, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(golden, "version-2", "snapshot.15"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ReadSnapshot(b, 0x15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sw := NewSnapshotWriter(&out, snap.Sessions, snap.ACLs)
+	for _, n := range snap.Nodes {
+		sw.Node(n)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return snap, out.Bytes()
 }
