@@ -1,10 +1,8 @@
 package following
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -111,48 +109,16 @@ func TestCuratorOnObserverSurvivesLeaderKill(t *testing.T) {
 // is killed fire for writes made on ZooKeeper after the Java client
 // reconnected (its SetWatches2 re-registers them on the observer).
 func TestJavaWatchesOnObserverSurviveLeaderKill(t *testing.T) {
-	_, java := procs.JavaTools(t)
 	classes := compileClients(t)
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
-	args := append(append([]string{}, procs.JVMFlags...), "-cp", classes+":"+strings.Join(procs.ClientClassPath, ":"),
+	script := procs.StartJavaScript(t, append([]string{classes}, procs.ClientClassPath...),
 		"ObserverWatchFailover", obs.ClientAddr, strings.Join(e.ClientAddrs(), ","), "/java-watch-failover")
-	cmd := testproc.Command(java, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := testproc.Start(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	var transcript strings.Builder
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && lines.Text() != "READY" {
-		transcript.WriteString(lines.Text() + "\n")
-	}
+	script.UntilReady(nil)
 	lead := e.Leader()
 	e.Kill(lead)
-	if _, err := io.WriteString(stdin, "KILLED\n"); err != nil {
-		t.Fatalf("%v\n%s", err, transcript.String())
-	}
-	done := make(chan error, 1)
-	go func() {
-		for lines.Scan() {
-			transcript.WriteString(lines.Text() + "\n")
-		}
-		done <- cmd.Wait()
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		t.Fatalf("the Java client did not finish:\n%s", transcript.String())
-	}
-	if out := transcript.String(); err != nil || !strings.Contains(out, "DONE 0 failed") {
+	out, err := script.Finish(t, "KILLED", time.Minute)
+	if err != nil || !strings.Contains(out, "DONE 0 failed") {
 		t.Fatalf("the Java client's watches across the leader kill: %v\n%s", err, out)
 	}
 }

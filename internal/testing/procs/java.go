@@ -1,10 +1,8 @@
 package procs
 
 import (
-	"bufio"
 	_ "embed"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,60 +103,23 @@ var curatorFailover []byte
 // its ephemeral and leadership, and writes work.
 func RunCuratorFailover(t testing.TB, connect string, kill func(session string)) {
 	t.Helper()
-	_, java := JavaTools(t)
 	src := filepath.Join(t.TempDir(), "CuratorFailover.java")
 	if err := os.WriteFile(src, curatorFailover, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	classes := CompileJava(t, CuratorClassPath, src)
-	args := append(append([]string{}, JVMFlags...), "-cp", classes+":"+strings.Join(CuratorClassPath, ":"),
-		"CuratorFailover", connect, "/curator-failover")
-	cmd := testproc.Command(java, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := testproc.Start(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	var transcript strings.Builder
-	lines := bufio.NewScanner(stdout)
+	script := StartJavaScript(t, append([]string{classes}, CuratorClassPath...), "CuratorFailover", connect, "/curator-failover")
 	session := ""
-	for lines.Scan() {
-		line := lines.Text()
-		transcript.WriteString(line + "\n")
+	script.UntilReady(func(line string) {
 		if s, ok := strings.CutPrefix(line, "SESSION "); ok {
 			session = s
 		}
-		if line == "READY" {
-			break
-		}
-	}
+	})
 	if session == "" {
-		t.Fatalf("Curator did not get ready:\n%s", transcript.String())
+		t.Fatalf("Curator did not get ready:\n%s", script.Transcript())
 	}
 	kill(session)
-	if _, err := io.WriteString(stdin, "KILLED\n"); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		for lines.Scan() {
-			transcript.WriteString(lines.Text() + "\n")
-		}
-		done <- cmd.Wait()
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("Curator did not finish:\n%s", transcript.String())
-	}
-	out := transcript.String()
+	out, err := script.Finish(t, "KILLED", 2*time.Minute)
 	if err != nil || strings.Contains(out, "FAIL ") || !strings.Contains(out, "DONE 0 failed") {
 		t.Fatalf("Curator after the kill: %v\n%s", err, out)
 	}
