@@ -17,8 +17,8 @@ import (
 // stored count of child creations (clients see cversion*2 - numChildren).
 // EphemeralOwner is in ZooKeeper's encoding: 0 for a persistent node,
 // math.MinInt64 for a container, 0xFF in the top byte and the TTL in ms
-// below for a TTL node (with Options.ExtendedTypes), else the owning
-// session. DataLength and NumChildren are not stored.
+// below for a TTL node, else the owning session. DataLength and
+// NumChildren are not stored.
 type StoredNode struct {
 	Path string
 	Data []byte
@@ -101,8 +101,12 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 	for _, l := range lists {
 		frame(func(jw *jute.Writer) { jute.WriteACLs(jw, l) })
 	}
+	known := make(map[int64]bool, len(sessions))
+	for _, s := range sessions {
+		known[s.ID] = true
+	}
 	for _, n := range nodes {
-		kind, owner, ttl := importedKind(n.Stat.EphemeralOwner, opts.ExtendedTypes)
+		kind, owner, ttl := importedKind(n.Stat.EphemeralOwner, known[n.Stat.EphemeralOwner])
 		st := n.Stat
 		frame(func(jw *jute.Writer) {
 			jw.String(n.Path)
@@ -134,23 +138,32 @@ func writeImported(w io.Writer, nodes []StoredNode, sessions []SessionInfo, quot
 	return err
 }
 
-// OwnerSession decodes a stored EphemeralOwner (StoredNode's): the owning
-// session and true for an ephemeral node, false for a persistent,
-// container or (with extended types) TTL node.
-func OwnerSession(owner int64, extendedTypes bool) (int64, bool) {
-	kind, id, _ := importedKind(owner, extendedTypes)
+// OwnerSession decodes a stored EphemeralOwner (StoredNode's) as Import
+// does when it names none of the snapshot's sessions: the owning session
+// and true for an ephemeral node, false for a persistent, container or
+// TTL node.
+func OwnerSession(owner int64) (int64, bool) {
+	kind, id, _ := importedKind(owner, false)
 	return id, kind == kindEphemeral
 }
 
 // importedKind decodes ZooKeeper's EphemeralOwner into a node kind and the
-// owner and TTL fields of a snapshot frame.
-func importedKind(owner int64, extended bool) (kind nodeKind, sessionID, ttl int64) {
+// owner and TTL fields of a snapshot frame; session says the owner is a
+// session the snapshot holds. The encoding is the ensemble's, not this
+// server's to choose: an owner of TTL form (IsTTLOwner) is a TTL node
+// whatever this server's extendedTypesEnabled, unless it is one of the
+// snapshot's sessions. ZooKeeper refuses server id 255 with extended
+// types, so a TTL node's owner never names a session; only an ensemble
+// without extended types can have a server 255, whose sessions' ids have
+// that form, and they are the snapshot's sessions (a fuzzy snapshot that
+// lacks such an ephemeral's session would read it as a TTL node).
+func importedKind(owner int64, session bool) (kind nodeKind, sessionID, ttl int64) {
 	switch {
 	case owner == 0:
 		return kindPersistent, 0, 0
 	case owner == math.MinInt64:
 		return kindContainer, 0, 0
-	case extended && IsTTLOwner(owner):
+	case !session && IsTTLOwner(owner):
 		return kindTTL, 0, owner &^ ttlMask
 	default:
 		return kindEphemeral, owner, 0

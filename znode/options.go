@@ -14,6 +14,10 @@ const (
 	optKnown                    = optStamped | optSkipACL | optExtendedTypes | optEnforceQuota
 )
 
+// Options returns the tree's own options: those its reads, and the writes
+// whose transactions carry none (Txn.Options), go by.
+func (t *Tree) Options() Options { return t.opts }
+
 // Bits returns o as a transaction carries it.
 func (o Options) Bits() OptionBits {
 	b := optStamped

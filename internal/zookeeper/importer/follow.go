@@ -21,10 +21,20 @@ type Follower struct {
 	tree     *znode.Tree
 	dangling danglingACLs
 	unowned  map[int64][]string
-	// Replayed, Skipped, Settled and Conflicts count as Result's do.
+	// Replayed, Skipped, Settled, Conflicts, NotApplied and Unapplied
+	// count as Result's do.
 	Replayed, Skipped, Settled int
 	Conflicts                  []string
+	NotApplied                 int
+	Unapplied                  []string
+	// LastUnapplied describes the last change not applied ("" if none).
+	LastUnapplied string
+	// TTLCreates counts the TTL nodes created.
+	TTLCreates int
 }
+
+// maxListed bounds Conflicts and Unapplied.
+const maxListed = 20
 
 // NewFollower starts from ZooKeeper's empty tree (zxid 0), as a server
 // that has seen no transaction.
@@ -69,7 +79,9 @@ func (f *Follower) ApplyResults(t datadir.Txn) ([]*znode.Result, error) {
 	}
 	f.Replayed++
 	results := make([]*znode.Result, 0, len(steps))
+	opts := replayOptions(f.tree.Options())
 	for _, s := range steps {
+		s.txn.Options = opts
 		res := replayStepResult(f.tree, s, t.Zxid)
 		results = append(results, res)
 		code := res.Err
@@ -81,15 +93,54 @@ func (f *Follower) ApplyResults(t datadir.Txn) ([]*znode.Result, error) {
 			f.tree.SettleEphemerals(t.Zxid, f.unowned[t.ClientID])
 			delete(f.unowned, t.ClientID)
 		}
-		if code != jute.OK {
+		switch {
+		case code == jute.OK:
+			if s.txn.Type == jute.OpCreateTTL {
+				f.TTLCreates++
+			}
+		case heldAlready(code):
 			f.Settled++
-			if len(f.Conflicts) < 20 {
+			if len(f.Conflicts) < maxListed {
 				f.Conflicts = append(f.Conflicts, fmt.Sprintf("zxid %#x (type %d): %v", t.Zxid, s.txn.Type, code))
+			}
+		default:
+			f.NotApplied++
+			f.LastUnapplied = fmt.Sprintf("zxid %#x (type %d %s): %v", t.Zxid, s.txn.Type, s.path, code)
+			if len(f.Unapplied) < maxListed {
+				f.Unapplied = append(f.Unapplied, f.LastUnapplied)
 			}
 		}
 	}
 	f.tree.AdvanceZxid(t.Zxid)
 	return results, nil
+}
+
+// replayOptions are the options a replayed transaction applies with
+// (Txn.Options), whatever the tree's own: ZooKeeper committed it, so
+// nothing this server's settings gate may refuse it, as a zkraft member
+// applies its leader's writes with the leader's options. Extended types
+// are on, so a TTL create (and the reaper's delete of an expired TTL
+// node) applies; quotas are not enforced, ZooKeeper's leader enforced
+// them (PrepRequestProcessor) or not. The tree's own options go on
+// deciding its reads, and what this server's clients may ask for after a
+// cutover; skipACL stays the tree's (replayer passes every check).
+func replayOptions(own znode.Options) znode.OptionBits {
+	own.ExtendedTypes, own.EnforceQuota = true, false
+	return own.Bits()
+}
+
+// heldAlready reports whether a replayed change that failed with code
+// failed as one a fuzzy snapshot already holds does (ZooKeeper's own
+// replay changes nothing for these either): its node already created,
+// already deleted (or its parent), its version already reached, or its
+// node already given the children created after it. Any other failure is
+// a change ZooKeeper committed that this tree refused: not applied.
+func heldAlready(code jute.ErrCode) bool {
+	switch code {
+	case jute.ErrNodeExists, jute.ErrNoNode, jute.ErrBadVersion, jute.ErrNotEmpty:
+		return true
+	}
+	return false
 }
 
 // FollowTree goes on from a tree a Follower held before (saved and read

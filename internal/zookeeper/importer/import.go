@@ -22,10 +22,16 @@ type Result struct {
 	Skipped  int      // error transactions
 	// Settled counts the changes a fuzzy snapshot (ZooKeeper snapshots
 	// while it serves) already held: their replay fails as NodeExists,
-	// NoNode or BadVersion and changes nothing, as in ZooKeeper. Conflicts
-	// describes the first 20.
+	// NoNode, BadVersion or NotEmpty and changes nothing, as in ZooKeeper.
+	// Conflicts describes the first 20.
 	Settled   int
 	Conflicts []string
+	// NotApplied counts the logged changes the tree refused for another
+	// reason (which ZooKeeper's replay applies): Unapplied describes the
+	// first 20, each with its zxid, type, path and the code refusing it.
+	// This server's own settings never refuse one (replayOptions).
+	NotApplied int
+	Unapplied  []string
 	// DeadEphemerals are ephemerals the snapshot held whose sessions are
 	// not open after the replay: deleted, as ZooKeeper does when it
 	// loads (Tree.SettleEphemerals).
@@ -33,7 +39,10 @@ type Result struct {
 }
 
 // Load reads ZooKeeper's dataDir and dataLogDir ("" when they are one) and
-// builds the tree ZooKeeper would serve from them.
+// builds the tree ZooKeeper would serve from them. opts are the tree's own
+// options (the server's): every node the snapshot holds and every change
+// logged applies whatever they are (a TTL node without ExtendedTypes
+// included); they decide only the tree's reads and its clients' writes.
 func Load(dataDir, logDir string, opts znode.Options) (*Result, error) {
 	d, err := datadir.Load(dataDir, logDir)
 	if err != nil {
@@ -66,6 +75,7 @@ func (res *Result) replay(txns []datadir.Txn, dangling danglingACLs, unowned map
 		}
 	}
 	res.Replayed, res.Skipped, res.Settled, res.Conflicts = f.Replayed, f.Skipped, f.Settled, f.Conflicts
+	res.NotApplied, res.Unapplied = f.NotApplied, f.Unapplied
 	if err := dangling.check(res.Tree); err != nil {
 		return err
 	}
@@ -112,7 +122,7 @@ func fromSnapshot(s *datadir.Snapshot, opts znode.Options, passwd func(int64) []
 	}
 	nodes := make([]znode.StoredNode, len(s.Nodes))
 	for i, n := range s.Nodes {
-		if owner, ok := znode.OwnerSession(n.Stat.EphemeralOwner, opts.ExtendedTypes); ok && !known[owner] {
+		if owner, ok := znode.OwnerSession(n.Stat.EphemeralOwner); ok && !known[owner] {
 			if unowned == nil {
 				unowned = make(map[int64][]string)
 			}
