@@ -46,6 +46,31 @@ func CreateTxn(path string, data []byte, ephemeral bool) []byte {
 	return w.Buf
 }
 
+// CreateTTLTxn is a CreateTTLTxn {path, data, acl, parentCVersion,
+// ttl} of a node open to anyone: what a leader with extended types
+// commits for a createTTL. parentCVersion is the parent's stored child
+// count after the create (-1 leaves it to the create).
+func CreateTTLTxn(path string, data []byte, parentCVersion int32, ttl int64) []byte {
+	var w jute.Writer
+	w.String(path)
+	w.Buffer(data)
+	jute.WriteACLs(&w, openACL)
+	w.Int(parentCVersion)
+	w.Long(ttl)
+	return w.Buf
+}
+
+// CreateContainerTxn is a CreateContainerTxn {path, data, acl,
+// parentCVersion} of a node open to anyone.
+func CreateContainerTxn(path string, data []byte, parentCVersion int32) []byte {
+	var w jute.Writer
+	w.String(path)
+	w.Buffer(data)
+	jute.WriteACLs(&w, openACL)
+	w.Int(parentCVersion)
+	return w.Buf
+}
+
 // SetDataTxn is a SetDataTxn {path, data, version}: version is the
 // node's new one.
 func SetDataTxn(path string, data []byte, version int32) []byte {

@@ -31,8 +31,12 @@ type Config struct {
 	// handshake, and then the voters of the configuration the followed
 	// tree holds that Servers lacks.
 	Servers []string
-	// Options are the tree's options; they must match the ensemble's
-	// (extended types).
+	// Options are this server's own options (extended types, quotas,
+	// skipACL): they decide the tree's reads and, after a cutover, what
+	// its clients may ask for. They never decide whether a transaction
+	// ZooKeeper committed applies: every one does, as ZooKeeper's leader
+	// decided it (importer's replay options), a TTL create without
+	// ExtendedTypes included.
 	Options znode.Options
 	// DialTimeout bounds one connection attempt, its TLS handshake
 	// included (default 2s).
@@ -101,6 +105,10 @@ type Status struct {
 	// transactions whose digest was compared, and those that differed
 	// (Config.CheckDigests).
 	DigestsChecked, DigestMismatches int
+	// NotApplied counts the changes of committed transactions the tree
+	// refused other than as a fuzzy snapshot's (importer.Result's
+	// NotApplied; each is logged): a divergence from ZooKeeper.
+	NotApplied int
 }
 
 // Learner follows one ZooKeeper ensemble as an Observer.
@@ -130,6 +138,9 @@ type Learner struct {
 	synced   atomic.Bool
 	// stopAt is the zxid StopAt named, 0 when none.
 	stopAt int64
+	// ttlWarned: the warning that ZooKeeper commits TTL nodes while
+	// Options.ExtendedTypes is off was logged (mu held).
+	ttlWarned bool
 	// krb is the Kerberos login of Config.Kerberos once it succeeded.
 	krbMu sync.Mutex
 	krb   *client.Client
@@ -303,10 +314,12 @@ func (l *Learner) apply(t datadir.Txn) error {
 	if l.stopBefore(t.Zxid) {
 		return ErrStopped
 	}
+	notApplied := l.f.NotApplied
 	results, err := l.f.ApplyResults(t)
 	if err != nil {
 		return err
 	}
+	l.noteApplied(t, notApplied)
 	l.status.LastZxid = l.f.Tree().LastZxid()
 	l.status.Applied++
 	if l.cfg.CheckDigests && l.status.Synced {
@@ -322,6 +335,27 @@ func (l *Learner) apply(t datadir.Txn) error {
 		return ErrStopped
 	}
 	return nil
+}
+
+// noteApplied logs what applying t showed that an operator must know
+// (l.mu held): a change of it the tree refused (notApplied was the count
+// before), and, once, that ZooKeeper commits TTL nodes while this
+// server's extended types are off. Both apply here regardless; the
+// second matters after the cutover, when this server's own setting
+// decides whether its clients may create TTL nodes and whether they
+// expire.
+func (l *Learner) noteApplied(t datadir.Txn, notApplied int) {
+	if n := l.f.NotApplied; n > notApplied {
+		l.status.NotApplied += n - notApplied
+		l.log.Warn("learner: a change ZooKeeper committed was not applied here: the tree differs from ZooKeeper's",
+			zap.String("change", l.f.LastUnapplied), zap.Int("notApplied", l.status.NotApplied))
+	}
+	if l.f.TTLCreates > 0 && !l.cfg.Options.ExtendedTypes && !l.ttlWarned {
+		l.ttlWarned = true
+		l.log.Warn("learner: ZooKeeper commits TTL nodes, applied here, but extendedTypesEnabled is off on this server: "+
+			"set it (ZooKeeper's -Dzookeeper.extendedTypesEnabled=true) before the cutover, or the zkraft ensemble will "+
+			"refuse TTL creates and never expire TTL nodes", zap.String("zxid", fmt.Sprintf("%#x", t.Zxid)))
+	}
 }
 
 // checkDigest compares the tree's digest with the one t carries, if any;
