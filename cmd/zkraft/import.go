@@ -33,7 +33,7 @@ func importCommand() *cli.Command {
 			&cli.StringFlag{Name: "from-log-dir", Usage: "ZooKeeper's dataLogDir, when it is not the dataDir"},
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "this member's data directory (must hold no zkraft state yet)"},
 			&cli.StringFlag{Name: "data-log-dir", Usage: "this member's log directory, when not the data directory (zoo.cfg dataLogDir; must hold no zkraft state yet)"},
-			&cli.BoolFlag{Name: "extended-types", Usage: "read TTL nodes (extendedTypesEnabled), as the server will run"},
+			&cli.BoolFlag{Name: "extended-types", Usage: "accepted for the zoo.cfg's sake: TTL nodes are imported either way (extendedTypesEnabled decides what the server's clients may create)"},
 			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
@@ -117,6 +117,12 @@ func report(w io.Writer, res *importer.Result, dataDir string) {
 	if res.Settled > 0 {
 		fmt.Fprintf(w, "already held    %d changes the fuzzy snapshot held before its zxid (their replay changed nothing):\n", res.Settled)
 		for _, c := range res.Conflicts {
+			fmt.Fprintf(w, "                %s\n", c)
+		}
+	}
+	if res.NotApplied > 0 {
+		fmt.Fprintf(w, "NOT APPLIED     %d logged changes ZooKeeper applies that this tree refused (it differs from ZooKeeper's there):\n", res.NotApplied)
+		for _, c := range res.Unapplied {
 			fmt.Fprintf(w, "                %s\n", c)
 		}
 	}
