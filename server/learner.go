@@ -20,7 +20,7 @@ import (
 // and syncLimit give the timeouts.
 func LearnerConfig(st Config, config string, log *zap.Logger) (_ learner.Config, err error) {
 	cfg := learner.Config{
-		ID: int64(st.ServerID), Options: znode.Options{ExtendedTypes: st.ExtendedTypes}, Logger: log,
+		ID: int64(st.ServerID), Options: st.treeOptions(), Logger: log,
 		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
 	}
 	for _, m := range st.Members {
@@ -50,6 +50,13 @@ func LearnerConfig(st Config, config string, log *zap.Logger) (_ learner.Config,
 		cfg.TLS = client
 	}
 	return cfg, nil
+}
+
+// treeOptions are the tree's own options as the settings give them (the
+// -D properties of a ZooKeeper server, in zoo.cfg): a server's reads and
+// what its clients may ask for go by them.
+func (s Config) treeOptions() znode.Options {
+	return znode.Options{ExtendedTypes: s.ExtendedTypes, EnforceQuota: s.EnforceQuota, SkipACL: s.SkipACL}
 }
 
 // FollowState is the file in the observer's dataDir holding the tree it
