@@ -24,9 +24,13 @@ import (
 // own: no session expires, a client's ephemeral and watch survive, every
 // acknowledged write of a writer running throughout is there, zxids go
 // on above ZooKeeper's, ZooKeeper can be stopped, and a restart starts
-// the server as the member.
+// the server as the member. ZooKeeper has extended types
+// (-Dzookeeper.extendedTypesEnabled=true) and the observer does not
+// (issue #38): a TTL create from the observer's client gets ZooKeeper's
+// leader's answer, one made on ZooKeeper is applied, and after the
+// cutover both are there and "/" has ZooKeeper's child counters.
 func TestCutoverKeepsSessions(t *testing.T) {
-	e := zktest.Start(t)
+	e := zktest.Start(t, "-Dzookeeper.extendedTypesEnabled=true")
 	metricsAddr := procs.FreeAddr(t)
 	mhost, mport, _ := net.SplitHostPort(metricsAddr)
 	obs := procs.StartFollower(t, e, e.ObserverID, "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider",
@@ -71,6 +75,9 @@ func TestCutoverKeepsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := holder.CreateTTL("/ttl-obs", []byte("o"), zk.FlagTTL, zk.WorldACL(zk.PermAll), time.Hour); err != nil {
+		t.Fatalf("a TTL create through the observer, ZooKeeper's leader having extended types: %v", err)
+	}
 
 	// Only the super user may (the tree's "/" is open to anyone).
 	if _, err := procs.Run(t, "migrate", "cutover", "--admin-addr", obs.AdminAddr, "--auth", "digest:someone:else"); err == nil || !strings.Contains(err.Error(), "only the super user") {
@@ -79,6 +86,9 @@ func TestCutoverKeepsSessions(t *testing.T) {
 
 	// A client still on ZooKeeper: the cutover refuses without --force.
 	onZK := procs.ConnectTo(t, e.ClientAddrs()[0])
+	if _, err := onZK.CreateTTL("/ttl-zk", []byte("z"), zk.FlagTTL, zk.WorldACL(zk.PermAll), time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"migrate", "cutover", "--admin-addr", obs.AdminAddr, "--auth", "digest:admin:secret", "--timeout", "30s"}
 	if _, err := procs.Run(t, args...); err == nil || !strings.Contains(err.Error(), "not connected to a zkraft observer") {
 		t.Fatalf("cutover with a session on ZooKeeper: %v", err)
@@ -121,6 +131,22 @@ func TestCutoverKeepsSessions(t *testing.T) {
 	t.Logf("cutover:\n%s", out)
 	if !strings.Contains(out, "writes were held for") {
 		t.Errorf("the cutover does not say how long writes were held:\n%s", out)
+	}
+	// "/" as ZooKeeper has it (no write reaches ZooKeeper any more) and
+	// as the new ensemble does; the TTL nodes carried over.
+	zkView := procs.ConnectTo(t, e.ClientAddrs()[0])
+	_, zkRoot, err := zkView.Get("/")
+	zkView.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, root, err := holder.Get("/"); err != nil || root.Cversion != zkRoot.Cversion || root.NumChildren != zkRoot.NumChildren || root.Pzxid != zkRoot.Pzxid {
+		t.Errorf("\"/\" after the cutover: %+v %v; ZooKeeper's: %+v", root, err, zkRoot)
+	}
+	for _, p := range []string{"/ttl-obs", "/ttl-zk"} {
+		if ok, st, err := holder.Exists(p); !ok || err != nil || st.EphemeralOwner != 0 {
+			t.Errorf("%s after the cutover: %v %+v %v", p, ok, st, err)
+		}
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
