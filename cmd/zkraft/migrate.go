@@ -96,8 +96,18 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	printFollowSummary(c.App.Writer, l, cfg.CheckDigests)
+	return followOutcome(st)
+}
+
+// followOutcome fails a follow whose tree was seen to differ from
+// ZooKeeper's: a digest that differed, or a committed change the tree
+// refused (each logged as a warning).
+func followOutcome(st learner.Status) error {
 	if st.DigestMismatches > 0 {
 		return fmt.Errorf("migrate follow: %d of %d transactions' digests differed from ZooKeeper's", st.DigestMismatches, st.DigestsChecked)
+	}
+	if st.NotApplied > 0 {
+		return fmt.Errorf("migrate follow: %d changes ZooKeeper committed were not applied (see the warnings)", st.NotApplied)
 	}
 	return nil
 }
@@ -134,7 +144,7 @@ func logFollowStatus(log *zap.Logger, st learner.Status) {
 	log.Info("following", zap.String("leader", st.Leader), zap.Bool("synced", st.Synced),
 		zap.String("zxid", fmt.Sprintf("%#x", st.LastZxid)), zap.Int("applied", st.Applied), zap.Int("syncs", st.Syncs),
 		zap.String("lastSync", string(st.LastSync)), zap.Int("digestsChecked", st.DigestsChecked),
-		zap.Int("digestMismatches", st.DigestMismatches))
+		zap.Int("digestMismatches", st.DigestMismatches), zap.Int("notApplied", st.NotApplied))
 }
 
 // printFollowSummary prints what was followed.
@@ -146,6 +156,9 @@ func printFollowSummary(w io.Writer, l *learner.Learner, digests bool) {
 	fmt.Fprintf(w, "last zxid       %#x\n", st.LastZxid)
 	fmt.Fprintf(w, "syncs           %d (last: %s)\n", st.Syncs, st.LastSync)
 	fmt.Fprintf(w, "applied         %d transactions\n", st.Applied)
+	if st.NotApplied > 0 {
+		fmt.Fprintf(w, "NOT APPLIED     %d changes ZooKeeper committed (see the warnings): the tree differs from ZooKeeper's\n", st.NotApplied)
+	}
 	fmt.Fprintf(w, "znodes          %d (%d bytes of paths and data)\n", stats.Nodes, stats.DataSize)
 	fmt.Fprintf(w, "sessions        %d\n", sessions)
 	if digests {
