@@ -15,7 +15,7 @@ import (
 // is the other. The meaning of each method is *ensemble.Node's.
 type Member interface {
 	// ID is the member's server id (0 for a standalone server).
-	ID() uint8
+	ID() int64
 	// Mode is its role as srvr reports it: "standalone", "leader",
 	// "follower", "observer".
 	Mode() string
@@ -25,7 +25,7 @@ type Member interface {
 	// IsLeader reports whether it leads the ensemble.
 	IsLeader() bool
 	// Leader is the leader's id and member address, ok false if none.
-	Leader() (id uint8, addr string, ok bool)
+	Leader() (id int64, addr string, ok bool)
 	// Members are the voting and observing members now.
 	Members() []Peer
 	// Membership are the members and the configuration's version, as

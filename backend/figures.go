@@ -61,7 +61,7 @@ type RaftIndexes struct {
 // entries: the leader's last index minus the last index the follower
 // reported in its latest answer to an append.
 type FollowerLag struct {
-	ID       uint8
+	ID       int64
 	Observer bool
 	Entries  uint64
 	// Answered is false for a follower that has not answered an append

@@ -10,8 +10,9 @@ import (
 
 // Peer is one ensemble member.
 type Peer struct {
-	// ID is the member's server id (server.N).
-	ID uint8
+	// ID is the member's server id (server.N): any Java long, as
+	// ZooKeeper takes it (ParseServerID).
+	ID int64
 	// Addr is its member port, host:port (zoo.cfg's first port).
 	Addr string
 	// Observer members replicate and serve reads but do not vote.
@@ -30,11 +31,14 @@ type Peer struct {
 // kept only to write the line back in /zookeeper/config.
 func ParseServerLine(key, value string) (Peer, error) {
 	idText, ok := strings.CutPrefix(strings.TrimSpace(key), "server.")
-	id, err := strconv.ParseUint(idText, 10, 8)
-	if !ok || err != nil || id == 0 {
-		return Peer{}, fmt.Errorf("%s: server id must be 1..255", key)
+	if !ok {
+		return Peer{}, fmt.Errorf("%s: want server.N", key)
 	}
-	p := Peer{ID: uint8(id)}
+	id, err := ParseServerID(idText)
+	if err != nil {
+		return Peer{}, fmt.Errorf("%s: %w", key, err)
+	}
+	p := Peer{ID: id}
 	addrPart, clientPart, hasClient := strings.Cut(strings.TrimSpace(value), ";")
 	host, rest, err := splitHost(strings.TrimSpace(addrPart))
 	if err != nil {

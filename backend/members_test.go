@@ -2,6 +2,7 @@ package backend
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +40,6 @@ func TestServerLinesRoundTrip(t *testing.T) {
 // TestServerLineErrors checks the lines refused.
 func TestServerLineErrors(t *testing.T) {
 	for _, l := range []struct{ key, value string }{
-		{"server.0", "h:1:2"},
 		{"server.x", "h:1:2"},
 		{"srv.1", "h:1:2"},
 		{"server.1", "h"},
@@ -51,5 +51,48 @@ func TestServerLineErrors(t *testing.T) {
 		if p, err := ParseServerLine(l.key, l.value); err == nil {
 			t.Errorf("%s=%s accepted: %+v", l.key, l.value, p)
 		}
+	}
+}
+
+// TestServerIDsAsZooKeeper: a server id is what ZooKeeper's
+// Long.parseLong takes (QuorumMaj): 0, 300, negative and the largest long
+// are ids, and the line round-trips through /zookeeper/config; what it
+// throws NumberFormatException for is refused, naming the key.
+func TestServerIDsAsZooKeeper(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want int64
+	}{
+		{"server.0", 0}, {"server.255", 255}, {"server.256", 256}, {"server.300", 300}, {"server.999", 999},
+		{"server.-5", -5}, {"server.+7", 7}, {"server.007", 7},
+		{"server.9223372036854775807", 9223372036854775807}, {"server.-9223372036854775808", -9223372036854775808},
+	} {
+		p, err := ParseServerLine(c.key, "h:1:2:observer;3")
+		if err != nil || p.ID != c.want {
+			t.Errorf("%s: id %d, %v; want %d", c.key, p.ID, err, c.want)
+			continue
+		}
+		back, _, err := ParseMembers(RenderMembers([]Peer{p}))
+		if err != nil || len(back) != 1 || back[0] != p {
+			t.Errorf("%s: round trip %+v, %v", c.key, back, err)
+		}
+	}
+	for _, key := range []string{
+		"server.", "server.x", "server.1.5", "server.0x10", "server. 5", "server.1_000",
+		"server.9223372036854775808", "server.99999999999999999999", "server.-9223372036854775809",
+	} {
+		if p, err := ParseServerLine(key, "h:1:2"); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: %+v, %v; want an error naming the key", key, p, err)
+		}
+	}
+}
+
+// TestRenderMembersOrdersWideIDs: members are listed by numeric id, as
+// ZooKeeper's QuorumMaj.toString does.
+func TestRenderMembersOrdersWideIDs(t *testing.T) {
+	text := RenderMembers([]Peer{{ID: 300, Addr: "h:1"}, {ID: -5, Addr: "h:2"}, {ID: 44, Addr: "h:3"}})
+	want := "server.-5=h:2:0:participant\nserver.44=h:3:0:participant\nserver.300=h:1:0:participant\n"
+	if text != want {
+		t.Fatalf("RenderMembers = %q, want %q", text, want)
 	}
 }

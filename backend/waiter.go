@@ -31,5 +31,5 @@ type Hooks struct {
 	SessionClosed func(id int64)
 	// SessionMoved is called when a session's connection moved to member;
 	// the other members drop their connection for it.
-	SessionMoved func(id int64, member uint8)
+	SessionMoved func(id int64, member int64)
 }

@@ -11,9 +11,10 @@ import (
 // implements it from its own Raft state and the members' four-letter
 // words, as zkraft status does.
 type EnsembleSource interface {
-	// Leadership is the leader this member knows (-1: none) and its term.
+	// Leadership is the leader this member knows (-1: none, an id no
+	// member can have) and its term.
 	// It is asked once a second, so it must be cheap.
-	Leadership() (leaderID int, term uint64)
+	Leadership() (leaderID int64, term uint64)
 	// Members reports every member's state now.
 	Members(ctx context.Context) []MemberStatus
 	// Sessions lists the ensemble's open sessions, lowest id first, and
@@ -37,7 +38,7 @@ type SessionStatus struct {
 
 // MemberStatus is one member's row on the ensemble page.
 type MemberStatus struct {
-	ID          int     `json:"id"`
+	ID          int64   `json:"id"`
 	Address     string  `json:"address"` // its client address
 	Self        bool    `json:"self"`    // the member serving this console
 	Role        string  `json:"role"`    // leader, follower, observer, standalone, read-only; "" if it did not answer
@@ -55,7 +56,7 @@ type MemberStatus struct {
 // leaderChange is one change of leader or term the console saw.
 type leaderChange struct {
 	At     time.Time `json:"at"`
-	Leader int       `json:"leader"`
+	Leader int64     `json:"leader"`
 	Term   uint64    `json:"term"`
 }
 
@@ -69,7 +70,7 @@ type leaderLog struct {
 const maxLeaderChanges = 20
 
 // note records (id, term) if it differs from the last change.
-func (g *leaderLog) note(id int, term uint64, at time.Time) {
+func (g *leaderLog) note(id int64, term uint64, at time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if n := len(g.changes); n > 0 && g.changes[n-1].Leader == id && g.changes[n-1].Term == term {
@@ -89,7 +90,7 @@ func (g *leaderLog) list() []leaderChange {
 
 // ensembleJSON is the ensemble page's data.
 type ensembleJSON struct {
-	Leader  int            `json:"leader"`
+	Leader  int64          `json:"leader"`
 	Term    uint64         `json:"term"`
 	Members []MemberStatus `json:"members"`
 	Changes []leaderChange `json:"changes"`

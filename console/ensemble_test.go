@@ -17,8 +17,8 @@ import (
 // fakeEnsemble is an EnsembleSource whose leader the test changes.
 type fakeEnsemble struct{ leader atomic.Int64 }
 
-func (f *fakeEnsemble) Leadership() (int, uint64) {
-	id := int(f.leader.Load())
+func (f *fakeEnsemble) Leadership() (int64, uint64) {
+	id := f.leader.Load()
 	return id, uint64(id) + 1
 }
 

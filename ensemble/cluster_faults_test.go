@@ -68,20 +68,20 @@ func TestClusterMinorityCannotWriteMajorityCarriesOn(t *testing.T) {
 	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 300 * time.Millisecond })
 	l := c.leader()
 	mustPropose(t, l, newSession(1, 60000))
-	var minority uint8
+	var minority int64
 	for id := range c.nodes {
 		if id != l.ID() {
 			minority = id
 			break
 		}
 	}
-	var majority []uint8
+	var majority []int64
 	for id := range c.nodes {
 		if id != minority {
 			majority = append(majority, id)
 		}
 	}
-	c.net.partition([]uint8{minority}, majority)
+	c.net.partition([]int64{minority}, majority)
 
 	isolated := c.nodes[minority]
 	res, err := isolated.ProposeWait(createTxn(1, "/minority", 0, 1))
@@ -156,13 +156,13 @@ func TestClusterLaggingFollowerCatchesUpFromLog(t *testing.T) {
 	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotThreshold = snapCount })
 	mustPropose(t, c.leader(), newSession(1, 60000))
 	lagging := c.follower()
-	var others []uint8
+	var others []int64
 	for id := range c.nodes {
 		if id != lagging.ID() {
 			others = append(others, id)
 		}
 	}
-	c.net.partition([]uint8{lagging.ID()}, others)
+	c.net.partition([]int64{lagging.ID()}, others)
 	var wg sync.WaitGroup
 	var last atomic.Int64
 	const workers = 16

@@ -21,7 +21,7 @@ func TestClusterObserverReplicatesForwardsAndNeverLeads(t *testing.T) {
 	// Losing the observer costs no quorum; losing a voter too still leaves 2 of 3.
 	c.stop(4)
 	l := c.leader()
-	var voter uint8
+	var voter int64
 	for id := range c.nodes {
 		if id != l.ID() {
 			voter = id

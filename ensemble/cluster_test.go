@@ -21,29 +21,29 @@ import (
 // or write.
 type faultNet struct {
 	mu      sync.Mutex
-	blocked map[[2]uint8]bool          // [from, to]
-	delay   map[[2]uint8]time.Duration // added to every write on a link
-	addrs   map[string]uint8           // member address -> id
+	blocked map[[2]int64]bool          // [from, to]
+	delay   map[[2]int64]time.Duration // added to every write on a link
+	addrs   map[string]int64           // member address -> id
 	conns   []*faultConn
 }
 
 func newFaultNet() *faultNet {
-	return &faultNet{blocked: make(map[[2]uint8]bool), delay: make(map[[2]uint8]time.Duration), addrs: make(map[string]uint8)}
+	return &faultNet{blocked: make(map[[2]int64]bool), delay: make(map[[2]int64]time.Duration), addrs: make(map[string]int64)}
 }
 
-func (f *faultNet) isBlocked(from, to uint8) bool {
+func (f *faultNet) isBlocked(from, to int64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.blocked[[2]uint8{from, to}]
+	return f.blocked[[2]int64{from, to}]
 }
 
 // partition cuts every link between group a and group b, both ways.
-func (f *faultNet) partition(a, b []uint8) {
+func (f *faultNet) partition(a, b []int64) {
 	f.mu.Lock()
 	for _, x := range a {
 		for _, y := range b {
-			f.blocked[[2]uint8{x, y}] = true
-			f.blocked[[2]uint8{y, x}] = true
+			f.blocked[[2]int64{x, y}] = true
+			f.blocked[[2]int64{y, x}] = true
 		}
 	}
 	conns := append([]*faultConn(nil), f.conns...)
@@ -56,27 +56,27 @@ func (f *faultNet) partition(a, b []uint8) {
 }
 
 // slow delays every write between a and b (both ways) by d.
-func (f *faultNet) slow(a, b uint8, d time.Duration) {
+func (f *faultNet) slow(a, b int64, d time.Duration) {
 	f.mu.Lock()
-	f.delay[[2]uint8{a, b}] = d
-	f.delay[[2]uint8{b, a}] = d
+	f.delay[[2]int64{a, b}] = d
+	f.delay[[2]int64{b, a}] = d
 	f.mu.Unlock()
 }
 
-func (f *faultNet) linkDelay(from, to uint8) time.Duration {
+func (f *faultNet) linkDelay(from, to int64) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.delay[[2]uint8{from, to}]
+	return f.delay[[2]int64{from, to}]
 }
 
 func (f *faultNet) heal() {
 	f.mu.Lock()
-	f.blocked = make(map[[2]uint8]bool)
-	f.delay = make(map[[2]uint8]time.Duration)
+	f.blocked = make(map[[2]int64]bool)
+	f.delay = make(map[[2]int64]time.Duration)
 	f.mu.Unlock()
 }
 
-func (f *faultNet) dialer(from uint8) Dialer {
+func (f *faultNet) dialer(from int64) Dialer {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		f.mu.Lock()
 		to := f.addrs[addr]
@@ -100,7 +100,7 @@ func (f *faultNet) dialer(from uint8) Dialer {
 type faultConn struct {
 	net.Conn
 	net      *faultNet
-	from, to uint8
+	from, to int64
 }
 
 func (c *faultConn) Read(b []byte) (int, error) {
@@ -127,8 +127,8 @@ type cluster struct {
 	t     *testing.T
 	net   *faultNet
 	peers []backend.Peer
-	dirs  map[uint8]string
-	nodes map[uint8]*Node
+	dirs  map[int64]string
+	nodes map[int64]*Node
 	tweak func(*Config)
 }
 
@@ -141,21 +141,21 @@ func newCluster(t *testing.T, size int, tweak func(*Config)) *cluster {
 func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Config)) *cluster {
 	size := voters + observers
 	t.Helper()
-	c := &cluster{t: t, net: newFaultNet(), dirs: map[uint8]string{}, nodes: map[uint8]*Node{}, tweak: tweak}
+	c := &cluster{t: t, net: newFaultNet(), dirs: map[int64]string{}, nodes: map[int64]*Node{}, tweak: tweak}
 	for i := 1; i <= size; i++ {
 		addr, err := testport.Addr() // below the ephemeral range: no client takes it meanwhile
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.peers = append(c.peers, backend.Peer{ID: uint8(i), Addr: addr, Observer: i > voters})
-		c.net.addrs[addr] = uint8(i)
-		c.dirs[uint8(i)] = t.TempDir()
+		c.peers = append(c.peers, backend.Peer{ID: int64(i), Addr: addr, Observer: i > voters})
+		c.net.addrs[addr] = int64(i)
+		c.dirs[int64(i)] = t.TempDir()
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, p := range c.peers {
 		wg.Add(1)
-		go func(id uint8) {
+		go func(id int64) {
 			defer wg.Done()
 			n := c.open(id)
 			mu.Lock()
@@ -172,7 +172,7 @@ func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Co
 	return c
 }
 
-func (c *cluster) open(id uint8) *Node {
+func (c *cluster) open(id int64) *Node {
 	cfg := Config{
 		// A 2 s election timeout rides out the stalls of a machine busy with
 		// other tests (and -race); a dead leader is replaced without it.
@@ -219,12 +219,12 @@ func (c *cluster) follower() *Node {
 	return nil
 }
 
-func (c *cluster) stop(id uint8) {
+func (c *cluster) stop(id int64) {
 	c.nodes[id].Close()
 	delete(c.nodes, id)
 }
 
-func (c *cluster) restart(id uint8) { c.nodes[id] = c.open(id) }
+func (c *cluster) restart(id int64) { c.nodes[id] = c.open(id) }
 
 // converged waits until every running member has applied at least zxid.
 func (c *cluster) converged(zxid int64) {

@@ -16,7 +16,7 @@ import (
 // Config configures a Node.
 type Config struct {
 	// ID is this member's server id (zoo.cfg server.N / myid).
-	ID uint8
+	ID int64
 	// DataDir holds snapshots/ and, unless LogDir is set, raft.db (log and
 	// stable store) and raft.journal (the log's write-ahead journal,
 	// journal.go).
@@ -147,8 +147,8 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	if c.ID == 0 {
-		c.ID = 1
+	if c.ID == 0 && !c.multi() {
+		c.ID = 1 // a lone member's; in an ensemble 0 is an id (ZooKeeper's server.0)
 	}
 	if c.ElectionTimeout <= 0 {
 		c.ElectionTimeout = 5 * c.TickTime

@@ -81,7 +81,7 @@ func (n *Node) startElection() error {
 	}
 	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{
 		ProtocolVersion: raft.ProtocolVersionMax,
-		ID:              []byte(fmt.Sprint(n.cfg.ID)),
+		ID:              []byte(raftID(n.cfg.ID)),
 	}}
 	return n.trans.deliver(raft.RPC{Command: req, RespChan: make(chan raft.RPCResponse, 1)}, n.campaignStep())
 }

@@ -20,9 +20,32 @@ const (
 	// order with the session's other replies.
 	kindBarrier entryKind = 2
 	// kindSessionOwner records which member now holds a session's
-	// connection; the others drop theirs (ZooKeeper's session move).
+	// connection; the others drop theirs (ZooKeeper's session move). It
+	// carries the member's id in one byte, so it is written only for ids
+	// 0 to 255: every release reads it.
 	kindSessionOwner entryKind = 3
+	// kindSessionOwnerWide is kindSessionOwner for a member whose id does
+	// not fit a byte (below 0 or above 255, which ZooKeeper takes): the
+	// id as 8 bytes. Releases before it do not know this kind, so it is
+	// written only when Node.wideIDsAllowed says every member reads it.
+	// (Kinds 4 and 5 are taken by version gating.)
+	kindSessionOwnerWide entryKind = 6
 )
+
+// narrowID reports whether a server id fits kindSessionOwner's one byte,
+// as every id of releases before wide ids did.
+func narrowID(id int64) bool { return id >= 0 && id <= 255 }
+
+// sessionOwnerEntry is the entry recording that member now holds
+// session's connection: kindSessionOwner for an id that fits a byte (the
+// bytes older releases wrote and read), kindSessionOwnerWide otherwise.
+func sessionOwnerEntry(session, member int64) entry {
+	kind := kindSessionOwner
+	if !narrowID(member) {
+		kind = kindSessionOwnerWide
+	}
+	return entry{Kind: kind, Session: session, Member: member}
+}
 
 // entry is a Raft log entry. Origin lets the proposing member find the
 // request waiting for it; origins are unique per process run, so entries
@@ -31,16 +54,19 @@ type entry struct {
 	Kind    entryKind
 	Origin  uint64
 	Txn     *znode.Txn   // kindTxn
-	Session int64        // kindSessionOwner
-	Member  uint8        // kindSessionOwner
+	Session int64        // kindSessionOwner, kindSessionOwnerWide
+	Member  int64        // kindSessionOwner (0 to 255), kindSessionOwnerWide
 	Code    jute.ErrCode // kindBarrier
 }
 
 // encodedSize bounds what encode writes (one allocation per entry).
 func (e *entry) encodedSize() int {
 	n := 1 + 8 + 8 + 1
-	if e.Kind == kindTxn && e.Txn != nil {
+	switch {
+	case e.Kind == kindTxn && e.Txn != nil:
 		n += e.Txn.EncodedSize()
+	case e.Kind == kindSessionOwnerWide:
+		n += 7
 	}
 	return n
 }
@@ -55,7 +81,10 @@ func (e *entry) encode(w *jute.Writer) {
 		w.Int(int32(e.Code))
 	case kindSessionOwner:
 		w.Long(e.Session)
-		w.Raw([]byte{e.Member})
+		w.Raw([]byte{byte(e.Member)})
+	case kindSessionOwnerWide:
+		w.Long(e.Session)
+		w.Long(e.Member)
 	}
 }
 
@@ -86,7 +115,13 @@ func decodeEntry(b []byte, dec *znode.TxnDecoder) (entry, error) {
 		if r.Err() != nil || r.Remaining() != 1 {
 			return entry{}, fmt.Errorf("ensemble: session owner entry: %w", jute.ErrMalformed)
 		}
-		e.Member = b[len(b)-1]
+		e.Member = int64(b[len(b)-1])
+	case kindSessionOwnerWide:
+		e.Session = r.Long()
+		e.Member = r.Long()
+		if r.Err() != nil || r.Remaining() != 0 {
+			return entry{}, fmt.Errorf("ensemble: wide session owner entry: %w", jute.ErrMalformed)
+		}
 	default:
 		return entry{}, fmt.Errorf("ensemble: unknown log entry kind %d", e.Kind)
 	}

@@ -1,7 +1,6 @@
 package ensemble
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -81,8 +80,8 @@ func (e *leaderEvents) leaderIs(addr raft.ServerAddress, id raft.ServerID) {
 	if e.n.cfg.Metrics.Election != nil && took > 0 {
 		e.n.cfg.Metrics.Election(took)
 	}
-	leader, _ := strconv.ParseUint(string(id), 10, 8)
-	e.n.log.Info("leader elected", zap.Uint64("term", term), zap.Uint64("leaderId", leader),
+	leader, _ := memberID(id)
+	e.n.log.Info("leader elected", zap.Uint64("term", term), zap.Int64("leaderId", leader),
 		zap.String("leaderAddr", string(addr)), zap.Int64("electionMs", took.Milliseconds()))
 }
 
@@ -103,11 +102,11 @@ func (e *leaderEvents) stateIs(s raft.RaftState) {
 
 // logMembershipChange logs a reconfig the leader carried out.
 func (n *Node) logMembershipChange(current, next []backend.Peer) {
-	old := make(map[uint8]backend.Peer, len(current))
+	old := make(map[int64]backend.Peer, len(current))
 	for _, p := range current {
 		old[p.ID] = p
 	}
-	var added, removed []uint64
+	var added, removed []int64
 	voters, observers := 0, 0
 	for _, p := range next {
 		if p.Observer {
@@ -116,15 +115,15 @@ func (n *Node) logMembershipChange(current, next []backend.Peer) {
 			voters++
 		}
 		if o, ok := old[p.ID]; !ok || o.Addr != p.Addr || o.Observer != p.Observer {
-			added = append(added, uint64(p.ID))
+			added = append(added, p.ID)
 		}
 		delete(old, p.ID)
 	}
 	for _, p := range current {
 		if _, gone := old[p.ID]; gone {
-			removed = append(removed, uint64(p.ID))
+			removed = append(removed, p.ID)
 		}
 	}
-	n.log.Info("membership changed", zap.Uint64s("added", added), zap.Uint64s("removed", removed),
+	n.log.Info("membership changed", zap.Int64s("added", added), zap.Int64s("removed", removed),
 		zap.Int("voters", voters), zap.Int("observers", observers))
 }

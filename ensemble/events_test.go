@@ -15,33 +15,33 @@ import (
 // own.
 type memberLogs struct {
 	mu   sync.Mutex
-	logs map[uint8]*observer.ObservedLogs
+	logs map[int64]*observer.ObservedLogs
 }
 
 func (m *memberLogs) tweak(cfg *Config) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.logs == nil {
-		m.logs = map[uint8]*observer.ObservedLogs{}
+		m.logs = map[int64]*observer.ObservedLogs{}
 	}
 	core, logs := observer.New(zapcore.InfoLevel) // a restarted member starts a new log
 	m.logs[cfg.ID] = logs
 	cfg.Logger = zap.New(core, zap.AddStacktrace(zapcore.ErrorLevel))
 }
 
-func (m *memberLogs) of(id uint8) *observer.ObservedLogs {
+func (m *memberLogs) of(id int64) *observer.ObservedLogs {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.logs[id]
 }
 
 // lines are a member's entries with message msg.
-func (m *memberLogs) lines(id uint8, msg string) []observer.LoggedEntry {
+func (m *memberLogs) lines(id int64, msg string) []observer.LoggedEntry {
 	return m.of(id).FilterMessage(msg).AllUntimed()
 }
 
 // waitLines waits until member id has logged want lines with message msg.
-func (m *memberLogs) waitLines(t *testing.T, id uint8, msg string, want int) []observer.LoggedEntry {
+func (m *memberLogs) waitLines(t *testing.T, id int64, msg string, want int) []observer.LoggedEntry {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -67,7 +67,7 @@ func TestLeaderChangeLogLines(t *testing.T) {
 	mustPropose(t, l, newSession(1, 30000))
 	c.converged(l.LastZxid())
 
-	check := func(n *Node, id uint8, term uint64, e observer.LoggedEntry) {
+	check := func(n *Node, id int64, term uint64, e observer.LoggedEntry) {
 		t.Helper()
 		f := e.ContextMap()
 		if e.Level != zapcore.InfoLevel || f["term"] != term || f["leaderId"] != uint64(id) || f["leaderAddr"] == "" {
@@ -75,7 +75,7 @@ func TestLeaderChangeLogLines(t *testing.T) {
 		}
 	}
 	// Each member's last line names the current leader; no term twice.
-	before := map[uint8]int{}
+	before := map[int64]int{}
 	for id, n := range c.nodes {
 		got := logs.lines(id, "leader elected")
 		if len(got) == 0 {

@@ -15,17 +15,17 @@ type slowLeaderNews struct {
 	stop  chan struct{}
 
 	mu   sync.Mutex
-	told map[uint8]time.Time // member -> when its loop was last told "leader"
+	told map[int64]time.Time // member -> when its loop was last told "leader"
 }
 
 func newSlowLeaderNews(t *testing.T) *slowLeaderNews {
-	s := &slowLeaderNews{stop: make(chan struct{}), told: map[uint8]time.Time{}}
+	s := &slowLeaderNews{stop: make(chan struct{}), told: map[int64]time.Time{}}
 	t.Cleanup(func() { close(s.stop) })
 	return s
 }
 
 // wrap is the Config.leaderNotify of member id.
-func (s *slowLeaderNews) wrap(id uint8) func(<-chan bool) <-chan bool {
+func (s *slowLeaderNews) wrap(id int64) func(<-chan bool) <-chan bool {
 	return func(in <-chan bool) <-chan bool {
 		out := make(chan bool)
 		go func() {
@@ -54,7 +54,7 @@ func (s *slowLeaderNews) wrap(id uint8) func(<-chan bool) <-chan bool {
 }
 
 // toldAt returns when member id's loop last heard it leads.
-func (s *slowLeaderNews) toldAt(id uint8) (time.Time, bool) {
+func (s *slowLeaderNews) toldAt(id int64) (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at, ok := s.told[id]

@@ -192,7 +192,7 @@ func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool, err error
 			return nil, true, nil
 		}
 		res = &znode.Result{Zxid: f.lastZxid.Load(), Err: e.Code}
-	case kindSessionOwner:
+	case kindSessionOwner, kindSessionOwnerWide:
 		res = &znode.Result{Zxid: f.lastZxid.Load()}
 		if h := f.hooks.Load(); h != nil && h.SessionMoved != nil {
 			h.SessionMoved(e.Session, e.Member)

@@ -81,7 +81,7 @@ func TestProbe(t *testing.T) {
 	gone.Close()
 	fn := newFaultNet()
 	fn.addrs[ln.Addr().String()] = 2
-	fn.partition([]uint8{1}, []uint8{2})
+	fn.partition([]int64{1}, []int64{2})
 	n := &Node{cfg: Config{ElectionTimeout: time.Second, Peers: []backend.Peer{{ID: 1}, {ID: 2}}}}
 	for _, c := range []struct {
 		addr string

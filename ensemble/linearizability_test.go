@@ -181,13 +181,13 @@ func TestLinearizableRegisterUnderPartitions(t *testing.T) {
 	for i := 0; time.Since(start) < runFor; i++ {
 		time.Sleep(400 * time.Millisecond)
 		victim := members[i%len(members)].ID()
-		var rest []uint8
+		var rest []int64
 		for _, m := range members {
 			if m.ID() != victim {
 				rest = append(rest, m.ID())
 			}
 		}
-		c.net.partition([]uint8{victim}, rest)
+		c.net.partition([]int64{victim}, rest)
 		time.Sleep(400 * time.Millisecond)
 		c.net.heal()
 	}

@@ -166,6 +166,10 @@ func Open(cfg Config) (*Node, error) {
 		<-n.done // apply nothing more until the member is closed
 	}
 
+	if err := n.checkWideIDs(append([]backend.Peer{{ID: cfg.ID}}, cfg.Peers...)); err != nil {
+		n.Close()
+		return nil, fmt.Errorf("ensemble: %w", err)
+	}
 	if err := n.startRaft(); err != nil {
 		n.Close()
 		return nil, err
@@ -209,7 +213,7 @@ func randomRunID() uint64 {
 // (timeouts.go).
 func (n *Node) raftConfig() *raft.Config {
 	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(fmt.Sprint(n.cfg.ID))
+	rc.LocalID = raftID(n.cfg.ID)
 	rc.Logger = newHCLogger(n.log, n.cfg.multi())
 	// Snapshot as soon as snapCount entries have accumulated (checked every
 	// 2s) and keep a tail for lagging followers (trailingLogs). Compaction

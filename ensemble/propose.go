@@ -25,12 +25,14 @@ func (n *Node) Barrier(w backend.Waiter) { n.propose(entry{Kind: kindBarrier}, w
 
 // AnnounceSession records through the log that this member now holds the
 // session's connection, so any other member drops its stale one. A lone
-// member has nobody to tell.
+// member has nobody to tell. A member id that does not fit a byte is
+// written in the wide form (sessionOwnerEntry), which Open admits only
+// while wideIDsAllowed.
 func (n *Node) AnnounceSession(id int64) {
 	if n.fwd == nil {
 		return
 	}
-	n.propose(entry{Kind: kindSessionOwner, Session: id, Member: n.cfg.ID}, nil)
+	n.propose(sessionOwnerEntry(id, n.cfg.ID), nil)
 }
 
 func (n *Node) propose(e entry, w backend.Waiter) {

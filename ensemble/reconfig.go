@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +107,9 @@ func (n *Node) runReconfig(call reconfigCall) {
 		return
 	}
 	next, err := nextMembers(current, &call.Req)
+	if err == nil {
+		err = n.checkWideIDs(next)
+	}
 	if err != nil {
 		n.log.Info("reconfig refused", zap.Error(err))
 		n.answerCode(call.Origin, jute.ErrBadArguments)
@@ -141,7 +143,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 		if err := n.raft.Barrier(30 * time.Second).Error(); err != nil {
 			n.log.Warn("reconfig: config write not confirmed before leaving", zap.Error(err))
 		}
-		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(n.cfg.ID)), 0, 30*time.Second).Error(); err != nil {
+		if err := n.raft.RemoveServer(raftID(n.cfg.ID), 0, 30*time.Second).Error(); err != nil {
 			n.log.Warn("reconfig: leader could not remove itself", zap.Error(err))
 		}
 		// Out of the Raft configuration (or not leading any more): this
@@ -151,7 +153,7 @@ func (n *Node) runReconfig(call reconfigCall) {
 }
 
 // leaving reports whether id is absent from peers.
-func leaving(peers []backend.Peer, id uint8) bool {
+func leaving(peers []backend.Peer, id int64) bool {
 	for _, p := range peers {
 		if p.ID == id {
 			return false
@@ -201,7 +203,7 @@ func (n *Node) setPeers(peers []backend.Peer) {
 
 // nextMembers computes the membership a reconfig asks for.
 func nextMembers(current []backend.Peer, req *jute.ReconfigRequest) ([]backend.Peer, error) {
-	byID := map[uint8]backend.Peer{}
+	byID := map[int64]backend.Peer{}
 	if req.NewMembers != "" {
 		for _, item := range splitServers(req.NewMembers) {
 			p, err := parseServerItem(item)
@@ -215,11 +217,11 @@ func nextMembers(current []backend.Peer, req *jute.ReconfigRequest) ([]backend.P
 			byID[p.ID] = p
 		}
 		for _, id := range splitServers(req.LeavingServers) {
-			v, err := strconv.ParseUint(strings.TrimPrefix(id, "server."), 10, 8)
+			v, err := backend.ParseServerID(strings.TrimPrefix(id, "server."))
 			if err != nil {
-				return nil, fmt.Errorf("leaving server %q: %w", id, err)
+				return nil, fmt.Errorf("leaving server: %w", err)
 			}
-			delete(byID, uint8(v))
+			delete(byID, v)
 		}
 		for _, item := range splitServers(req.JoiningServers) {
 			p, err := parseServerItem(item)
@@ -266,18 +268,18 @@ func parseServerItem(item string) (backend.Peer, error) {
 // additions and role changes first, then removals of other members. A
 // leader leaving the ensemble removes itself later (see runReconfig).
 func (n *Node) applyMembership(current, next []backend.Peer) error {
-	old := map[uint8]backend.Peer{}
+	old := map[int64]backend.Peer{}
 	for _, p := range current {
 		old[p.ID] = p
 	}
-	keep := map[uint8]bool{}
+	keep := map[int64]bool{}
 	timeout := 30 * time.Second
 	for _, p := range next {
 		keep[p.ID] = true
 		if o, ok := old[p.ID]; ok && o.Addr == p.Addr && o.Observer == p.Observer {
 			continue
 		}
-		id, addr := raft.ServerID(fmt.Sprint(p.ID)), raft.ServerAddress(p.Addr)
+		id, addr := raftID(p.ID), raft.ServerAddress(p.Addr)
 		var f raft.IndexFuture
 		if p.Observer {
 			f = n.raft.AddNonvoter(id, addr, 0, timeout)
@@ -292,7 +294,7 @@ func (n *Node) applyMembership(current, next []backend.Peer) error {
 		if keep[p.ID] || p.ID == n.cfg.ID {
 			continue
 		}
-		if err := n.raft.RemoveServer(raft.ServerID(fmt.Sprint(p.ID)), 0, timeout).Error(); err != nil {
+		if err := n.raft.RemoveServer(raftID(p.ID), 0, timeout).Error(); err != nil {
 			return fmt.Errorf("remove member %d: %w", p.ID, err)
 		}
 	}

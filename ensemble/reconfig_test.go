@@ -218,7 +218,7 @@ func TestReconfigAfterRemovingLeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := uint8(4 + round)
+		id := int64(4 + round)
 		c.net.addrs[addr] = id
 		c.dirs[id] = t.TempDir()
 		joiner := backend.Peer{ID: id, Addr: addr, ClientAddr: "127.0.0.1:0"}

@@ -21,7 +21,7 @@ import (
 // non-voters). Every member derives the same one.
 func (c Config) membership() raft.Configuration {
 	if !c.multi() {
-		id := raft.ServerID(fmt.Sprint(c.ID))
+		id := raftID(c.ID)
 		return raft.Configuration{Servers: []raft.Server{{ID: id, Address: raft.ServerAddress(id)}}}
 	}
 	var conf raft.Configuration
@@ -30,7 +30,7 @@ func (c Config) membership() raft.Configuration {
 		if p.Observer {
 			suffrage = raft.Nonvoter
 		}
-		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage, ID: raft.ServerID(fmt.Sprint(p.ID)), Address: raft.ServerAddress(p.Addr)})
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage, ID: raftID(p.ID), Address: raft.ServerAddress(p.Addr)})
 	}
 	return conf
 }

@@ -70,7 +70,7 @@ func TestSeedStartsFromTree(t *testing.T) {
 // TestSeedEnsemble: three members seeded alike elect a leader, replicate
 // from index 9001 on and agree on the seeded and the new state.
 func TestSeedEnsemble(t *testing.T) {
-	seeded := map[uint8]bool{}
+	seeded := map[int64]bool{}
 	var mu sync.Mutex
 	c := newCluster(t, 3, func(cfg *Config) {
 		mu.Lock()

@@ -38,7 +38,7 @@ func (n *Node) HasQuorum() bool {
 }
 
 // ID is this member's server id.
-func (n *Node) ID() uint8 { return n.cfg.ID }
+func (n *Node) ID() int64 { return n.cfg.ID }
 
 // IsLeader reports whether this member currently leads.
 func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }

@@ -12,7 +12,7 @@ import (
 // Leader is the id and member address of the leader this member knows of;
 // ok is false while there is none (an election, or a lone member not yet
 // elected).
-func (n *Node) Leader() (id uint8, addr string, ok bool) {
+func (n *Node) Leader() (id int64, addr string, ok bool) {
 	if n.raft == nil {
 		return 0, "", false
 	}
@@ -20,11 +20,8 @@ func (n *Node) Leader() (id uint8, addr string, ok bool) {
 	if a == "" {
 		return 0, "", false
 	}
-	v, err := strconv.ParseUint(string(sid), 10, 8)
-	if err != nil {
-		return 0, string(a), true
-	}
-	return uint8(v), string(a), true
+	v, _ := memberID(sid)
+	return v, string(a), true
 }
 
 // Term is the current Raft term, the counterpart of ZooKeeper's epoch.

@@ -26,11 +26,11 @@ func newAbsentMember() absentMember {
 	return absentMember{tree: znode.NewTree(znode.Options{}), watches: watches.New()}
 }
 
-func (absentMember) ID() uint8                               { return 0 }
+func (absentMember) ID() int64                               { return 0 }
 func (absentMember) Mode() string                            { return "" }
 func (absentMember) HasQuorum() bool                         { return false }
 func (absentMember) IsLeader() bool                          { return false }
-func (absentMember) Leader() (uint8, string, bool)           { return 0, "", false }
+func (absentMember) Leader() (int64, string, bool)           { return 0, "", false }
 func (absentMember) Members() []backend.Peer                 { return nil }
 func (absentMember) Membership() ([]backend.Peer, int64)     { return nil, 0 }
 func (absentMember) QuorumSize() int                         { return 0 }

@@ -387,7 +387,7 @@ func (s view) adminVotingView() jsonObj {
 			if p.Observer {
 				role = "observer"
 			}
-			view = view.add(strconv.Itoa(int(p.ID)), jsonObj{}.
+			view = view.add(strconv.FormatInt(p.ID, 10), jsonObj{}.
 				add("server_addresses", []string{p.Addr}).
 				add("election_addresses", election).
 				add("client_address", p.ClientAddr).

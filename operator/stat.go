@@ -53,12 +53,12 @@ func (s view) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
 	b.WriteString("clientPortListenBacklog=-1\n")
-	serverID := 0
-	if s.node.Mode() != "standalone" {
-		serverID = int(s.node.ID())
+	serverID, member := int64(0), !s.absent() && s.node.Mode() != "standalone"
+	if member {
+		serverID = s.node.ID() // 0 is an id too, as ZooKeeper's
 	}
 	fmt.Fprintf(b, "serverId=%d\n", serverID)
-	if serverID != 0 {
+	if member {
 		s.writeQuorumConf(b)
 	}
 }

@@ -40,7 +40,7 @@ type Config struct {
 	SnapCount           uint64
 	SnapSizeLimit       int64         // snapSizeLimitInKb in bytes; <= 0: snapCount alone bounds the log
 	FsyncWarning        time.Duration // fsync.warningthresholdms; 0: ZooKeeper's 1 s
-	ServerID            uint8
+	ServerID            int64
 	ReconfigEnabled     bool
 	FollowZooKeeper     bool // migration.followZooKeeper: serve as an Observer of ZooKeeper
 	ReadOnlyMode        bool
@@ -231,6 +231,9 @@ func (s *Config) resolveMembers(c Flags) error {
 		}
 		s.ServerID = id
 	}
+	if err := s.checkExtendedTypesID(); err != nil {
+		return err
+	}
 	for _, m := range s.Members {
 		if m.ID == s.ServerID {
 			if m.ClientAddr != "" && !c.IsSet("client-addr") {
@@ -240,6 +243,18 @@ func (s *Config) resolveMembers(c Flags) error {
 		}
 	}
 	return fmt.Errorf("server id %d has no server.%d line", s.ServerID, s.ServerID)
+}
+
+// checkExtendedTypesID refuses, with extended types on, a member id whose
+// session ids would start with 0xff, the top byte of a TTL node's
+// ephemeralOwner: ZooKeeper refuses an id above 254 then
+// (EphemeralType.validateServerId), and an id whose low byte is 0xff (a
+// negative one, which ZooKeeper lets through) has the same problem.
+func (s *Config) checkExtendedTypesID() error {
+	if s.ExtendedTypes && (s.ServerID > 254 || s.ServerID&0xff == 0xff) {
+		return fmt.Errorf("server id %d: with extended types (TTL nodes) a server id must be at most 254 and not end in byte 0xff, as ZooKeeper's", s.ServerID)
+	}
+	return nil
 }
 
 // electionTimeout derives the ensemble's election timeout from ZooKeeper's

@@ -25,12 +25,12 @@ type ensembleView struct {
 }
 
 // Leadership implements console.EnsembleSource.
-func (v *ensembleView) Leadership() (int, uint64) {
+func (v *ensembleView) Leadership() (int64, uint64) {
 	id, _, ok := v.node.Leader()
 	if !ok {
 		return -1, v.node.Term()
 	}
-	return int(id), v.node.Term()
+	return id, v.node.Term()
 }
 
 // Members implements console.EnsembleSource.
@@ -55,7 +55,7 @@ func (v *ensembleView) Members(ctx context.Context) []console.MemberStatus {
 		go func() {
 			defer wg.Done()
 			out[i] = probeForConsole(addr, timeout)
-			out[i].ID, out[i].Self = int(p.ID), self
+			out[i].ID, out[i].Self = p.ID, self
 		}()
 	}
 	wg.Wait()

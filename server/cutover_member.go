@@ -66,7 +66,7 @@ const frozenLimit = 4 * commandTimeout
 // reads it).
 type MigrationStatus struct {
 	State    string `json:"state"`
-	ServerID uint8  `json:"server_id"`
+	ServerID int64  `json:"server_id"`
 	// MemberAddr is this server's own server.N address (its quorum
 	// port), where it takes its ensemble peers after the cutover.
 	MemberAddr string `json:"member_addr"`
@@ -304,13 +304,13 @@ func (m *migration) cutover(r *http.Request) (any, int, error) {
 // learnt through the observers, to lose its session at its next
 // reconnect.
 func cutoverPeers(st Config, members, clients string) ([]backend.Peer, error) {
-	clientAddrs := map[uint64]string{}
+	clientAddrs := map[int64]string{}
 	for _, f := range strings.Split(clients, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
 		idText, addr, ok := strings.Cut(f, "=")
-		id, err := strconv.ParseUint(idText, 10, 8)
+		id, err := backend.ParseServerID(idText)
 		if _, _, aerr := net.SplitHostPort(addr); !ok || err != nil || aerr != nil {
 			return nil, fmt.Errorf("clients: %q is not id=host:port", f)
 		}
@@ -318,11 +318,11 @@ func cutoverPeers(st Config, members, clients string) ([]backend.Peer, error) {
 	}
 	var peers []backend.Peer
 	for _, f := range strings.Split(members, ",") {
-		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 8)
+		id, err := backend.ParseServerID(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("members: %q is not a server id", f)
+			return nil, fmt.Errorf("members: %w", err)
 		}
-		i := slices.IndexFunc(st.Members, func(p backend.Peer) bool { return uint64(p.ID) == id })
+		i := slices.IndexFunc(st.Members, func(p backend.Peer) bool { return p.ID == id })
 		if i < 0 || !st.Members[i].Observer {
 			return nil, fmt.Errorf("members: server.%d is not an observer line of this server's configuration", id)
 		}

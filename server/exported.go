@@ -45,7 +45,7 @@ func (s *Config) ResolveMembers(f Flags) error { return s.resolveMembers(f) }
 
 // SetID sets this server's id as --id does (the data directory's myid
 // is then not read).
-func (s *Config) SetID(id uint8) { s.ServerID, s.idSet = id, true }
+func (s *Config) SetID(id int64) { s.ServerID, s.idSet = id, true }
 
 // Peers are the members, ordered by id, as the member takes them.
 func (s *Config) Peers() []backend.Peer { return sortPeers(s.Members) }

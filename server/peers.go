@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/zkraft/zkraft/backend"
@@ -31,17 +30,34 @@ func parsePeersFlag(v string) ([]backend.Peer, error) {
 	return out, nil
 }
 
-// readMyID reads dataDir/myid as ZooKeeper does.
-func readMyID(dataDir string) (uint8, error) {
+// readMyID reads dataDir/myid as ZooKeeper does (setupMyId): its first
+// line is the id, any Java long (backend.ParseServerID), blanks around it
+// allowed. -1 is refused: it is ZooKeeper's unset id, which it reports as
+// a missing myid file.
+func readMyID(dataDir string) (int64, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
 	if err != nil {
 		return 0, fmt.Errorf("myid: %w", err)
 	}
-	id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 8)
-	if err != nil || id == 0 {
-		return 0, fmt.Errorf("myid %q: want 1..255", strings.TrimSpace(string(b)))
+	line, _, _ := strings.Cut(string(b), "\n")
+	id, err := ParseMyID(strings.TrimSpace(line))
+	if err != nil {
+		return 0, fmt.Errorf("myid: %w", err)
 	}
-	return uint8(id), nil
+	return id, nil
+}
+
+// ParseMyID reads a member's own id (myid, --id): a server id other than
+// ZooKeeper's unset -1.
+func ParseMyID(text string) (int64, error) {
+	id, err := backend.ParseServerID(text)
+	if err != nil {
+		return 0, err
+	}
+	if id == -1 {
+		return 0, fmt.Errorf("server id -1 is ZooKeeper's unset id (it reports a missing myid); pick another")
+	}
+	return id, nil
 }
 
 // sortPeers orders members by id for the ensemble configuration.

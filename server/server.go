@@ -184,7 +184,7 @@ func (s *Server) logStarted(ports *serverPorts, tlsCfg *tls.Config, lcfg learner
 	if s.fol != nil {
 		log.Info("zkraft serving as an Observer of a ZooKeeper ensemble",
 			zap.String("clientAddr", s.clientAddr.String()), zap.Strings("zookeeper", lcfg.Servers),
-			zap.Uint8("serverId", st.ServerID), zap.String("dataDir", st.DataDir))
+			zap.Int64("serverId", st.ServerID), zap.String("dataDir", st.DataDir))
 		return
 	}
 	log.Info("zkraft serving",
@@ -192,7 +192,7 @@ func (s *Server) logStarted(ports *serverPorts, tlsCfg *tls.Config, lcfg learner
 		zap.String("dataDir", st.DataDir),
 		zap.String("dataLogDir", s.node.LogDir()),
 		zap.Duration("tickTime", st.TickTime),
-		zap.Uint8("serverId", st.ServerID),
+		zap.Int64("serverId", st.ServerID),
 		zap.String("mode", s.node.Mode()),
 		zap.String("4lw", strings.Join(st.FourLetterWords, ",")),
 		zap.Bool("portUnification", st.PortUnification),

@@ -68,15 +68,14 @@ var serverSettings = []setting{
 		}},
 
 	// Ensemble
-	{Flag: "id", Kind: FlagUint, Topic: catEnsemble, Default: "the data directory's `myid` file, when there are members",
-		Help: "this member's server id",
+	{Flag: "id", Topic: catEnsemble, Default: "the data directory's `myid` file, when there are members",
+		Help: "this member's server id: a whole number, as myid holds it",
 		apply: func(s *Config, c Flags) error {
-			id := c.Uint("id")
-			if id == 0 || id > 255 {
-				// uint8 would wrap 257 to member 1: refuse, as myid's 1..255.
-				return fmt.Errorf("%d: a server id is 1 to 255", id)
+			id, err := ParseMyID(c.String("id"))
+			if err != nil {
+				return fmt.Errorf("--id: %w", err)
 			}
-			s.ServerID, s.idSet = uint8(id), true
+			s.ServerID, s.idSet = id, true
 			return nil
 		}},
 	{Flag: "peers", Topic: catEnsemble, Default: "standalone; zoo.cfg: `server.N=host:port1:port2[:observer][;clientAddr]` lines",

@@ -21,7 +21,7 @@ func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
 		return
 	}
 	var moved atomic.Int64
-	nodes[1].SetHooks(backend.Hooks{SessionMoved: func(int64, uint8) { moved.Add(1) }})
+	nodes[1].SetHooks(backend.Hooks{SessionMoved: func(int64, int64) { moved.Add(1) }})
 	srv := New(Config{TickTime: 200 * time.Millisecond}, nodes[0])
 	addr := testmember.Serve(t, srv)
 

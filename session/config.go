@@ -11,8 +11,9 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	// ServerID is this member's id; it forms the top byte of session ids.
-	ServerID uint8
+	// ServerID is this member's id, any long as ZooKeeper's (0 included);
+	// its low byte is the top byte of session ids (firstSessionID).
+	ServerID int64
 	// TickTime is ZooKeeper's tick; session timeout bounds derive from it.
 	TickTime time.Duration
 	// MinSessionTimeout and MaxSessionTimeout bound negotiated timeouts;
@@ -150,9 +151,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.AdminSnapshotInterval == 0 {
 		c.AdminSnapshotInterval = 5 * time.Minute
-	}
-	if c.ServerID == 0 {
-		c.ServerID = 1
 	}
 	if c.FourLetterWhitelist == nil {
 		c.FourLetterWhitelist = []string{"srvr"}

@@ -122,7 +122,8 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 			return false
 		}
 		if res.Err != jute.OK {
-			continue // id collision: try the next one
+			c.srv.skipAfterCollision() // a live session holds the id
+			continue
 		}
 		// The password is the one the tree holds: this one, unless the
 		// backend's ensemble makes its own (ZooKeeper's, which every

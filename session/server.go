@@ -35,7 +35,7 @@ type Server struct {
 	// flood must not become a log storm (the count is in cfg.Rejected).
 	refusedAll, refusedIP netguard.RateLog
 
-	nextSession atomic.Int64 // ZooKeeper-style: (serverId<<56) | (startMs<<24>>>8), then +1
+	nextSession atomic.Int64 // firstSessionID, then +1 (sessionid.go)
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{} // accepted on a listener; admit counts them
@@ -71,7 +71,7 @@ func New(cfg Config, node backend.Backend) *Server {
 	if cfg.Audit {
 		s.audit = s.log.Named(audit.LoggerName)
 	}
-	s.nextSession.Store(int64(cfg.ServerID)<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
+	s.nextSession.Store(firstSessionID(cfg.ServerID, time.Now()))
 	node.SetHooks(s.hooks())
 	go s.watchQuorum()
 	return s
@@ -226,7 +226,7 @@ func (s *Server) sessionClosed(id int64) {
 // sessionMoved runs on the FSM goroutine when a session's connection moved
 // to another member: the stale connection here is closed (rather than left
 // to answer SessionMoved forever, cf. ZOOKEEPER-710).
-func (s *Server) sessionMoved(id int64, member uint8) {
+func (s *Server) sessionMoved(id int64, member int64) {
 	if member == s.backend().ID() {
 		return
 	}

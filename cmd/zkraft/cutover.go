@@ -146,10 +146,10 @@ func runCutover(c *cli.Context) error {
 			return fmt.Errorf("cutover: %s is %s, not following ZooKeeper", obs[i].url, st.State)
 		case !st.Synced:
 			return fmt.Errorf("cutover: %s is not up to date with ZooKeeper's leader", obs[i].url)
-		case slices.Contains(ids, strconv.Itoa(int(st.ServerID))):
+		case slices.Contains(ids, strconv.FormatInt(st.ServerID, 10)):
 			return fmt.Errorf("cutover: server id %d twice", st.ServerID)
 		}
-		ids = append(ids, strconv.Itoa(int(st.ServerID)))
+		ids = append(ids, strconv.FormatInt(st.ServerID, 10))
 		if st.ClientAddr != "" {
 			clients = append(clients, fmt.Sprintf("%d=%s", st.ServerID, st.ClientAddr))
 		}

@@ -9,13 +9,19 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-// TestIDFlagRange: --id outside 1..255 is refused, not wrapped to
-// another member's id (257 was member 1).
+// TestIDFlagRange: --id takes every id ZooKeeper's myid does (a Java
+// long: 0, 300, negative), whole (257 is not member 1), and refuses -1
+// (ZooKeeper's unset id) and what is not a long.
 func TestIDFlagRange(t *testing.T) {
 	for _, tc := range []struct {
 		arg  string
 		want string // error text, "" for none
-	}{{"1", ""}, {"255", ""}, {"0", "a server id is 1 to 255"}, {"256", "a server id is 1 to 255"}, {"257", "a server id is 1 to 255"}} {
+	}{
+		{"1", ""}, {"255", ""}, {"0", ""}, {"256", ""}, {"257", ""}, {"300", ""}, {"-5", ""},
+		{"9223372036854775807", ""},
+		{"-1", "unset id"}, {"x", "not a whole number"}, {"1.5", "not a whole number"},
+		{"9223372036854775808", "not a whole number"}, {"99999999999999999999", "not a whole number"},
+	} {
 		var st server.Config
 		var err error
 		app := &cli.App{Flags: serverFlags(), Action: func(c *cli.Context) error {

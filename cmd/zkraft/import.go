@@ -34,7 +34,7 @@ func importCommand() *cli.Command {
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "this member's data directory (must hold no zkraft state yet)"},
 			&cli.StringFlag{Name: "data-log-dir", Usage: "this member's log directory, when not the data directory (zoo.cfg dataLogDir; must hold no zkraft state yet)"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "accepted for the zoo.cfg's sake: TTL nodes are imported either way (extendedTypesEnabled decides what the server's clients may create)"},
-			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
+			&cli.StringFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "ensemble members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
 		},

@@ -43,7 +43,7 @@ func followCommand() *cli.Command {
 			"It serves no clients.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Required: true, Usage: "the observer's zoo.cfg"},
-			&cli.UintFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
+			&cli.StringFlag{Name: "id", Usage: "this observer's server id (else dataDir/myid)"},
 			&cli.StringFlag{Name: "jaas-config", Usage: "the JAAS file whose QuorumLearner section logs in to the leader (quorum.auth.learnerRequireSasl)"},
 			&cli.StringFlag{Name: "krb5-conf", Usage: "the Kerberos configuration for a Krb5LoginModule QuorumLearner (as -Djava.security.krb5.conf; default " + server.DefaultKrb5Conf + ")"},
 			&cli.BoolFlag{Name: "check-digests", Usage: "compare the tree's digest with each transaction's (walks the tree per transaction)"},
@@ -122,10 +122,11 @@ func followConfig(c *cli.Context, log *zap.Logger) (_ learner.Config, dataDir st
 		return learner.Config{}, "", err
 	}
 	if c.IsSet("id") {
-		if c.Uint("id") == 0 || c.Uint("id") > 255 {
-			return learner.Config{}, "", fmt.Errorf("--id %d: a server id is 1 to 255", c.Uint("id"))
+		id, err := server.ParseMyID(c.String("id"))
+		if err != nil {
+			return learner.Config{}, "", fmt.Errorf("--id: %w", err)
 		}
-		st.SetID(uint8(c.Uint("id")))
+		st.SetID(id)
 	}
 	if err := st.ResolveMembers(c); err != nil {
 		return learner.Config{}, "", err

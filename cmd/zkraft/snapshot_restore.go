@@ -37,7 +37,7 @@ func snapshotRestoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "data-dir", Value: "./zkraft-data", Usage: "the member's data directory: new or empty (a myid and zoo.cfg files may be there)"},
 			&cli.StringFlag{Name: "data-log-dir", Usage: "the member's log directory, when not the data directory (new or empty too)"},
 			&cli.BoolFlag{Name: "extended-types", Usage: "restore TTL nodes (extendedTypesEnabled), as the server will run"},
-			&cli.UintFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
+			&cli.StringFlag{Name: "id", Usage: "this member's server id (else dataDir/myid when there are peers)"},
 			&cli.StringFlag{Name: "peers", Usage: "the new ensemble's members: 1=host:port,2=host:port[:observer],... (zoo.cfg server.N); none: standalone"},
 		},
 		Action: snapshotRestore,
@@ -183,7 +183,7 @@ func restoredPasswd(digest [sha256.Size]byte) func(int64) []byte {
 }
 
 // describeMembers is the restored membership, for the report.
-func describeMembers(peers []backend.Peer, self uint8) string {
+func describeMembers(peers []backend.Peer, self int64) string {
 	if len(peers) == 0 {
 		return "standalone"
 	}

@@ -42,7 +42,7 @@ func startEnsemble(t *testing.T) []*member {
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, backend.Peer{ID: uint8(i), Addr: addr})
+		peers = append(peers, backend.Peer{ID: int64(i), Addr: addr})
 	}
 	members := make([]*member, len(peers))
 	var wg sync.WaitGroup

@@ -129,13 +129,13 @@ func StartEnsemble(t testing.TB, n int, opts ...Option) *Ensemble {
 	e := &Ensemble{}
 	for i := 1; i <= n; i++ {
 		cfg := baseConfig(t, nil)
-		cfg.SetID(uint8(i))
+		cfg.SetID(int64(i))
 		e.Servers = append(e.Servers, &Server{t: t, cfg: cfg,
 			log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Named(fmt.Sprintf("member%d", i))})
 	}
 	var peers []backend.Peer
 	for i, s := range e.Servers {
-		peers = append(peers, backend.Peer{ID: uint8(i + 1), Addr: freeAddr(t), ClientAddr: s.cfg.ClientAddr})
+		peers = append(peers, backend.Peer{ID: int64(i + 1), Addr: freeAddr(t), ClientAddr: s.cfg.ClientAddr})
 	}
 	for _, s := range e.Servers {
 		s.cfg.Members = peers

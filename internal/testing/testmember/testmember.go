@@ -66,7 +66,7 @@ func Ensemble(t testing.TB, n int) []*ensemble.Node {
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, backend.Peer{ID: uint8(i), Addr: addr})
+		peers = append(peers, backend.Peer{ID: int64(i), Addr: addr})
 	}
 	nodes := make([]*ensemble.Node, n)
 	var wg sync.WaitGroup
@@ -74,7 +74,7 @@ func Ensemble(t testing.TB, n int) []*ensemble.Node {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			n, err := ensemble.Open(ensemble.Config{ID: uint8(i + 1), DataDir: t.TempDir(), TickTime: TickTime, Peers: peers})
+			n, err := ensemble.Open(ensemble.Config{ID: int64(i + 1), DataDir: t.TempDir(), TickTime: TickTime, Peers: peers})
 			if err != nil {
 				t.Error(err)
 				return

@@ -27,7 +27,7 @@ var ErrRequesterGone = errors.New("observer: requester gone")
 // implements backend.Backend and backend.Revalidator).
 type Backend struct {
 	l   *learner.Learner
-	id  uint8
+	id  int64
 	log *zap.Logger
 	reg *watches.Registry
 	// wait bounds the waits of a handshake (createSession, REVALIDATE).
@@ -56,11 +56,8 @@ type Backend struct {
 // the tree saved in state (learner.Learner.SaveState), or from
 // nothing when state is nil. cfg.OnApply is the Backend's. Call Run.
 func New(cfg learner.Config, state io.Reader) (*Backend, error) {
-	if cfg.ID < 1 || cfg.ID > 255 {
-		return nil, fmt.Errorf("observer: server id %d: zkraft's ids are 1 to 255", cfg.ID)
-	}
 	b := &Backend{
-		id: uint8(cfg.ID), log: cfg.Logger, reg: watches.New(), wait: cfg.InitTimeout,
+		id: cfg.ID, log: cfg.Logger, reg: watches.New(), wait: cfg.InitTimeout,
 		ids: make(map[int64][]jute.Id), timeouts: make(map[int64]int32),
 	}
 	b.ho.init()
@@ -170,7 +167,7 @@ func (b *Backend) applied(t datadir.Txn, results []*znode.Result, _ *znode.Tree)
 }
 
 // ID is this observer's server id.
-func (b *Backend) ID() uint8 { return b.id }
+func (b *Backend) ID() int64 { return b.id }
 
 // Mode is "observer".
 func (b *Backend) Mode() string { return "observer" }

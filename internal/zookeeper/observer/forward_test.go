@@ -440,12 +440,13 @@ func TestNotFollowing(t *testing.T) {
 	}
 }
 
-// TestNewRefusesBadIDsAndState: a server id outside 1-255 (zkraft's
-// member ids) and a saved state that is not one are refused.
-func TestNewRefusesBadIDsAndState(t *testing.T) {
-	for _, id := range []int64{0, 256} {
-		if _, err := New(learner.Config{ID: id}, nil); err == nil {
-			t.Errorf("id %d accepted", id)
+// TestNewTakesIDsRefusesBadState: every server id ZooKeeper's leader
+// takes from an observer (any long: 0, 300) is taken; a saved state that
+// is not one is refused.
+func TestNewTakesIDsRefusesBadState(t *testing.T) {
+	for _, id := range []int64{0, 1, 256, 300} {
+		if _, err := New(learner.Config{ID: id}, nil); err != nil {
+			t.Errorf("id %d: %v", id, err)
 		}
 	}
 	if _, err := New(learner.Config{ID: 1}, strings.NewReader("not a tree")); err == nil {

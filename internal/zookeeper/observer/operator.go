@@ -29,7 +29,7 @@ func (b *Backend) SetMembers(peers []backend.Peer) {
 // Leader is ZooKeeper's leader's id (its server.N line with the quorum
 // address the observer follows, 0 if none has it) and quorum address
 // when following one.
-func (b *Backend) Leader() (id uint8, addr string, ok bool) {
+func (b *Backend) Leader() (id int64, addr string, ok bool) {
 	st := b.l.Status()
 	for _, p := range b.Members() {
 		if p.Addr == st.Leader && !p.Observer {
