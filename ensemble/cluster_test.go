@@ -139,17 +139,27 @@ func newCluster(t *testing.T, size int, tweak func(*Config)) *cluster {
 // newClusterWithObservers starts voters members plus observers non-voting
 // ones (the last ids).
 func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Config)) *cluster {
-	size := voters + observers
+	t.Helper()
+	ids := make([]int64, voters+observers)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	return newClusterOf(t, ids, voters, tweak)
+}
+
+// newClusterOf starts members with the server ids given: the first voters
+// vote, the rest observe.
+func newClusterOf(t *testing.T, ids []int64, voters int, tweak func(*Config)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, net: newFaultNet(), dirs: map[int64]string{}, nodes: map[int64]*Node{}, tweak: tweak}
-	for i := 1; i <= size; i++ {
+	for i, id := range ids {
 		addr, err := testport.Addr() // below the ephemeral range: no client takes it meanwhile
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.peers = append(c.peers, backend.Peer{ID: int64(i), Addr: addr, Observer: i > voters})
-		c.net.addrs[addr] = int64(i)
-		c.dirs[int64(i)] = t.TempDir()
+		c.peers = append(c.peers, backend.Peer{ID: id, Addr: addr, Observer: i >= voters})
+		c.net.addrs[addr] = id
+		c.dirs[id] = t.TempDir()
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

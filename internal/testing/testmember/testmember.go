@@ -59,22 +59,32 @@ func Serve(t testing.TB, srv Server) string {
 // closed when the test ends; nil if a member failed to open.
 func Ensemble(t testing.TB, n int) []*ensemble.Node {
 	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	return EnsembleOf(t, ids...)
+}
+
+// EnsembleOf is Ensemble with the members' server ids given, in order.
+func EnsembleOf(t testing.TB, ids ...int64) []*ensemble.Node {
+	t.Helper()
 	var peers []backend.Peer
-	for i := 1; i <= n; i++ {
+	for _, id := range ids {
 		// Listening on :0 and closing could hand two members one port.
 		addr, err := testport.Addr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		peers = append(peers, backend.Peer{ID: int64(i), Addr: addr})
+		peers = append(peers, backend.Peer{ID: id, Addr: addr})
 	}
-	nodes := make([]*ensemble.Node, n)
+	nodes := make([]*ensemble.Node, len(ids))
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			n, err := ensemble.Open(ensemble.Config{ID: int64(i + 1), DataDir: t.TempDir(), TickTime: TickTime, Peers: peers})
+			n, err := ensemble.Open(ensemble.Config{ID: ids[i], DataDir: t.TempDir(), TickTime: TickTime, Peers: peers})
 			if err != nil {
 				t.Error(err)
 				return
