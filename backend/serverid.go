@@ -1,9 +1,15 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
+
+// ErrServerID is wrapped by every error of ParseServerID: a server id that
+// is not a Java long (where ZooKeeper's reconfig throws
+// NumberFormatException and answers MarshallingError).
+var ErrServerID = errors.New("not a server id")
 
 // ParseServerID reads a server id (server.N's N, myid, a reconfig's
 // leaving id) as ZooKeeper 3.9 does, with Java's Long.parseLong: a decimal
@@ -16,7 +22,7 @@ import (
 func ParseServerID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("server id %q is not a whole number from -9223372036854775808 to 9223372036854775807", s)
+		return 0, fmt.Errorf("%w %q: want a whole number from -9223372036854775808 to 9223372036854775807", ErrServerID, s)
 	}
 	return id, nil
 }

@@ -70,7 +70,7 @@ func TestLeaderChangeLogLines(t *testing.T) {
 	check := func(n *Node, id int64, term uint64, e observer.LoggedEntry) {
 		t.Helper()
 		f := e.ContextMap()
-		if e.Level != zapcore.InfoLevel || f["term"] != term || f["leaderId"] != uint64(id) || f["leaderAddr"] == "" {
+		if e.Level != zapcore.InfoLevel || f["term"] != term || f["leaderId"] != id || f["leaderAddr"] == "" {
 			t.Fatalf("member %d: %v %q %v, want term %d leaderId %d", n.ID(), e.Level, e.Message, f, term, id)
 		}
 	}

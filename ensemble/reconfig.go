@@ -112,7 +112,13 @@ func (n *Node) runReconfig(call reconfigCall) {
 	}
 	if err != nil {
 		n.log.Info("reconfig refused", zap.Error(err))
-		n.answerCode(call.Origin, jute.ErrBadArguments)
+		code := jute.ErrBadArguments
+		if errors.Is(err, backend.ErrServerID) {
+			// ZooKeeper's Long.parseLong throws NumberFormatException,
+			// which PrepRequestProcessor answers as MarshallingError.
+			code = jute.ErrMarshallingError
+		}
+		n.answerCode(call.Origin, code)
 		return
 	}
 	t := n.RLockTree()

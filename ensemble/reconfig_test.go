@@ -155,8 +155,9 @@ func TestReconfigAddAndRemoveMembers(t *testing.T) {
 // TestReconfigErrorOrder: as ZooKeeper's PrepRequestProcessor, a reconfig
 // is checked for its version and its arguments before the caller's WRITE
 // permission on /zookeeper/config (world:anyone:r here), so a caller
-// without it sees BadVersion or BadArguments first, and NoAuth only for a
-// request that would otherwise go ahead.
+// without it sees BadVersion, BadArguments or MarshallingError (a server
+// id that is not a long) first, and NoAuth only for a request that would
+// otherwise go ahead.
 func TestReconfigErrorOrder(t *testing.T) {
 	c := newCluster(t, 3, nil)
 	c.leader()
@@ -167,6 +168,12 @@ func TestReconfigErrorOrder(t *testing.T) {
 		}{
 			{jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}, jute.ErrBadVersion},
 			{jute.ReconfigRequest{JoiningServers: "server.9=no-ports", CurConfigID: -1}, jute.ErrBadArguments},
+			// Not a long: ZooKeeper's NumberFormatException, MarshallingError.
+			{jute.ReconfigRequest{JoiningServers: "server.x=h:1:2:observer;3", CurConfigID: -1}, jute.ErrMarshallingError},
+			{jute.ReconfigRequest{JoiningServers: "server.99999999999999999999=h:1:2:observer;3", CurConfigID: -1}, jute.ErrMarshallingError},
+			{jute.ReconfigRequest{LeavingServers: "x", CurConfigID: -1}, jute.ErrMarshallingError},
+			// An id ZooKeeper takes: only the permission is missing.
+			{jute.ReconfigRequest{JoiningServers: "server.999=0.0.0.0:1234:2345:observer;3456", CurConfigID: -1}, jute.ErrNoAuth},
 			{jute.ReconfigRequest{LeavingServers: "1,2,3", CurConfigID: -1}, jute.ErrBadArguments},
 			{jute.ReconfigRequest{LeavingServers: "3", CurConfigID: -1}, jute.ErrNoAuth},
 		} {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -73,7 +72,7 @@ var serverSettings = []setting{
 		apply: func(s *Config, c Flags) error {
 			id, err := ParseMyID(c.String("id"))
 			if err != nil {
-				return fmt.Errorf("--id: %w", err)
+				return err
 			}
 			s.ServerID, s.idSet = id, true
 			return nil

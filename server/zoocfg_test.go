@@ -162,7 +162,7 @@ func TestZooConfigSnapSizeLimit(t *testing.T) {
 }
 
 func TestZooConfigErrors(t *testing.T) {
-	for _, bad := range []string{"tickTime=abc\n", "novalue\n", "server.0=h:1:2\n", "server.1=h\n", "server.1=h:1:2:boss\n"} {
+	for _, bad := range []string{"tickTime=abc\n", "novalue\n", "server.x=h:1:2\n", "server.1=h\n", "server.1=h:1:2:boss\n"} {
 		cfg, err := parseZooConfig(strings.NewReader(bad))
 		if err == nil {
 			st := DefaultConfig()

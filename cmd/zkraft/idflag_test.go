@@ -19,8 +19,8 @@ func TestIDFlagRange(t *testing.T) {
 	}{
 		{"1", ""}, {"255", ""}, {"0", ""}, {"256", ""}, {"257", ""}, {"300", ""}, {"-5", ""},
 		{"9223372036854775807", ""},
-		{"-1", "unset id"}, {"x", "not a whole number"}, {"1.5", "not a whole number"},
-		{"9223372036854775808", "not a whole number"}, {"99999999999999999999", "not a whole number"},
+		{"-1", "unset id"}, {"x", "want a whole number"}, {"1.5", "want a whole number"},
+		{"9223372036854775808", "want a whole number"}, {"99999999999999999999", "want a whole number"},
 	} {
 		var st server.Config
 		var err error
