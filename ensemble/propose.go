@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -26,13 +28,21 @@ func (n *Node) Barrier(w backend.Waiter) { n.propose(entry{Kind: kindBarrier}, w
 // AnnounceSession records through the log that this member now holds the
 // session's connection, so any other member drops its stale one. A lone
 // member has nobody to tell. A member id that does not fit a byte is
-// written in the wide form (sessionOwnerEntry), which Open admits only
-// while wideIDsAllowed.
+// written in the wide form (sessionOwnerEntry) only while wideIDsAllowed:
+// a member of an older release would stop at an entry kind it does not
+// know, so without it the announcement is left out (the stale connection
+// elsewhere then ends with its session or its client).
 func (n *Node) AnnounceSession(id int64) {
 	if n.fwd == nil {
 		return
 	}
-	n.propose(sessionOwnerEntry(id, n.cfg.ID), nil)
+	e := sessionOwnerEntry(id, n.cfg.ID)
+	if e.Kind == kindSessionOwnerWide && !n.wideIDsAllowed() {
+		n.log.Warn("session move not announced: this member's id needs every member on a release that reads wide ids",
+			zap.Int64("serverId", n.cfg.ID))
+		return
+	}
+	n.propose(e, nil)
 }
 
 func (n *Node) propose(e entry, w backend.Waiter) {
