@@ -332,7 +332,7 @@ func (s view) adminObservers() jsonObj {
 	if s.node.IsLeader() {
 		for _, p := range s.node.Members() {
 			if p.Observer {
-				observers = append(observers, jsonObj{}.add("sid", int64(p.ID)).add("address", p.Addr))
+				observers = append(observers, jsonObj{}.add("sid", p.ID).add("address", p.Addr))
 			}
 		}
 	}

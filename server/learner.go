@@ -20,7 +20,7 @@ import (
 // and syncLimit give the timeouts.
 func LearnerConfig(st Config, config string, log *zap.Logger) (_ learner.Config, err error) {
 	cfg := learner.Config{
-		ID: int64(st.ServerID), Options: st.treeOptions(), Logger: log,
+		ID: st.ServerID, Options: st.treeOptions(), Logger: log,
 		InitTimeout: st.TickTime * time.Duration(st.InitLimit), SyncTimeout: st.TickTime * time.Duration(st.SyncLimit),
 	}
 	for _, m := range st.Members {
