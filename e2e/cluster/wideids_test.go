@@ -15,6 +15,7 @@ import (
 	"github.com/zkraft/zkraft/internal/testing/procs"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testproc"
+	"github.com/zkraft/zkraft/internal/testing/zktest"
 )
 
 // TestWideServerIDs starts three zkraft processes whose zoo.cfg lines are
@@ -30,13 +31,7 @@ func TestWideServerIDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
-	python, err := exec.LookPath("/usr/bin/python3") // Debian's, where python3-kazoo is
-	if err == nil {
-		err = testproc.Command(python, "-c", "import kazoo").Run()
-	}
-	if err != nil {
-		testenv.Require(t, fmt.Errorf("python3-kazoo is missing (.ci/run installs it): %w", err))
-	}
+	python := kazooPython(t)
 	ids := map[int]string{1: "300", 2: "44", 3: "556"}
 	wide := strings.NewReplacer("server.1=", "server.300=", "server.2=", "server.44=", "server.3=", "server.556=")
 	prepare := func(m *procs.Member) {
@@ -61,6 +56,41 @@ func TestWideServerIDs(t *testing.T) {
 	}
 	procs.LeaderOf(t, members, nil)
 
+	runKazooReconfig(t, python, hosts)
+}
+
+// TestKazooReconfigOnZooKeeper runs testdata/kazoo_reconfig.py against
+// three Apache ZooKeeper 3.8 servers (ids 1 to 3) with reconfig enabled
+// and the same super user: what TestWideServerIDs expects of zkraft
+// (kazoo's TestReconfig, observer 1000, NoAuth for server.70000 without
+// the super user, MarshallingError for server.x) is ZooKeeper's answer.
+func TestKazooReconfigOnZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three ZooKeeper servers")
+	}
+	python := kazooPython(t)
+	e := zktest.StartWith(t, []string{"reconfigEnabled=true"},
+		"-Dzookeeper.DigestAuthenticationProvider.superDigest="+acl.DigestID("super", "test"))
+	runKazooReconfig(t, python, e.ClientAddrs())
+}
+
+// kazooPython is Debian's python3, with python3-kazoo.
+func kazooPython(t *testing.T) string {
+	t.Helper()
+	python, err := exec.LookPath("/usr/bin/python3")
+	if err == nil {
+		err = testproc.Command(python, "-c", "import kazoo").Run()
+	}
+	if err != nil {
+		testenv.Require(t, fmt.Errorf("python3-kazoo is missing (.ci/run installs it): %w", err))
+	}
+	return python
+}
+
+// runKazooReconfig runs testdata/kazoo_reconfig.py against hosts and
+// expects every one of its six checks to pass.
+func runKazooReconfig(t *testing.T, python string, hosts []string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := testproc.CommandContext(ctx, python, filepath.Join("testdata", "kazoo_reconfig.py"), strings.Join(hosts, ","))

@@ -88,16 +88,20 @@ def wide_observer():
     """test_add_remove_observer with observer WIDE, as the super user."""
     client = KazooClient(hosts, auth_data=[("digest", "super:test")])
     client.start()
-    s = socket.socket()
-    s.bind(("", 0))
-    port = s.getsockname()[1]
-    joining = "server.%d=0.0.0.0:%d:%d:observer;0.0.0.0:%d" % (WIDE, port, port, port)
+    # Three ports nothing listens on (connect gets RST), as kazoo's test;
+    # ZooKeeper refuses one port for two roles.
+    socks = [socket.socket() for _ in range(3)]
+    for s in socks:
+        s.bind(("", 0))
+    ports = tuple(s.getsockname()[1] for s in socks)
+    joining = "server.%d=0.0.0.0:%d:%d:observer;0.0.0.0:%d" % ((WIDE,) + ports)
     data, _ = client.reconfig(joining=joining, leaving=None, new_members=None)
     assert joining.encode() in data, data
     data, _ = client.reconfig(joining=None, leaving=str(WIDE), new_members=None)
     assert b"server.%d=" % WIDE not in data, data
     client.stop()
-    s.close()
+    for s in socks:
+        s.close()
 
 
 def no_auth_before_bad_id():
