@@ -18,8 +18,13 @@ import (
 // different settings still apply the log alike (znode.Txn.Options).
 func (n *Node) admit(data []byte, dec *znode.TxnDecoder) error {
 	if dec != nil {
-		if _, err := decodeEntry(data, dec); err != nil {
+		e, err := decodeEntry(data, dec)
+		if err != nil {
 			return fmt.Errorf("ensemble: refusing a forwarded entry: %w", err)
+		}
+		if e.Kind == kindEnsemble {
+			// The leader alone decides the level (RaiseLevel, formEnsemble).
+			return fmt.Errorf("ensemble: refusing a forwarded entry: a level change")
 		}
 	}
 	if len(data) > 9 && entryKind(data[0]) == kindTxn {

@@ -25,7 +25,7 @@ func newTestAppendTransport(t *testing.T, logs *storage.AsyncLogStore) (*appendT
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMux(ln, defaultDialer)
+	m := newMux(ln, defaultDialer, nil)
 	nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: 1, Timeout: 2 * time.Second})
 	tr := newAppendTransport(nt, m, logs, 2*time.Second)
 	t.Cleanup(func() { tr.Close() })
@@ -542,7 +542,7 @@ func TestAppendTransportWaitsForADownMember(t *testing.T) {
 			return nil, errors.New("connection refused")
 		}
 		return defaultDialer(addr, timeout)
-	})
+	}, nil)
 	sender := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: 1, Timeout: 2 * time.Second}), m, nil, 2*time.Second)
 	t.Cleanup(func() { sender.Close(); m.close() })
 	receiver, addr := newTestAppendTransport(t, nil)

@@ -27,9 +27,13 @@ const (
 	// kindSessionOwnerWide is kindSessionOwner for a member whose id does
 	// not fit a byte (below 0 or above 255, which ZooKeeper takes): the
 	// id as 8 bytes. Releases before it do not know this kind, so it is
-	// written only when Node.wideIDsAllowed says every member reads it.
-	// (Kinds 4 and 5 are taken by version gating.)
+	// written only when Node.wideIDsAllowed says every member reads it
+	// (level 2).
 	kindSessionOwnerWide entryKind = 6
+	// kindEnsemble raises the ensemble's level and, the first time, sets
+	// its id (level.go). Level 2: only a leader writes it, once every
+	// member can read it. (Kind 5 is unused.)
+	kindEnsemble entryKind = 4
 )
 
 // narrowID reports whether a server id fits kindSessionOwner's one byte,
@@ -57,11 +61,14 @@ type entry struct {
 	Session int64        // kindSessionOwner, kindSessionOwnerWide
 	Member  int64        // kindSessionOwner (0 to 255), kindSessionOwnerWide
 	Code    jute.ErrCode // kindBarrier
+	Level   uint8        // kindEnsemble
+	ID      EnsembleID   // kindEnsemble
+	Minted  int64        // kindEnsemble: unix ns, the proposer's clock
 }
 
 // encodedSize bounds what encode writes (one allocation per entry).
 func (e *entry) encodedSize() int {
-	n := 1 + 8 + 8 + 1
+	n := 1 + 8 + 8 + 1 + 16 + 8
 	switch {
 	case e.Kind == kindTxn && e.Txn != nil:
 		n += e.Txn.EncodedSize()
@@ -85,6 +92,10 @@ func (e *entry) encode(w *jute.Writer) {
 	case kindSessionOwnerWide:
 		w.Long(e.Session)
 		w.Long(e.Member)
+	case kindEnsemble:
+		w.Raw([]byte{e.Level})
+		w.Raw(e.ID[:])
+		w.Long(e.Minted)
 	}
 }
 
@@ -122,6 +133,14 @@ func decodeEntry(b []byte, dec *znode.TxnDecoder) (entry, error) {
 		if r.Err() != nil || r.Remaining() != 0 {
 			return entry{}, fmt.Errorf("ensemble: wide session owner entry: %w", jute.ErrMalformed)
 		}
+	case kindEnsemble:
+		if len(b) != 9+1+16+8 {
+			return entry{}, fmt.Errorf("ensemble: ensemble entry of %d bytes: %w", len(b), jute.ErrMalformed)
+		}
+		e.Level = b[9]
+		copy(e.ID[:], b[10:26])
+		r.Reset(b[26:])
+		e.Minted = r.Long()
 	default:
 		return entry{}, fmt.Errorf("ensemble: unknown log entry kind %d", e.Kind)
 	}

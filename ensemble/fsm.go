@@ -84,6 +84,10 @@ type fsm struct {
 	// size counts the log applied since the last snapshot (logsize.go).
 	size *logSize
 
+	// ens is the ensemble's level and id as the log set them (level.go):
+	// changed by Apply and Restore, read by the member port's handshakes.
+	ens atomic.Pointer[ensembleState]
+
 	// stopped is set once halt ran: nothing more is applied (FSM goroutine).
 	stopped bool
 	// ownOptions are opts as entries carry them; warnedOptions the last
@@ -197,6 +201,12 @@ func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool, err error
 		if h := f.hooks.Load(); h != nil && h.SessionMoved != nil {
 			h.SessionMoved(e.Session, e.Member)
 		}
+	case kindEnsemble:
+		if err := checkLevel(e.Level); err != nil {
+			return nil, false, fmt.Errorf("ensemble: log entry %d (term %d): %w", l.Index, l.Term, err)
+		}
+		f.applyEnsemble(e, l.Index)
+		res = &znode.Result{Zxid: f.lastZxid.Load()}
 	}
 	if w := f.waiters.take(e.Origin); w != nil {
 		w.Applied(res, f.tree)
@@ -241,13 +251,14 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	defer f.mu.Unlock()
 	f.size.reset()
 	large := snapshotFootprint(f.tree.Stats()) >= releaseToOSAbove
+	ens := f.ensemble()
 	v, err := f.tree.BeginSnapshot()
 	if err != nil {
 		// Another view is still being written (not with Raft's one
 		// snapshot at a time): fall back to a copy.
-		return &treeSnapshot{tree: f.tree.Clone(), large: large, log: f.log, took: f.snapshotTook}, nil
+		return &treeSnapshot{tree: f.tree.Clone(), ens: ens, large: large, log: f.log, took: f.snapshotTook}, nil
 	}
-	return &treeSnapshot{view: v, fsm: f, large: large, log: f.log, took: f.snapshotTook}, nil
+	return &treeSnapshot{view: v, fsm: f, ens: ens, large: large, log: f.log, took: f.snapshotTook}, nil
 }
 
 // releaseToOSAbove is the estimated tree size above which the memory a
@@ -269,13 +280,19 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	f.restores.Add(1)
 	start := time.Now()
-	t, err := znode.ReadSnapshot(bufio.NewReaderSize(rc, 1<<16), f.opts)
+	br := bufio.NewReaderSize(rc, 1<<16) // ReadSnapshot reads through it, up to the tree's trailer
+	t, err := znode.ReadSnapshot(br, f.opts)
+	if err != nil {
+		return fmt.Errorf("ensemble: restore snapshot: %w", err)
+	}
+	ens, err := readEnsembleSection(br)
 	if err != nil {
 		return fmt.Errorf("ensemble: restore snapshot: %w", err)
 	}
 	f.logRestore(t, time.Since(start))
 	f.mu.Lock()
 	f.tree = t
+	f.ens.Store(&ens)
 	f.lastZxid.Store(t.LastZxid())
 	f.mu.Unlock()
 	f.size.reset()
@@ -294,8 +311,9 @@ type treeSnapshot struct {
 	view  *znode.SnapshotView
 	fsm   *fsm
 	tree  *znode.Tree
-	large bool        // free memory goes back to the OS on Release
-	log   *zap.Logger // for "snapshot taken"
+	ens   ensembleState // written after the tree (level.go)
+	large bool          // free memory goes back to the OS on Release
+	log   *zap.Logger   // for "snapshot taken"
 	took  func(backend.SnapshotKind, time.Duration)
 }
 
@@ -332,6 +350,9 @@ func (s *treeSnapshot) write(w io.Writer) error {
 		err = s.view.WriteSnapshot(bw, s.fsm.mu.RLock, s.fsm.mu.RUnlock)
 	} else {
 		err = s.tree.WriteSnapshot(bw)
+	}
+	if err == nil {
+		err = writeEnsembleSection(bw, s.ens)
 	}
 	if err == nil {
 		err = bw.Flush()

@@ -257,7 +257,7 @@ func TestClusterLeaderRemovedElectsAtOnce(t *testing.T) {
 // asks again, and the candidate would wait out its election timeout.
 func TestVoteAfterMemberRestart(t *testing.T) {
 	voter := func(ln net.Listener) *appendTransport {
-		m := newMux(ln, defaultDialer)
+		m := newMux(ln, defaultDialer, nil)
 		nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{m: m}, MaxPool: votePool, Timeout: 2 * time.Second})
 		tr := newAppendTransport(nt, m, nil, 2*time.Second)
 		go func() {

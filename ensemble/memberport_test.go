@@ -45,7 +45,7 @@ func TestMemberPortGuarded(t *testing.T) {
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
 	cfg := &Config{MemberConns: netguard.Limits{MaxConns: 2, MaxConnsPerIP: 2}, Rejected: new(netguard.Rejections)}
-	m := newMux(guardMemberPort(&emfileListener{Listener: ln, n: 5}, cfg, zap.New(core)), defaultDialer)
+	m := newMux(guardMemberPort(&emfileListener{Listener: ln, n: 5}, cfg, zap.New(core)), defaultDialer, nil)
 	defer m.close()
 	addr := ln.Addr().String()
 

@@ -51,6 +51,7 @@ type Node struct {
 	mux       *mux                   // nil for a single member
 	fwd       *forwarder             // nil for a single member
 	touched   touchSet
+	ident     *identity // the member port's handshakes, the ensemble's level and id (identity.go)
 
 	fwdMu    sync.Mutex
 	fwdConns map[net.Conn]struct{} // followers' forwarding connections (leader side); nil once closed
@@ -166,10 +167,6 @@ func Open(cfg Config) (*Node, error) {
 		<-n.done // apply nothing more until the member is closed
 	}
 
-	if err := n.checkWideIDs(append([]backend.Peer{{ID: cfg.ID}}, cfg.Peers...)); err != nil {
-		n.Close()
-		return nil, fmt.Errorf("ensemble: %w", err)
-	}
 	if err := n.startRaft(); err != nil {
 		n.Close()
 		return nil, err
@@ -177,7 +174,8 @@ func Open(cfg Config) (*Node, error) {
 	if n.mux != nil {
 		n.startNudger()
 	}
-	n.wg.Add(4)
+	n.wg.Add(5)
+	go n.formEnsemble()
 	go n.watchEvents()
 	go n.watchFailures()
 	go n.expireSessions()
@@ -299,13 +297,18 @@ func (n *Node) startRaft() error {
 	if err := snaps.Verify(); err != nil {
 		return err
 	}
-	trans, conf, err := n.transport(rc)
-	if err != nil {
-		return err
-	}
 	existing, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
 		return fmt.Errorf("ensemble: inspect state: %w", err)
+	}
+	formedLevel, formedAt, err := formation(store, !existing && !n.cfg.Join)
+	if err != nil {
+		return err
+	}
+	n.ident = newIdentity(n, formedLevel, formedAt)
+	trans, conf, err := n.transport(rc)
+	if err != nil {
+		return err
 	}
 	if !existing && !n.cfg.Join {
 		// Every member bootstraps with the same static membership (zoo.cfg),
@@ -342,7 +345,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	if err != nil {
 		return nil, raft.Configuration{}, fmt.Errorf("ensemble: member port %s: %w", self.Addr, err)
 	}
-	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.cfg.Dial)
+	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.cfg.Dial, n.ident)
 	n.fwd = newForwarder(n)
 	const timeout = 10 * time.Second
 	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

@@ -15,16 +15,19 @@ import (
 
 // The member port carries three protocols. Every connection opens with a
 // 5-byte header: the magic "ZKR", the peer protocol version, and the stream
-// kind. Raft's NetworkTransport protocol follows a streamRaft header (votes,
+// kind; version 2 adds the hello exchange of handshake.go, version 1 (a
+// zkraft v0.1 member) has none. Raft's NetworkTransport protocol follows a streamRaft header (votes,
 // snapshots, leadership transfer), Raft's AppendEntries in zkraft's own
 // encoding follow streamAppend (appendcodec.go), and zkraft's forwarding
 // protocol (writes, session touches, read barriers) follows streamFwd.
 const (
 	peerMagic    = "ZKR"
-	peerVersion  = 1
 	streamRaft   = 'R'
 	streamFwd    = 'F'
 	streamAppend = 'A'
+	// streamProbe only runs the handshake: how a member learns another's
+	// build level (Node.RaiseLevel).
+	streamProbe  = 'P'
 	headerLen    = 5
 	headerLimits = 5 * time.Second
 )
@@ -62,15 +65,27 @@ type mux struct {
 	appendCh chan net.Conn
 	done     chan struct{}
 	once     sync.Once
+	// gate decides the handshakes (identity.go); nil admits everyone.
+	gate gate
+	// legacy remembers, per address, until when it is dialed with the
+	// version-1 header (a level-1 member closed a version-2 one).
+	legacyMu sync.Mutex
+	legacy   map[string]time.Time
 }
 
+// legacyFor is how long a member that closed a version-2 header is dialed
+// with version 1 before version 2 is tried again (it may be upgraded).
+const legacyFor = 5 * time.Second
+
 // newMux serves ln, guarded (guardMemberPort, with DefaultMemberConns and
-// no log when it is not already).
-func newMux(ln net.Listener, dial Dialer) *mux {
+// no log when it is not already), its handshakes decided by g (nil: a
+// zero hello, everyone admitted).
+func newMux(ln net.Listener, dial Dialer, g gate) *mux {
 	if _, ok := ln.(*netguard.Listener); !ok {
 		ln = guardMemberPort(ln, &Config{MemberConns: DefaultMemberConns}, nil)
 	}
-	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), appendCh: make(chan net.Conn), done: make(chan struct{})}
+	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), appendCh: make(chan net.Conn), done: make(chan struct{}),
+		legacy: make(map[string]time.Time), gate: g}
 	go m.acceptLoop()
 	return m
 }
@@ -91,7 +106,22 @@ func (m *mux) acceptLoop() {
 func (m *mux) route(c net.Conn) {
 	var h [headerLen]byte
 	_ = c.SetReadDeadline(time.Now().Add(headerLimits))
-	if _, err := io.ReadFull(c, h[:]); err != nil || string(h[:3]) != peerMagic || h[3] != peerVersion {
+	if _, err := io.ReadFull(c, h[:]); err != nil || string(h[:3]) != peerMagic {
+		c.Close()
+		return
+	}
+	switch h[3] {
+	case peerVersionHello:
+		if !m.acceptHello(c) {
+			c.Close()
+			return
+		}
+	case peerVersionLegacy:
+		if m.gate != nil && m.gate.admitLegacy(c.RemoteAddr().String(), false) != nil {
+			c.Close()
+			return
+		}
+	default:
 		c.Close()
 		return
 	}
@@ -104,6 +134,9 @@ func (m *mux) route(c net.Conn) {
 		ch = m.fwdCh
 	case streamAppend:
 		ch = m.appendCh
+	case streamProbe:
+		c.Close() // the handshake was all it asked for
+		return
 	default:
 		c.Close()
 		return
@@ -115,19 +148,83 @@ func (m *mux) route(c net.Conn) {
 	}
 }
 
-// open dials addr and writes the header for kind.
+// open dials addr, writes the header for kind and runs the handshake: a
+// version-2 header and hello, or a version-1 header alone to a member that
+// closed a version-2 one (a level-1 member) while the gate lets this member
+// talk to one.
 func (m *mux) open(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
-	c, err := m.dial(addr, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("ensemble: dial member %s: %w", addr, err)
-	}
-	_ = c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte{peerMagic[0], peerMagic[1], peerMagic[2], peerVersion, kind}); err != nil {
+	c, _, err := m.openLevel(addr, kind, timeout)
+	return c, err
+}
+
+// openLevel is open, also telling the peer's hello (Build 1 for a level-1 peer).
+func (m *mux) openLevel(addr string, kind byte, timeout time.Duration) (net.Conn, hello, error) {
+	deadline := time.Now().Add(timeout)
+	if !m.isLegacy(addr) {
+		c, err := m.dial(addr, timeout)
+		if err != nil {
+			return nil, hello{}, fmt.Errorf("ensemble: dial member %s: %w", addr, err)
+		}
+		var self hello
+		if m.gate != nil {
+			self = m.gate.local()
+		}
+		b := append(make([]byte, 0, headerLen+helloLen), peerMagic[0], peerMagic[1], peerMagic[2], peerVersionHello, kind)
+		b = self.append(b)
+		_ = c.SetWriteDeadline(deadline)
+		if _, err := c.Write(b); err != nil {
+			c.Close()
+			return nil, hello{}, fmt.Errorf("ensemble: member %s header: %w", addr, err)
+		}
+		_ = c.SetWriteDeadline(time.Time{})
+		peer, legacy, err := m.dialHello(c, addr, deadline)
+		if err == nil && !legacy {
+			return c, peer, nil
+		}
 		c.Close()
-		return nil, fmt.Errorf("ensemble: member %s header: %w", addr, err)
+		if err != nil {
+			return nil, hello{}, err
+		}
+		if m.gate != nil {
+			if err := m.gate.admitLegacy(addr, true); err != nil {
+				return nil, hello{}, err // not remembered: at level 2 only version 2 is tried
+			}
+		}
+		m.setLegacy(addr)
+	} else if m.gate != nil {
+		if err := m.gate.admitLegacy(addr, true); err != nil {
+			return nil, hello{}, err
+		}
+	}
+	c, err := m.dial(addr, time.Until(deadline))
+	if err != nil {
+		return nil, hello{}, fmt.Errorf("ensemble: dial member %s: %w", addr, err)
+	}
+	_ = c.SetWriteDeadline(deadline)
+	if _, err := c.Write([]byte{peerMagic[0], peerMagic[1], peerMagic[2], peerVersionLegacy, kind}); err != nil {
+		c.Close()
+		return nil, hello{}, fmt.Errorf("ensemble: member %s header: %w", addr, err)
 	}
 	_ = c.SetWriteDeadline(time.Time{})
-	return c, nil
+	return c, hello{Build: LevelLegacy}, nil
+}
+
+// isLegacy reports whether addr is to be dialed with the version-1 header.
+func (m *mux) isLegacy(addr string) bool {
+	m.legacyMu.Lock()
+	defer m.legacyMu.Unlock()
+	until, ok := m.legacy[addr]
+	if ok && time.Now().After(until) {
+		delete(m.legacy, addr)
+		return false
+	}
+	return ok
+}
+
+func (m *mux) setLegacy(addr string) {
+	m.legacyMu.Lock()
+	m.legacy[addr] = time.Now().Add(legacyFor)
+	m.legacyMu.Unlock()
 }
 
 func (m *mux) close() {

@@ -11,12 +11,13 @@ import (
 
 // wideIDsAllowed reports whether this ensemble may use server ids that do
 // not fit a byte (below 0 or above 255; ZooKeeper takes any long) in its
-// log entries (kindSessionOwnerWide) and in its membership. Releases
-// before wide ids read a member id from one byte, so while one of them
-// may still be a member (a rolling upgrade), no member may write the wide
-// form nor admit a wide-id member. The version gate will be wired here:
-// this is the one place that decides it. For now it returns true.
-func (n *Node) wideIDsAllowed() bool { return true }
+// log entries (kindSessionOwnerWide) and in its membership. zkraft v0.1
+// read a member id from one byte, so they need level 2 (level.go): while
+// the ensemble is at level 1 a v0.1 member may still be in it (a rolling
+// upgrade), and no member writes the wide form nor admits a wide-id
+// member. A new ensemble is formed at level 2; an upgraded one gets there
+// with zkraft upgrade finish.
+func (n *Node) wideIDsAllowed() bool { return n.ident != nil && n.ident.level() >= 2 }
 
 // checkWideIDs refuses a membership with a server id that does not fit a
 // byte while wideIDsAllowed says no.

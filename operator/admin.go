@@ -151,6 +151,11 @@ func (a *Admin) Handler(commandURL string) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		switch strings.TrimPrefix(rest, "/") {
+		case "upgrade", "upgrade_finish":
+			a.serveUpgrade(w, r, rest == "/upgrade_finish")
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
