@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/base/avgminmax"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -116,10 +117,7 @@ func javaDouble(f float64) string {
 // javaAvg is an AvgMinMaxCounter's average as ZooKeeper prints it: total /
 // count rounded half up to four decimals, 0.0 before the first sample.
 func javaAvg(total, count int64) string {
-	if count == 0 {
-		return "0.0"
-	}
-	return javaDouble(math.Round(float64(total)/float64(count)*1e4) / 1e4)
+	return javaDouble(avgminmax.Mean(total, count))
 }
 
 // Figure is one of the figures mntr prints, for the metrics endpoint: Key

@@ -4,7 +4,11 @@
 // without a lock.
 package avgminmax
 
-import "sync/atomic"
+import (
+	"math"
+	"math/big"
+	"sync/atomic"
+)
 
 // Counter summarizes samples. Its zero value is ready to use. A Reset
 // racing with Add may leave one sample half counted, as ZooKeeper's does.
@@ -53,11 +57,25 @@ func (c *Counter) Min() int64 { return max(c.min1.Load()-1, 0) }
 // Max is the largest, 0 before the first.
 func (c *Counter) Max() int64 { return c.max.Load() }
 
-// Avg is the mean, 0 before the first.
-func (c *Counter) Avg() float64 {
-	n := c.count.Load()
-	if n == 0 {
+// Avg is the mean rounded half up to four decimals, 0 before the first:
+// AvgMinMaxCounter.getAvg, which srvr, mntr and the AdminServer print.
+func (c *Counter) Avg() float64 { return Mean(c.sum.Load(), c.count.Load()) }
+
+// Mean is sum/count as AvgMinMaxCounter.getAvg gives it: the double
+// quotient rounded half up to four decimals by its exact binary value
+// (new BigDecimal(double).setScale(4, HALF_UP)), 0 when count is 0.
+func Mean(sum, count int64) float64 {
+	if count == 0 {
 		return 0
 	}
-	return float64(c.sum.Load()) / float64(n)
+	q := float64(sum) / float64(count)
+	if math.IsInf(q, 0) || math.IsNaN(q) {
+		return q
+	}
+	r, _ := new(big.Rat).SetString("1/2")
+	x := new(big.Rat).SetFloat64(math.Abs(q))
+	x.Mul(x, big.NewRat(10000, 1)).Add(x, r)
+	n := new(big.Int).Quo(x.Num(), x.Denom()) // floor: x is not negative
+	out, _ := new(big.Rat).SetFrac(n, big.NewInt(10000)).Float64()
+	return math.Copysign(out, q)
 }

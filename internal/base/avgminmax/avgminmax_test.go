@@ -40,3 +40,28 @@ func TestCounterConcurrentAdds(t *testing.T) {
 		t.Fatalf("count %d min %d max %d sum %d", c.Count(), c.Min(), c.Max(), c.Sum())
 	}
 }
+
+// TestMeanRoundsAsZooKeeper: the average has four decimals, rounded half
+// up on the double's exact value, as AvgMinMaxCounter.getAvg's BigDecimal.
+func TestMeanRoundsAsZooKeeper(t *testing.T) {
+	for _, c := range []struct {
+		sum, count int64
+		want       float64
+	}{
+		{0, 0, 0}, {12, 13, 0.9231}, {651, 398, 1.6357}, {1, 3, 0.3333}, {2, 3, 0.6667},
+		{1, 32, 0.0313}, // 0.03125 exactly: half up, not to even
+		{3, 32, 0.0938}, {1, 2000, 0.0005}, {1, 20001, 0}, {132, 1, 132},
+		{10003, 20000, 0.5001}, // 0.50015 is 0.50014999... in binary
+	} {
+		if got := Mean(c.sum, c.count); got != c.want {
+			t.Errorf("Mean(%d, %d) = %v, want %v", c.sum, c.count, got, c.want)
+		}
+	}
+	var c Counter
+	for _, v := range []int64{11, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} {
+		c.Add(v)
+	}
+	if c.Avg() != 0.9231 {
+		t.Fatalf("Avg of 12 over 13 samples = %v, want 0.9231", c.Avg())
+	}
+}
