@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,34 @@ func TestFourLetterWordsReadOnly(t *testing.T) {
 	}
 	if out := ask("srvr"); !strings.Contains(out, "Mode: read-only\n") {
 		t.Fatalf("srvr: %q", out)
+	}
+}
+
+// TestSrvrEndsWithLeaderAndTerm: an ensemble member's srvr ends with the
+// leader it knows and its Raft term (zkraft's, after ZooKeeper's lines),
+// which zkraft status reads; a standalone server's has neither.
+func TestSrvrEndsWithLeaderAndTerm(t *testing.T) {
+	nodes := testmember.Ensemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	member := nodes[0]
+	srv := session.New(session.Config{FourLetter: FourLetter{}, TickTime: 200 * time.Millisecond}, member)
+	addr := testmember.Serve(t, srv)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		id, _, ok := member.Leader()
+		want := fmt.Sprintf("\nLeader id: %d\nRaft term: %d\n", id, member.Term())
+		out := rawclient.Word(t, addr, "srvr")
+		if ok && strings.HasSuffix(out, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("srvr:\n%s\nwant it to end with%s", out, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out := rawclient.Word(t, startServer(t).addr, "srvr"); strings.Contains(out, "Leader id") || strings.Contains(out, "Raft term") {
+		t.Fatalf("standalone srvr:\n%s", out)
 	}
 }

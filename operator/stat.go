@@ -32,6 +32,23 @@ func (s view) writeStat(b *strings.Builder, withClients bool) {
 		last, lo, hi := s.node.ProposalSizes()
 		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, lo, hi)
 	}
+	s.writeLeaderAndTerm(b)
+}
+
+// writeLeaderAndTerm ends srvr and stat on a member of an ensemble with
+// two lines of zkraft's own, after ZooKeeper's: the leader this member
+// knows (-1: none) and its Raft term (ZooKeeper's epoch, which its srvr
+// does not show). srvr is the one word ZooKeeper's default whitelist
+// allows, so zkraft status shows both without an AdminServer.
+func (s view) writeLeaderAndTerm(b *strings.Builder) {
+	if s.node.Mode() == "standalone" {
+		return
+	}
+	leaderID := int64(-1)
+	if id, _, ok := s.node.Leader(); ok {
+		leaderID = int64(id)
+	}
+	fmt.Fprintf(b, "Leader id: %d\nRaft term: %d\n", leaderID, s.node.Term())
 }
 
 // writeConf is conf: the effective configuration in ZooKeeper's key order.

@@ -16,19 +16,21 @@ import (
 
 // statusCommand is `zkraft status`, etcdctl's endpoint status for an
 // ensemble: each member's role, zxid, lag and health from the four-letter
-// words it answers on its client port (ruok, srvr, mntr), and the leader
-// it knows and its term from its AdminServer when --admin-addr names it.
+// words it answers on its client port (ruok, srvr, mntr): zkraft's srvr
+// adds the leader the member knows and its term, which --admin-addr reads
+// from the AdminServers instead (for ZooKeeper's members).
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show each member's role, term, zxid, lag and health",
 		Description: "Asks every member in --server for ruok, srvr and mntr. A member that does not\n" +
 			"answer within --timeout, or is not serving, is unhealthy and the exit status is 1.\n" +
-			"--admin-addr lists the members' AdminServers in --server's order, for the leader each\n" +
-			"knows and its Raft term (ZooKeeper's four-letter words have neither).",
+			"A zkraft member's srvr gives the leader it knows and its Raft term; --admin-addr lists\n" +
+			"the members' AdminServers in --server's order to read them there instead (ZooKeeper's\n" +
+			"four-letter words have neither).",
 		Flags: append(append([]cli.Flag{
 			serverFlag(),
-			&cli.StringFlag{Name: "admin-addr", Usage: "the members' AdminServers, host:port[,host:port...] in --server's order (for leader and term)"},
+			&cli.StringFlag{Name: "admin-addr", Usage: "the members' AdminServers, host:port[,host:port...] in --server's order (for leader and term, which zkraft's srvr gives without it)"},
 		}, cliflags.Timeout(3*time.Second, "limit on each member's answer", "connect-timeout")...),
 			cliflags.Output("a table, or json: an array, one object per member")...),
 		Action: statusAction,
@@ -108,7 +110,12 @@ func probeMembers(addrs, admins []string, timeout time.Duration) []*memberStatus
 			out[i] = probeMember(a, timeout)
 			if len(admins) > 0 && out[i].Mode != "" {
 				facts, err := askAdmin(admins[i], timeout)
-				out[i].LeaderID, out[i].Term = facts.leaderID, facts.term
+				if facts.leaderID >= 0 {
+					out[i].LeaderID = facts.leaderID
+				}
+				if facts.term != 0 {
+					out[i].Term = facts.term
+				}
 				if err != nil {
 					out[i].AdminError = err.Error()
 				}
@@ -164,6 +171,12 @@ func probeMember(addr string, timeout time.Duration) *memberStatus {
 	if !s.Healthy {
 		s.Error = "no quorum (read-only)"
 	}
+	// zkraft's srvr ends with the leader the member knows and its term
+	// (ZooKeeper's has neither: its members leave them unknown).
+	if id := fourletter.Field(srvr, "Leader id: "); id != "" {
+		s.LeaderID = atoi(id)
+	}
+	s.Term = uint64(atoi(fourletter.Field(srvr, "Raft term: ")))
 	s.Zxid = fourletter.Field(srvr, "Zxid: ")
 	s.zxid, _ = strconv.ParseInt(strings.TrimPrefix(s.Zxid, "0x"), 16, 64)
 	s.Connections = atoi(fourletter.Field(srvr, "Connections: "))

@@ -15,8 +15,9 @@ import (
 var quorumConf = regexp.MustCompile(`\nserverId=\d\ninitLimit=10\nsyncLimit=20\nelectionAlg=3\nelectionPort=0\n` +
 	`quorumPort=\d+\npeerType=0\nmembership: \n(server\.\d=127\.0\.0\.1:\d+:0:participant;127\.0\.0\.1:\d+\n){3}version=[0-9a-f]+$`)
 
-// proposalSizes is the line a leader's srvr ends with.
-var proposalSizes = regexp.MustCompile(`\nNode count: \d+\nProposal sizes last/min/max: -?\d+/-?\d+/-?\d+\n$`)
+// proposalSizes is the line a leader's srvr has after the node count, as
+// ZooKeeper's; zkraft's own two lines end every member's srvr.
+var proposalSizes = regexp.MustCompile(`\nNode count: \d+\nProposal sizes last/min/max: -?\d+/-?\d+/-?\d+\nLeader id: \d\nRaft term: \d+\n$`)
 
 // mntrValue is one zk_* figure of a member's mntr ("" if absent).
 func mntrValue(m *procs.Member, key string) string {
