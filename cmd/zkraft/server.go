@@ -17,8 +17,11 @@ import (
 // (package server), and it runs what they and zoo.cfg describe.
 func serverCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "server",
-		Usage:  "serve the ZooKeeper client protocol (defaults: 127.0.0.1:2181, ./zkraft-data)",
+		Name:      "server",
+		Usage:     "serve the ZooKeeper client protocol (defaults: 127.0.0.1:2181, ./zkraft-data)",
+		ArgsUsage: "[zoo.cfg]",
+		Description: "A zoo.cfg given as the argument, the way zkServer.sh hands it to ZooKeeper, is read as\n" +
+			"--config is; flags given override its keys.",
 		Flags:  serverFlags(),
 		Action: runServer,
 	}
@@ -53,7 +56,11 @@ func runServer(c *cli.Context) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	cfg, err := server.Load(c.String("config"), c, log)
+	path, err := configPath(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := server.Load(path, c, log)
 	if err != nil {
 		return err
 	}
@@ -68,4 +75,20 @@ func runServer(c *cli.Context) error {
 		}
 	}()
 	return server.Run(ctx, cfg, log)
+}
+
+// configPath is the zoo.cfg to read: --config, or the one argument, as
+// zkServer.sh passes it to QuorumPeerMain.
+func configPath(c *cli.Context) (string, error) {
+	flag := c.String("config")
+	switch arg := c.Args().First(); {
+	case c.NArg() == 0:
+		return flag, nil
+	case c.NArg() > 1:
+		return "", fmt.Errorf("server: %d arguments: it takes one, a zoo.cfg (or --config)", c.NArg())
+	case flag != "" && flag != arg:
+		return "", fmt.Errorf("server: zoo.cfg %q and --config %q: give one", arg, flag)
+	default:
+		return arg, nil
+	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -35,7 +37,8 @@ func runBinary(t *testing.T, stdin string, env []string, args ...string) (string
 // TestFlagsAfterArguments: flags written after a subcommand's arguments
 // are honored (members, status, shell), an unknown one is refused
 // (digest), and the shell's command keeps its own options (ls -s). A
-// command that takes no arguments refuses them (server, status).
+// command that takes no arguments refuses them (status); server takes a
+// zoo.cfg as zkServer.sh gives it.
 func TestFlagsAfterArguments(t *testing.T) {
 	// members: --server and --timeout after the id (the member is down).
 	_, errs, code := runBinary(t, "", nil, "members", "remove", "3", "--server", "127.0.0.1:1", "--timeout", "1s")
@@ -54,10 +57,15 @@ func TestFlagsAfterArguments(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &statuses); err != nil || code != 1 || len(statuses) != 1 || statuses[0].Address != "127.0.0.1:2" {
 		t.Errorf("status --server -o json: exit %d, %v:\n%s", code, err, out)
 	}
-	// server zoo.cfg (zkServer.sh's form) is refused, not run with defaults.
-	_, errs, code = runBinary(t, "", nil, "server", "zoo.cfg", "--log-level", "warn")
-	if code != 1 || !strings.Contains(errs, `zkraft: server: unexpected argument "zoo.cfg"`) {
-		t.Errorf("server zoo.cfg: exit %d:\n%s", code, errs)
+	// server zoo.cfg (zkServer.sh's form) reads it, as --config: a missing
+	// one fails rather than running with the defaults; two are refused.
+	_, errs, code = runBinary(t, "", nil, "server", "missing/zoo.cfg", "--log-level", "warn")
+	if code != 1 || !strings.Contains(errs, `open missing/zoo.cfg: no such file or directory`) {
+		t.Errorf("server missing/zoo.cfg: exit %d:\n%s", code, errs)
+	}
+	_, errs, code = runBinary(t, "", nil, "server", "a.cfg", "b.cfg")
+	if code != 1 || !strings.Contains(errs, `zkraft: server: 2 arguments: it takes one, a zoo.cfg (or --config)`) {
+		t.Errorf("server a.cfg b.cfg: exit %d:\n%s", code, errs)
 	}
 
 	// digest: an unknown flag after the arguments is refused.
@@ -69,6 +77,17 @@ func TestFlagsAfterArguments(t *testing.T) {
 	if testing.Short() {
 		return
 	}
+	// server zoo.cfg serves what the file says.
+	cfgAddr := procs.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(cfgAddr)
+	cfg := filepath.Join(t.TempDir(), "zoo.cfg")
+	body := "tickTime=500\nclientPortAddress=127.0.0.1\nclientPort=" + port + "\ndataDir=" + filepath.Join(t.TempDir(), "cfgdata") +
+		"\nadmin.enableServer=false\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	procs.StartServer(t, cfgAddr, cfg)
+
 	addr := procs.FreeAddr(t)
 	procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", filepath.Join(t.TempDir(), "data"))
 	// shell: --server after the command is the shell's, -s is ls's.

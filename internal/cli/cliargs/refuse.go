@@ -9,7 +9,7 @@ import (
 
 // RefuseArguments makes every command that declares no arguments (an
 // empty ArgsUsage) fail when given some, instead of ignoring them: `zkraft
-// server zoo.cfg` would otherwise start a server with the defaults. It
+// status a:2181` would otherwise probe the default --server. It
 // wraps the Actions of commands and, recursively, of their subcommands.
 func RefuseArguments(commands []*cli.Command) {
 	for _, c := range commands {
