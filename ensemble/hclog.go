@@ -95,8 +95,25 @@ func (l *zapHCLog) enabled(level hclog.Level) bool {
 	return l.zl.Core().Enabled(zapLevel(level))
 }
 
+// peerDown are the lines hashicorp/raft logs at ERROR when a member does
+// not answer (down, restarting, cut off) or has moved to a newer term:
+// routine in an ensemble, so logged at WARN, as ZooKeeper logs its
+// "Cannot open channel to" and "Connection broken for id" lines.
+var peerDown = map[string]bool{
+	"failed to appendEntries to":                true,
+	"failed to heartbeat to":                    true,
+	"failed to pipeline appendEntries":          true,
+	"failed to start pipeline replication to":   true,
+	"failed to make requestVote RPC":            true,
+	"failed to send snapshot to":                true,
+	"peer has newer term, stopping replication": true,
+}
+
 // Log implements hclog.Logger.
 func (l *zapHCLog) Log(level hclog.Level, msg string, args ...interface{}) {
+	if level == hclog.Error && peerDown[msg] {
+		level = hclog.Warn
+	}
 	if !l.enabled(level) {
 		return
 	}

@@ -12,9 +12,10 @@ import (
 
 // TestHCLogEntriesAreStructured: what raft logs through hclog arrives as
 // zap entries with its key/value pairs as fields (With's too, and Named's
-// name as the logger name), at the matching level, with no formatted
-// blob to parse and no stack trace on an error, even from a zap logger
-// that adds one to its own errors (the json production config does).
+// name as the logger name), at the matching level (a peer's failure at
+// warn), with no formatted blob to parse and no stack trace on an error,
+// even from a zap logger that adds one to its own errors (the json
+// production config does).
 func TestHCLogEntriesAreStructured(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	zl := zap.New(core, zap.AddStacktrace(zapcore.ErrorLevel))
@@ -37,7 +38,7 @@ func TestHCLogEntriesAreStructured(t *testing.T) {
 		t.Fatalf("info fields %v", f)
 	}
 	e := entries[1]
-	if e.Level != zapcore.ErrorLevel || e.LoggerName != "raft" || e.Message != "failed to appendEntries to" {
+	if e.Level != zapcore.WarnLevel || e.LoggerName != "raft" || e.Message != "failed to appendEntries to" {
 		t.Fatalf("error entry: %v %q %q", e.Level, e.LoggerName, e.Message)
 	}
 	if e.Stack != "" {
@@ -110,5 +111,34 @@ func TestHCLogTypedNilError(t *testing.T) {
 	got := logs.AllUntimed()
 	if len(got) != 1 || got[0].ContextMap()["error"] != "<nil>" {
 		t.Fatalf("entries %+v, want one with error <nil>", got)
+	}
+}
+
+// TestHCLogPeerDownIsWarn: raft's errors about a member that does not
+// answer (as when one is down) are warnings, as ZooKeeper's; its other
+// errors stay errors.
+func TestHCLogPeerDownIsWarn(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	hl := newHCLogger(zap.New(core), true)
+	down := errors.New("dial tcp 127.0.0.1:2889: connect: connection refused")
+	hl.Error("failed to appendEntries to", "peer", "2", "error", down)
+	hl.Error("failed to heartbeat to", "peer", "127.0.0.1:2889", "backoff time", "10ms", "error", down)
+	hl.Error("failed to pipeline appendEntries", "peer", "2", "error", down)
+	hl.Error("failed to start pipeline replication to", "peer", "2", "error", down)
+	hl.Error("failed to make requestVote RPC", "target", "2", "error", down, "term", uint64(3))
+	hl.Error("failed to send snapshot to", "peer", "2", "error", down)
+	hl.Error("peer has newer term, stopping replication", "peer", "2")
+	hl.Error("failed to append to logs", "error", errors.New("no space left on device"))
+	entries := logs.AllUntimed()
+	if len(entries) != 8 {
+		t.Fatalf("%d entries, want 8", len(entries))
+	}
+	for _, e := range entries[:7] {
+		if e.Level != zapcore.WarnLevel {
+			t.Errorf("%q at %v, want warn", e.Message, e.Level)
+		}
+	}
+	if e := entries[7]; e.Level != zapcore.ErrorLevel {
+		t.Errorf("%q at %v, want error", e.Message, e.Level)
 	}
 }
