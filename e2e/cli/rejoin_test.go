@@ -188,3 +188,39 @@ func compactedPast(members []*procs.Member, except *procs.Member, index uint64) 
 	}
 	return true
 }
+
+// TestRejoinRefusesAStandaloneServer: `zkraft rejoin --data-dir` on a
+// standalone server's directory (no zoo.cfg to say so) refuses, since
+// the server has no peers to catch up from, and moves nothing aside: the
+// server starts again with its data.
+func TestRejoinRefusesAStandaloneServer(t *testing.T) {
+	addr, dir := procs.FreeAddr(t), filepath.Join(t.TempDir(), "data")
+	cmd := procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", dir)
+	c := procs.ConnectTo(t, addr)
+	if _, err := c.Create("/kept", []byte("v"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	testproc.Kill(cmd)
+	// The directory is free once the killed process is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, errs, code := runBinary(t, "", nil, "rejoin", "--data-dir", dir)
+		if code == 1 && strings.Contains(errs, "no peers to catch up from") {
+			break
+		}
+		if time.Now().After(deadline) || !strings.Contains(errs, "in use") && !strings.Contains(errs, "locked") {
+			t.Fatalf("rejoin of a standalone server: exit %d:\n%s", code, errs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "damaged-*")); len(m) != 0 {
+		t.Fatalf("moved aside: %v", m)
+	}
+	procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", dir)
+	c = procs.ConnectTo(t, addr)
+	defer c.Close()
+	if _, _, err := c.Get("/kept"); err != nil {
+		t.Fatalf("after the refused rejoin: %v", err)
+	}
+}

@@ -52,7 +52,9 @@ type RejoinResult struct {
 // logDir ("" = dataDir) holding only Raft's term and vote, so that the
 // member rejoins its ensemble and catches up from its peers. myid and the
 // configuration are not touched. It refuses while raft.db is locked (the
-// member is running) and when there is nothing to move.
+// member is running), when there is nothing to move, and when the files'
+// Raft configuration lists this one server alone (standalone: there is no
+// peer to catch up from).
 func PrepareRejoin(dataDir, logDir string, now time.Time) (*RejoinResult, error) {
 	if logDir == "" {
 		logDir = dataDir
@@ -86,6 +88,9 @@ func PrepareRejoin(dataDir, logDir string, now time.Time) (*RejoinResult, error)
 		res.readTermAndVote(oldDB)
 	} else {
 		res.Warnings = append(res.Warnings, "no raft.db: the member's term and vote are unknown")
+	}
+	if conf, ok := LastConfiguration(dataDir, logDir); ok && len(conf.Servers) == 1 {
+		return nil, errNoPeers(conf)
 	}
 
 	for _, m := range moves {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,4 +78,70 @@ func TestPrepareRejoinRefusesARunningMember(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, LogStoreFile)); err != nil {
 		t.Fatal("raft.db moved from under a running member")
 	}
+}
+
+// TestPrepareRejoinRefusesALoneMember: a member whose Raft configuration
+// lists it alone (a standalone server, in its log or its newest snapshot)
+// has no peer to catch up from: PrepareRejoin refuses and moves nothing.
+// A member of three goes ahead.
+func TestPrepareRejoinRefusesALoneMember(t *testing.T) {
+	alone := raft.Configuration{Servers: []raft.Server{{ID: "1", Address: "1"}}}
+	three := raft.Configuration{}
+	for _, id := range []raft.ServerID{"1", "2", "3"} {
+		three.Servers = append(three.Servers, raft.Server{ID: id, Address: raft.ServerAddress("127.0.0.1:288" + string(id))})
+	}
+	// setup stores entries 1..50 through the packed store the member
+	// uses, a configuration entry at 1, and a snapshot's meta if given.
+	setup := func(t *testing.T, logConf raft.Configuration, snapConf *raft.Configuration) string {
+		dir := t.TempDir()
+		db, err := raftboltdb.NewBoltStore(filepath.Join(dir, LogStoreFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := NewPackedLogStore(ChunkedLogStore{LogStore: db})
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries := []*raft.Log{{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(logConf)}}
+		for i := uint64(2); i <= 50; i++ {
+			entries = append(entries, &raft.Log{Index: i, Term: 2, Type: raft.LogCommand, Data: []byte("w")})
+		}
+		if err := logs.StoreLogs(entries); err != nil {
+			t.Fatal(err)
+		}
+		_ = db.SetUint64(keyCurrentTerm, 2)
+		db.Close()
+		if snapConf != nil {
+			meta, _ := json.Marshal(raft.SnapshotMeta{ID: "2-60-1", Index: 60, Term: 2, Configuration: *snapConf, ConfigurationIndex: 55})
+			_ = os.MkdirAll(filepath.Join(dir, SnapshotsDir, "2-60-1"), 0o700)
+			if err := os.WriteFile(filepath.Join(dir, SnapshotsDir, "2-60-1", "meta.json"), meta, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	refused := func(t *testing.T, dir string) {
+		t.Helper()
+		_, err := PrepareRejoin(dir, "", time.Now())
+		if err == nil || !strings.Contains(err.Error(), "no peers to catch up from") {
+			t.Fatalf("PrepareRejoin of a lone member: %v", err)
+		}
+		if matches, _ := filepath.Glob(filepath.Join(dir, "damaged-*")); len(matches) != 0 {
+			t.Fatalf("moved aside although refused: %v", matches)
+		}
+		if _, err := os.Stat(filepath.Join(dir, LogStoreFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("standalone log", func(t *testing.T) { refused(t, setup(t, alone, nil)) })
+	t.Run("standalone snapshot", func(t *testing.T) { refused(t, setup(t, three, &alone)) })
+	t.Run("ensemble", func(t *testing.T) {
+		dir := setup(t, alone, &three) // the snapshot's is the newer
+		if conf, ok := LastConfiguration(dir, ""); !ok || len(conf.Servers) != 3 {
+			t.Fatalf("LastConfiguration: %v %+v", ok, conf)
+		}
+		if _, err := PrepareRejoin(dir, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
