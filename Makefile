@@ -7,18 +7,28 @@ PKGS    ?= ./...
 
 all: build
 
+# bin/zkraft, stamped as the release binaries are (zkraft version shows the
+# version and revision even when GOFLAGS has -buildvcs=false).
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/zkraft
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(STAMP)' -o $(BIN) ./cmd/zkraft
 
 # Release binaries: static (no cgo), -trimpath, one per platform, with
-# the version (git describe) stamped into internal/base/buildinfo, and their
-# SHA256SUMS, in $(DIST). Check them with: cd dist && sha256sum -c SHA256SUMS
+# the version (git describe) and the commit stamped into
+# internal/base/buildinfo, and SHA256SUMS of every release binary of this
+# version in $(DIST) (a later make deb or make image, which build one
+# platform again, keep the others' lines). Check them with:
+# cd dist && sha256sum -c SHA256SUMS
 ifeq ($(origin VERSION),undefined)
 VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 endif
+REVISION    := $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
+BUILDINFO   := github.com/zkraft/zkraft/internal/base/buildinfo
+STAMP       := -X $(BUILDINFO).Version=$(VERSION) -X $(BUILDINFO).Revision=$(REVISION) \
+	-X $(BUILDINFO).CommitTime=$(COMMIT_TIME) -X $(BUILDINFO).Dirty=$(if $(findstring -dirty,$(VERSION)),true,false)
 DIST      ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64
-LDFLAGS   := -s -w -X github.com/zkraft/zkraft/internal/base/buildinfo.Version=$(VERSION)
+LDFLAGS   := -s -w $(STAMP)
 release:
 	@mkdir -p $(DIST)
 	@set -e; for p in $(PLATFORMS); do \
@@ -26,7 +36,7 @@ release:
 		echo "go build $$out"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/zkraft; \
 	done
-	cd $(DIST) && sha256sum $(foreach p,$(PLATFORMS),zkraft-$(VERSION)-$(subst /,-,$(p))) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+	cd $(DIST) && sha256sum zkraft-$(VERSION)-*-* > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 
 # The Debian package (packaging/: binary, systemd unit, /etc/zkraft/zoo.cfg,
 # the zkraft system user), built with nfpm as a Go library, in $(DIST),

@@ -62,6 +62,49 @@ func TestRelease(t *testing.T) {
 	if !strings.HasPrefix(out, "zkraft "+version+" ") {
 		t.Errorf("zkraft version: %q, want the version %s stamped", out, version)
 	}
+
+	// make deb and make image build one platform again (make release
+	// PLATFORMS=linux/<arch>): SHA256SUMS keeps the other's line.
+	if _, err := run(root, nil, "make", "--no-print-directory", "release", "DIST="+dist, "PLATFORMS=linux/amd64"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, sums) {
+		t.Errorf("SHA256SUMS after building one platform again:\n%s\nwant, as before:\n%s", again, sums)
+	}
+}
+
+// TestBuildStamped: make build stamps bin/zkraft with git describe's
+// version and the commit, as make release does, even where GOFLAGS has
+// -buildvcs=false (the toolchain then records no revision).
+func TestBuildStamped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds zkraft")
+	}
+	requireTools(t, map[string]string{"make": "make", "git": "git"})
+	root := moduleRoot(t)
+	version, err := run(root, nil, "git", "describe", "--tags", "--always", "--dirty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revision, err := run(root, nil, "git", "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "zkraft")
+	if _, err := run(root, []string{"GOFLAGS=-buildvcs=false"}, "make", "--no-print-directory", "build", "BIN="+bin); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(root, nil, bin, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "zkraft "+version+" (revision "+revision) || strings.Contains(out, "unknown") {
+		t.Errorf("zkraft version: %q, want version %s and revision %s", out, version, revision)
+	}
 }
 
 // checkStatic fails t unless path is an ELF executable for machine with

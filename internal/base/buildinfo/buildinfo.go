@@ -24,6 +24,13 @@ const ZooKeeperRelease = "3.9.3"
 // command finds no VCS (a git worktree, a source tarball, -buildvcs=false).
 var Version string
 
+// Revision, CommitTime (RFC 3339) and Dirty ("true") are the commit a
+// binary was built from when set at link time (make build and make
+// release: git rev-parse HEAD, git log -1 --format=%cI, describe's
+// -dirty). Read uses them where the toolchain stamped no VCS settings
+// (-buildvcs=false, a git worktree without .git as a directory).
+var Revision, CommitTime, Dirty string
+
 // Info is one binary's build stamp.
 type Info struct {
 	Module   string    // the module's version: a tag (v1.2.0), a pseudo-version, or "(devel)"
@@ -41,6 +48,11 @@ func Read() Info {
 	}
 	if Version != "" {
 		info.Module = Version
+	}
+	if info.Revision == "" && Revision != "" {
+		info.Revision = Revision
+		info.Time, _ = time.Parse(time.RFC3339, CommitTime)
+		info.Modified = Dirty == "true"
 	}
 	return info
 }

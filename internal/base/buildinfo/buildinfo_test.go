@@ -2,6 +2,7 @@ package buildinfo
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,5 +40,20 @@ func TestLinkTimeVersion(t *testing.T) {
 	Version = ""
 	if got := Read().Module; got == "" {
 		t.Error("Read().Module is empty without Version")
+	}
+}
+
+// TestLinkTimeRevision: a revision set at link time (make build with
+// -buildvcs=false) is the revision Read reports when the toolchain
+// stamped none.
+func TestLinkTimeRevision(t *testing.T) {
+	defer func(r, c, d string) { Revision, CommitTime, Dirty = r, c, d }(Revision, CommitTime, Dirty)
+	Revision, CommitTime, Dirty = "0123456789abcdef0123456789abcdef01234567", "2026-12-07T01:59:24+00:00", "true"
+	i := Read() // go test stamps no VCS settings
+	if i.Revision != Revision || !i.Time.Equal(time.Date(2026, 12, 7, 1, 59, 24, 0, time.UTC)) || !i.Modified {
+		t.Fatalf("Read() = %+v", i)
+	}
+	if s := i.String(); !strings.Contains(s, "(revision 0123456789abcdef0123456789abcdef01234567-dirty, 2026-12-07T01:59:24Z,") {
+		t.Fatalf("String() = %q", s)
 	}
 }
