@@ -24,17 +24,29 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show each member's role, term, zxid, lag and health",
 		Description: "Asks every member in --server for ruok, srvr and mntr. A member that does not\n" +
-			"answer within --timeout, or is not serving, is unhealthy and the exit status is 1.\n" +
+			"answer within --timeout, or is not serving, is unhealthy and the exit status is 1;\n" +
+			"--wait asks again until all are healthy (members just started), for up to that long.\n" +
 			"A zkraft member's srvr gives the leader it knows and its Raft term; --admin-addr lists\n" +
 			"the members' AdminServers in --server's order to read them there instead (ZooKeeper's\n" +
 			"four-letter words have neither).",
 		Flags: append(append([]cli.Flag{
 			serverFlag(),
+			&cli.DurationFlag{Name: "wait", Usage: "ask again until every member is healthy, for up to this long (e.g. 10s), then show them"},
 			&cli.StringFlag{Name: "admin-addr", Usage: "the members' AdminServers, host:port[,host:port...] in --server's order (for leader and term, which zkraft's srvr gives without it)"},
 		}, cliflags.Timeout(3*time.Second, "limit on each member's answer", "connect-timeout")...),
 			cliflags.Output("a table, or json: an array, one object per member")...),
 		Action: statusAction,
 	}
+}
+
+// allHealthy reports whether every member answered healthy.
+func allHealthy(statuses []*memberStatus) bool {
+	for _, s := range statuses {
+		if !s.Healthy {
+			return false
+		}
+	}
+	return true
 }
 
 // errUnhealthy is statusAction's error when a member is unhealthy.
@@ -53,7 +65,13 @@ func statusAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	statuses := probeMembers(addrs, admins, cliflags.TimeoutValue(c, "connect-timeout"))
+	timeout := cliflags.TimeoutValue(c, "connect-timeout")
+	statuses := probeMembers(addrs, admins, timeout)
+	// --wait: members just started may not listen or have a leader yet.
+	for deadline := time.Now().Add(c.Duration("wait")); !allHealthy(statuses) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		statuses = probeMembers(addrs, admins, timeout)
+	}
 	if asJSON {
 		err = writeStatusJSON(c.App.Writer, statuses)
 	} else {
