@@ -114,6 +114,16 @@ type FigureResetter interface {
 	ResetFsyncTimes()
 }
 
+// LeaderCounters is an optional Member method set: ZooKeeper's
+// proposal_count and commit_count (the entries a member appended as
+// leader, and those committed; reset with the proposal sizes) and its
+// unrecoverable_error_count. An observer of ZooKeeper proposes nothing
+// and has none.
+type LeaderCounters interface {
+	ProposalCounts() (proposed, committed int64)
+	UnrecoverableErrors() int64
+}
+
 // Raft is what the metrics read of an ensemble member's Raft at scrape
 // time (*ensemble.Node).
 type Raft interface {

@@ -250,6 +250,9 @@ func (n *Node) serveForward(c net.Conn) {
 			var payload []byte
 			if a.apply != nil {
 				status, payload = futureStatus(a.apply.Error())
+				if status == statusOK {
+					n.proposals.committed.Add(1) // commit_count
+				}
 			} else {
 				status, payload = a.wait()
 			}

@@ -96,6 +96,8 @@ type Node struct {
 
 	closeOnce sync.Once
 	fatalOnce sync.Once // fatal's one stop
+	// unrecoverable counts fatal's stops (UnrecoverableErrors).
+	unrecoverable atomic.Int64
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -482,6 +484,7 @@ func (n *Node) logFailed(err error) {
 // member's tree diverge from the others'.
 func (n *Node) fatal(msg string, err error) {
 	n.fatalOnce.Do(func() {
+		n.unrecoverable.Add(1)
 		n.log.Error(msg, zap.Error(err))
 		_ = n.log.Sync()
 		n.waiters.stop(fmt.Errorf("ensemble: member stopped: %w", err))

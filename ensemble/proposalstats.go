@@ -9,9 +9,12 @@ import (
 // proposalStats are the sizes of the entries this member appended as
 // leader: ZooKeeper's Leader.getProposalStats (BufferStats), shown by srvr
 // as "Proposal sizes last/min/max" and reset by srst. -1 until the first.
+// The count of those committed is ZooKeeper's commit_count (the sizes'
+// count its proposal_count), reset with them.
 type proposalStats struct {
-	last  atomic.Int64
-	sizes avgminmax.Counter
+	last      atomic.Int64
+	sizes     avgminmax.Counter
+	committed atomic.Int64
 }
 
 func newProposalStats() *proposalStats {
@@ -28,6 +31,7 @@ func (p *proposalStats) record(size int) {
 func (p *proposalStats) reset() {
 	p.last.Store(-1)
 	p.sizes.Reset()
+	p.committed.Store(0)
 }
 
 // values are last/min/max, -1 for none.
@@ -45,3 +49,15 @@ func (n *Node) ProposalSizes() (last, min, max int64) { return n.proposals.value
 
 // ResetProposalSizes starts ProposalSizes over (srst).
 func (n *Node) ResetProposalSizes() { n.proposals.reset() }
+
+// ProposalCounts are the entries this member appended as leader and those
+// of them Raft committed, since the start or the last ResetProposalSizes:
+// ZooKeeper's proposal_count and commit_count (its Leader's).
+func (n *Node) ProposalCounts() (proposed, committed int64) {
+	return n.proposals.sizes.Count(), n.proposals.committed.Load()
+}
+
+// UnrecoverableErrors counts the errors that stopped the member for good
+// (ZooKeeper's unrecoverable_error_count): 0 while it serves, since such
+// an error ends the process unless Config.Fatal says otherwise.
+func (n *Node) UnrecoverableErrors() int64 { return n.unrecoverable.Load() }

@@ -146,6 +146,8 @@ func (n *Node) watchFailures() {
 		case p := <-n.pending:
 			if err := p.f.Error(); err != nil {
 				n.failWaiter(p.origin, fmt.Errorf("ensemble: proposal not committed: %w", err))
+			} else {
+				n.proposals.committed.Add(1)
 			}
 		case <-n.done:
 			return

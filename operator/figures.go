@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/base/avgminmax"
 	"github.com/zkraft/zkraft/session"
 )
@@ -18,13 +19,23 @@ type monitorValue struct {
 	gauge bool // a level rather than an ever-growing counter
 }
 
-// monitorValues are the figures mntr prints and /metrics exports.
+// monitorValues are the figures mntr prints and /metrics exports: every
+// key of ZooKeeper 3.8's mntr that has a meaning in zkraft, in the order
+// its standalone server prints them (testdata/mntr-keys.golden lists
+// them; testdata/zookeeper-3.8-mntr-keys.txt is ZooKeeper's whole list),
+// then the ensemble's.
 func (s view) monitorValues() []monitorValue {
 	znodes, ephemerals, dataSize, sessions := s.treeStats()
 	_, _, watches := s.node.Watches().Stats()
 	st := s.srv.Stats()
 	lmin, lavg, lmax := st.MinLatency, st.AvgLatency, st.MaxLatency
 	fsync := s.node.FsyncTimes()
+	// An observer of ZooKeeper proposes nothing: 0 proposals and commits.
+	var proposed, committed, unrecoverable int64
+	if c, ok := s.node.(backend.LeaderCounters); ok {
+		proposed, committed = c.ProposalCounts()
+		unrecoverable = c.UnrecoverableErrors()
+	}
 	out := []monitorValue{
 		{"version", Version, true},
 		{"server_state", s.mode(), true},
@@ -34,27 +45,39 @@ func (s view) monitorValues() []monitorValue {
 		{"outstanding_requests", st.Outstanding, true},
 		{"znode_count", znodes, true},
 		{"global_sessions", sessions, true},
-		{"local_sessions", 0, true},
 		{"packets_sent", st.PacketsSent, false},
 		{"packets_received", st.PacketsReceived, false},
 		{"watch_count", watches, true},
 		{"auth_failed_count", st.AuthFailed, false},
 		{"min_latency", lmin, true},
-		{"max_latency", lmax, true},
 		{"max_file_descriptor_count", maxFDs(), true},
-		{"open_file_descriptor_count", openFDs(), true},
 		{"approximate_data_size", dataSize, true},
-		// ZooKeeper's fsynctime summary: the log's syncs, in milliseconds.
-		{"avg_fsynctime", javaAvg(fsync.SumMs, fsync.Count), true},
-		{"min_fsynctime", fsync.MinMs, true},
-		{"max_fsynctime", fsync.MaxMs, true},
-		{"cnt_fsynctime", fsync.Count, false},
-		{"sum_fsynctime", fsync.SumMs, false},
+		{"open_file_descriptor_count", openFDs(), true},
+		{"local_sessions", 0, true},
 		{"uptime", time.Since(st.Started).Milliseconds(), false},
-		// ZooKeeper's ServerMetrics counter: connections refused (over a
-		// cap) and failed accepts, on every listener of the process.
+		{"max_latency", lmax, true},
+		// ZooKeeper's ServerMetrics counters. proposal_count and
+		// commit_count: the entries this member appended as leader (its
+		// Leader's proposals) and those committed, reset by srst.
+		{"proposal_count", proposed, false},
+		// Connections refused (over a cap) and failed accepts, on every
+		// listener of the process.
 		{"connection_rejected", s.srv.Rejections().Total(), false},
+		// An unrecoverable error (the log cannot be written) stops the
+		// process: a member that answers has had none.
+		{"unrecoverable_error_count", unrecoverable, false},
+		{"commit_count", committed, false},
 	}
+	// ZooKeeper's summaries: the log's syncs (fsynctime), writes through
+	// the log (updatelatency) and reads (readlatency), in milliseconds.
+	out = append(out,
+		monitorValue{"avg_fsynctime", javaAvg(fsync.SumMs, fsync.Count), true},
+		monitorValue{"min_fsynctime", fsync.MinMs, true},
+		monitorValue{"max_fsynctime", fsync.MaxMs, true},
+		monitorValue{"cnt_fsynctime", fsync.Count, false},
+		monitorValue{"sum_fsynctime", fsync.SumMs, false})
+	out = appendSummary(out, "updatelatency", st.UpdateLatency)
+	out = appendSummary(out, "readlatency", st.ReadLatency)
 	mode := s.node.Mode()
 	if state, ok := peerStates[mode]; ok {
 		// Every member of an ensemble: its role and the voting members.
@@ -78,6 +101,21 @@ func (s view) monitorValues() []monitorValue {
 			monitorValue{"followers", voters + observers, true})
 	}
 	return out
+}
+
+// appendSummary adds an AvgMinMaxPercentileCounter's nine figures, in
+// ZooKeeper's order and formats.
+func appendSummary(out []monitorValue, name string, l session.LatencySummary) []monitorValue {
+	return append(out,
+		monitorValue{"avg_" + name, javaDouble(l.Avg), true},
+		monitorValue{"min_" + name, l.Min, true},
+		monitorValue{"max_" + name, l.Max, true},
+		monitorValue{"cnt_" + name, l.Count, false},
+		monitorValue{"sum_" + name, l.Sum, false},
+		monitorValue{"p50_" + name, l.P50, true},
+		monitorValue{"p95_" + name, l.P95, true},
+		monitorValue{"p99_" + name, l.P99, true},
+		monitorValue{"p999_" + name, l.P999, true})
 }
 
 // peerStates are ZooKeeper's zk_peer_state values by role (state - Zab

@@ -36,6 +36,9 @@ type serverStats struct {
 	authFailed      atomic.Int64
 	started         time.Time
 	lat             latencyStats
+	// readLat and updateLat are ZooKeeper's readlatency and updatelatency
+	// summaries (ServerMetrics READ_LATENCY, UPDATE_LATENCY), in ms.
+	readLat, updateLat avgminmax.Percentile
 }
 
 func newServerStats() *serverStats {
@@ -49,6 +52,8 @@ func (s *serverStats) reset() {
 	s.packetsReceived.Store(0)
 	s.packetsSent.Store(0)
 	s.lat.Reset()
+	s.readLat.Reset()
+	s.updateLat.Reset()
 }
 
 // resetStats is the server's part of srst and the AdminServer's
@@ -95,6 +100,12 @@ func (c *conn) answered(start time.Time, zxid int64, op jute.Op, kind answeredKi
 		o.ObserveRequest(op, kind == answeredWrite, took)
 	}
 	ms := took.Milliseconds()
+	switch kind {
+	case answeredRead:
+		c.srv.stats.readLat.Add(ms)
+	case answeredWrite:
+		c.srv.stats.updateLat.Add(ms)
+	}
 	c.srv.stats.lat.Add(ms)
 	c.stats.lat.Add(ms)
 	c.stats.lastLat.Store(ms)

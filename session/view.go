@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/internal/base/avgminmax"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -30,6 +31,27 @@ type Stats struct {
 	MaxLatency int64
 	// Started is when the server was created.
 	Started time.Time
+	// ReadLatency and UpdateLatency are ZooKeeper's readlatency (requests
+	// answered from the tree) and updatelatency (changes that went
+	// through the log) summaries.
+	ReadLatency, UpdateLatency LatencySummary
+}
+
+// LatencySummary is one of ZooKeeper's AvgMinMaxPercentileCounters, in
+// milliseconds, as mntr prints it: Avg rounded to four decimals, and the
+// 50th, 95th, 99th and 99.9th percentiles of a uniform sample of the
+// requests since the start or the last ResetStats; all zero before the
+// first.
+type LatencySummary struct {
+	Avg                  float64
+	Min, Max, Count, Sum int64
+	P50, P95, P99, P999  int64
+}
+
+func summarize(p *avgminmax.Percentile) LatencySummary {
+	q := p.Percentiles()
+	return LatencySummary{Avg: p.Avg(), Min: p.Min(), Max: p.Max(), Count: p.Count(), Sum: p.Sum(),
+		P50: q[0], P95: q[1], P99: q[2], P999: q[3]}
 }
 
 // Connection is one client connection at one moment, as cons lists it.
@@ -87,7 +109,8 @@ func (s *Server) Stats() Stats {
 		Outstanding:     s.stats.outstanding.Load(),
 		AuthFailed:      s.stats.authFailed.Load(),
 		MinLatency:      lmin, AvgLatency: lavg, MaxLatency: lmax,
-		Started: s.stats.started,
+		Started:     s.stats.started,
+		ReadLatency: summarize(&s.stats.readLat), UpdateLatency: summarize(&s.stats.updateLat),
 	}
 }
 

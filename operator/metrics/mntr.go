@@ -42,6 +42,9 @@ var mntrHelp = map[string]string{
 	"leader_uptime":               "Milliseconds this member has led (on the leader).",
 	"followers":                   "Followers and observers answering the leader (ZooKeeper 3.4's name of learners).",
 	"connection_rejected":         "Connections refused over a cap, and failed accepts, on every listener since the start.",
+	"proposal_count":              "Log entries this member appended as leader since the start or the last srst.",
+	"commit_count":                "Log entries this member appended as leader that were committed, since the start or the last srst.",
+	"unrecoverable_error_count":   "Errors that stopped the member (0: such an error ends the process).",
 }
 
 // mntrCollector exports mntr's figures at scrape time, under the names
