@@ -66,10 +66,25 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Wait
 		go n.runReconfig(call)
 		return
 	}
+	n.forwardReconfig(call)
+}
+
+// forwardReconfig sends call to the leader. A member elected while the
+// forwarder waited for a leader (the old one gone) runs it itself, as
+// propose does with a write, instead of dropping it.
+func (n *Node) forwardReconfig(call reconfigCall) {
 	var enc jute.Writer
 	call.encode(&enc)
 	n.fwd.call(msgReconfig, enc.Buf, func(status byte, payload []byte, err error) {
 		if err == nil && status == statusOK {
+			return
+		}
+		if errors.Is(err, errLeaderHere) {
+			if n.stepping.Load() {
+				n.failWaiter(call.Origin, errStepping)
+				return
+			}
+			go n.runReconfig(call) // the forwarder's lock is held here
 			return
 		}
 		n.failWaiter(call.Origin, fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))

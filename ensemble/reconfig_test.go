@@ -256,3 +256,31 @@ func TestReconfigAfterRemovingLeader(t *testing.T) {
 		mustPropose(t, c.leader(), newSession(int64(100+round), 30000))
 	}
 }
+
+// TestReconfigForwardedByTheNewLeaderRunsThere: a member that was a
+// follower when a reconfig arrived and became the leader while its
+// forwarder waited for one (the old leader gone) runs the reconfig itself
+// instead of failing it with "this member is the leader". Here the leader
+// forwards one directly, the state that race leaves.
+func TestReconfigForwardedByTheNewLeaderRunsThere(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	l := c.leader()
+	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: superIDs, Req: jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}}
+	call.Origin = l.runID | uint64(l.seq.Add(1))
+	w := &syncWaiter{done: make(chan struct{})}
+	if !l.waiters.put(call.Origin, w) {
+		t.Fatal("waiters closed")
+	}
+	l.forwardReconfig(call)
+	select {
+	case <-w.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("reconfig did not complete")
+	}
+	if w.err != nil {
+		t.Fatalf("dropped: %v", w.err)
+	}
+	if w.res.Err != jute.ErrBadVersion {
+		t.Fatalf("result %v, want the leader's answer to the stale version (BadVersion)", w.res.Err)
+	}
+}
