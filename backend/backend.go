@@ -124,6 +124,17 @@ type LeaderCounters interface {
 	UnrecoverableErrors() int64
 }
 
+// Timings is an optional Member method set: ZooKeeper's snapshottime,
+// election_time and startup_snap_load_time summaries and its
+// looking_count, since the start or the last ResetTimings (srst).
+type Timings interface {
+	SnapshotTimes() Times
+	ElectionTimes() Times
+	StartupSnapLoadTimes() Times
+	LookingCount() int64
+	ResetTimings()
+}
+
 // Raft is what the metrics read of an ensemble member's Raft at scrape
 // time (*ensemble.Node).
 type Raft interface {

@@ -77,3 +77,10 @@ type FsyncTimes struct {
 	Count, SumMs, MinMs, MaxMs int64
 	Slow                       int64
 }
+
+// Times summarize durations in whole milliseconds as one of ZooKeeper's
+// AvgMinMaxCounters does: count, sum, min and max (all zero before the
+// first).
+type Times struct {
+	Count, SumMs, MinMs, MaxMs int64
+}

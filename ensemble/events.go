@@ -30,6 +30,7 @@ func (n *Node) watchEvents() {
 	ch, stop := n.observeLeadership()
 	defer stop()
 	ev := &leaderEvents{n: n, lookingSince: n.started}
+	n.timings.looking.Add(1) // a member starts without a leader, as ZooKeeper's starts LOOKING
 	if addr, id := n.raft.LeaderWithID(); id != "" {
 		ev.leaderIs(addr, id)
 	}
@@ -63,6 +64,7 @@ type leaderEvents struct {
 func (e *leaderEvents) leaderIs(addr raft.ServerAddress, id raft.ServerID) {
 	if id == "" {
 		if e.lookingSince.IsZero() {
+			e.n.timings.looking.Add(1)
 			e.lookingSince = time.Now()
 		}
 		return
@@ -77,6 +79,9 @@ func (e *leaderEvents) leaderIs(addr raft.ServerAddress, id raft.ServerID) {
 	}
 	e.leaderID, e.leaderTerm, e.lookingSince = id, term, time.Time{}
 	e.n.leaderChanges.Add(1)
+	if took > 0 {
+		e.n.timings.elections.Add(took.Milliseconds())
+	}
 	if e.n.cfg.Metrics.Election != nil && took > 0 {
 		e.n.cfg.Metrics.Election(took)
 	}

@@ -98,6 +98,7 @@ type Node struct {
 	fatalOnce sync.Once // fatal's one stop
 	// unrecoverable counts fatal's stops (UnrecoverableErrors).
 	unrecoverable atomic.Int64
+	timings       timings // mntr's snapshot and election figures
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -153,7 +154,7 @@ func Open(cfg Config) (*Node, error) {
 	n.fsm = newFSM(n.log, cfg.Tree, n.watches, n.waiters, n.tracker)
 	n.fsm.applied = n.afterApply
 	n.fsm.size = newLogSize(cfg.SnapshotBytes)
-	n.fsm.snapshotTook = cfg.Metrics.Snapshot
+	n.fsm.snapshotTook = n.timings.snapshotTook(cfg.Metrics.Snapshot)
 	n.fsm.applyWait = cfg.Metrics.ApplyWait
 	n.fsyncs = newFsyncStats(cfg.FsyncWarning, n.log)
 	if cfg.AuditUser != "" {

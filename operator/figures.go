@@ -36,6 +36,17 @@ func (s view) monitorValues() []monitorValue {
 		proposed, committed = c.ProposalCounts()
 		unrecoverable = c.UnrecoverableErrors()
 	}
+	// A standalone server, as ZooKeeper's, never looks for a leader.
+	var snaps, elections, startup backend.Times
+	var looking int64
+	if tm, ok := s.node.(backend.Timings); ok {
+		snaps, elections, startup = tm.SnapshotTimes(), tm.ElectionTimes(), tm.StartupSnapLoadTimes()
+		if s.node.Mode() != "standalone" {
+			looking = tm.LookingCount()
+		} else {
+			elections = backend.Times{}
+		}
+	}
 	out := []monitorValue{
 		{"version", Version, true},
 		{"server_state", s.mode(), true},
@@ -63,19 +74,23 @@ func (s view) monitorValues() []monitorValue {
 		// Connections refused (over a cap) and failed accepts, on every
 		// listener of the process.
 		{"connection_rejected", s.srv.Rejections().Total(), false},
+		// Times this member found itself without a leader, its start
+		// included.
+		{"looking_count", looking, false},
 		// An unrecoverable error (the log cannot be written) stops the
 		// process: a member that answers has had none.
 		{"unrecoverable_error_count", unrecoverable, false},
 		{"commit_count", committed, false},
 	}
-	// ZooKeeper's summaries: the log's syncs (fsynctime), writes through
-	// the log (updatelatency) and reads (readlatency), in milliseconds.
-	out = append(out,
-		monitorValue{"avg_fsynctime", javaAvg(fsync.SumMs, fsync.Count), true},
-		monitorValue{"min_fsynctime", fsync.MinMs, true},
-		monitorValue{"max_fsynctime", fsync.MaxMs, true},
-		monitorValue{"cnt_fsynctime", fsync.Count, false},
-		monitorValue{"sum_fsynctime", fsync.SumMs, false})
+	// ZooKeeper's summaries, in milliseconds: the log's syncs (fsynctime),
+	// snapshots written (snapshottime), how long the member knew no leader
+	// before the next (election_time), its own snapshot loaded at start
+	// (startup_snap_load_time), writes through the log (updatelatency)
+	// and reads (readlatency).
+	out = appendTimes(out, "fsynctime", backend.Times{Count: fsync.Count, SumMs: fsync.SumMs, MinMs: fsync.MinMs, MaxMs: fsync.MaxMs})
+	out = appendTimes(out, "snapshottime", snaps)
+	out = appendTimes(out, "election_time", elections)
+	out = appendTimes(out, "startup_snap_load_time", startup)
 	out = appendSummary(out, "updatelatency", st.UpdateLatency)
 	out = appendSummary(out, "readlatency", st.ReadLatency)
 	mode := s.node.Mode()
@@ -101,6 +116,17 @@ func (s view) monitorValues() []monitorValue {
 			monitorValue{"followers", voters + observers, true})
 	}
 	return out
+}
+
+// appendTimes adds an AvgMinMaxCounter's five figures, in ZooKeeper's
+// order and formats.
+func appendTimes(out []monitorValue, name string, t backend.Times) []monitorValue {
+	return append(out,
+		monitorValue{"avg_" + name, javaAvg(t.SumMs, t.Count), true},
+		monitorValue{"min_" + name, t.MinMs, true},
+		monitorValue{"max_" + name, t.MaxMs, true},
+		monitorValue{"cnt_" + name, t.Count, false},
+		monitorValue{"sum_" + name, t.SumMs, false})
 }
 
 // appendSummary adds an AvgMinMaxPercentileCounter's nine figures, in

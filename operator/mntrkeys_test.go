@@ -81,7 +81,8 @@ func TestMntrKeysGolden(t *testing.T) {
 
 // TestMntrCountsRequestsAndCommits: reads count in zk_cnt_readlatency,
 // writes in zk_cnt_updatelatency and, committed by this member as
-// leader, in zk_proposal_count and zk_commit_count; srst starts them over.
+// leader, in zk_proposal_count and zk_commit_count, a snapshot in
+// zk_cnt_snapshottime; srst starts them over.
 func TestMntrCountsRequestsAndCommits(t *testing.T) {
 	ts := startServer(t)
 	c := rawclient.Dial(t, ts.addr)
@@ -108,7 +109,15 @@ func TestMntrCountsRequestsAndCommits(t *testing.T) {
 			t.Errorf("zk_%s = %q, want at least %d", key, values[key], n)
 		}
 	}
+	if err := ts.node.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
 	_, values := mntrKeys(t, rawclient.Word(t, ts.addr, "mntr"))
+	atLeast(values, "cnt_snapshottime", 1)
+	if values["looking_count"] != "0" || values["cnt_election_time"] != "0" {
+		t.Errorf("standalone: zk_looking_count %q, zk_cnt_election_time %q, want 0 (it never looks for a leader)",
+			values["looking_count"], values["cnt_election_time"])
+	}
 	atLeast(values, "cnt_updatelatency", 3)
 	atLeast(values, "cnt_readlatency", 5)
 	atLeast(values, "proposal_count", 3)
@@ -118,7 +127,7 @@ func TestMntrCountsRequestsAndCommits(t *testing.T) {
 	}
 	rawclient.Word(t, ts.addr, "srst")
 	_, values = mntrKeys(t, rawclient.Word(t, ts.addr, "mntr"))
-	for _, k := range []string{"cnt_updatelatency", "cnt_readlatency", "p99_readlatency", "commit_count", "proposal_count"} {
+	for _, k := range []string{"cnt_updatelatency", "cnt_readlatency", "p99_readlatency", "commit_count", "proposal_count", "cnt_snapshottime"} {
 		if values[k] != "0" {
 			t.Errorf("after srst: zk_%s = %q, want 0", k, values[k])
 		}

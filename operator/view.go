@@ -62,11 +62,15 @@ func (s view) treeStats() (znodes, ephemerals int, dataSize int64, sessions int)
 
 // resetStats is srst and the AdminServer's stat_reset: ZooKeeper's
 // ServerStats.reset, which also starts its metrics' summaries over
-// (proposal sizes, fsync times) where the member keeps them.
+// (proposal sizes, fsync, snapshot and election times) where the member
+// keeps them.
 func (s view) resetStats() {
 	s.srv.ResetStats()
 	if r, ok := s.node.(backend.FigureResetter); ok {
 		r.ResetProposalSizes()
 		r.ResetFsyncTimes()
+	}
+	if r, ok := s.node.(backend.Timings); ok {
+		r.ResetTimings()
 	}
 }
