@@ -312,7 +312,11 @@ func (n *Node) serveForward(c net.Conn) {
 				return
 			}
 			if !n.IsLeader() || n.stepping.Load() {
-				answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusNotLeader, []byte("not leader") }}
+				msg := []byte(reconfigNotLeader)
+				if n.stepping.Load() {
+					msg = []byte(reconfigStepping)
+				}
+				answers <- answer{seq: seq, wait: func() (byte, []byte) { return statusNotLeader, msg }}
 				continue
 			}
 			go n.runReconfig(call)

@@ -99,8 +99,8 @@ type Node struct {
 	// unrecoverable counts fatal's stops (UnrecoverableErrors).
 	unrecoverable atomic.Int64
 	timings       timings // mntr's snapshot and election figures
-	done      chan struct{}
-	wg        sync.WaitGroup
+	done          chan struct{}
+	wg            sync.WaitGroup
 }
 
 // pending pairs a raft future with the origin of its waiter.

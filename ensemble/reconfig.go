@@ -66,30 +66,63 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Wait
 		go n.runReconfig(call)
 		return
 	}
-	n.forwardReconfig(call)
+	n.forwardReconfig(call, 1)
 }
 
-// forwardReconfig sends call to the leader. A member elected while the
-// forwarder waited for a leader (the old one gone) runs it itself, as
-// propose does with a write, instead of dropping it.
-func (n *Node) forwardReconfig(call reconfigCall) {
+// forwardReconfig sends call to the leader (attempt counts from 1).
+func (n *Node) forwardReconfig(call reconfigCall, attempt int) {
 	var enc jute.Writer
 	call.encode(&enc)
-	n.fwd.call(msgReconfig, enc.Buf, func(status byte, payload []byte, err error) {
-		if err == nil && status == statusOK {
+	n.fwd.call(msgReconfig, enc.Buf, n.reconfigForwarded(call, attempt))
+}
+
+// reconfigForwardTries bounds the forwards of one reconfig to members that
+// turned out not to lead; reconfigRetryPause is the wait before the next.
+const (
+	reconfigForwardTries = 5
+	reconfigRetryPause   = 100 * time.Millisecond
+)
+
+// reconfigForwarded handles the answer to a forwarded reconfig. A member
+// elected while its forwarder waited for a leader (the old one gone) runs
+// the reconfig itself, as propose does with a write; one forwarded to a
+// member that had lost its leadership before taking it (so did not run
+// it) is sent again, to the leader then known. Anything else fails it.
+func (n *Node) reconfigForwarded(call reconfigCall, attempt int) fwdCall {
+	return func(status byte, payload []byte, err error) {
+		switch {
+		case err == nil && status == statusOK:
 			return
-		}
-		if errors.Is(err, errLeaderHere) {
+		case errors.Is(err, errLeaderHere):
 			if n.stepping.Load() {
 				n.failWaiter(call.Origin, errStepping)
 				return
 			}
 			go n.runReconfig(call) // the forwarder's lock is held here
 			return
+		case err == nil && status == statusNotLeader && string(payload) == reconfigNotLeader && attempt < reconfigForwardTries:
+			go func() {
+				select {
+				case <-time.After(reconfigRetryPause):
+					n.forwardReconfig(call, attempt+1)
+				case <-n.done:
+					n.failWaiter(call.Origin, ErrClosed)
+				}
+			}()
+			return
 		}
 		n.failWaiter(call.Origin, fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))
-	})
+	}
 }
+
+// reconfigNotLeader and reconfigStepping are a forwarded reconfig's
+// refusals by a member that does not lead (the sender tries again) and by
+// a leader stepping out after a reconfig removed it (the sender fails it,
+// as that leader fails its own).
+const (
+	reconfigNotLeader = "not leader"
+	reconfigStepping  = "leader stepping down"
+)
 
 // errStepping fails a reconfig sent to a leader that a reconfig removed
 // while it steps out: its caller's connection closes, as a ZooKeeper

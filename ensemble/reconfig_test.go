@@ -271,7 +271,36 @@ func TestReconfigForwardedByTheNewLeaderRunsThere(t *testing.T) {
 	if !l.waiters.put(call.Origin, w) {
 		t.Fatal("waiters closed")
 	}
-	l.forwardReconfig(call)
+	l.forwardReconfig(call, 1)
+	select {
+	case <-w.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("reconfig did not complete")
+	}
+	if w.err != nil {
+		t.Fatalf("dropped: %v", w.err)
+	}
+	if w.res.Err != jute.ErrBadVersion {
+		t.Fatalf("result %v, want the leader's answer to the stale version (BadVersion)", w.res.Err)
+	}
+}
+
+// TestReconfigForwardedToAFormerLeaderIsSentAgain: a reconfig forwarded to
+// a member that had lost its leadership before taking it (answered "not
+// leader": it did not run it) is sent again, to the leader then known,
+// instead of failing.
+func TestReconfigForwardedToAFormerLeaderIsSentAgain(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	c.leader()
+	f := c.follower()
+	call := reconfigCall{Time: time.Now().UnixMilli(), Ids: superIDs, Req: jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}}
+	call.Origin = f.runID | uint64(f.seq.Add(1))
+	w := &syncWaiter{done: make(chan struct{})}
+	if !f.waiters.put(call.Origin, w) {
+		t.Fatal("waiters closed")
+	}
+	// The answer of a former leader to the first forward.
+	f.reconfigForwarded(call, 1)(statusNotLeader, []byte(reconfigNotLeader), nil)
 	select {
 	case <-w.done:
 	case <-time.After(30 * time.Second):
