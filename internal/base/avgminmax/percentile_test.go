@@ -35,3 +35,14 @@ func TestPercentiles(t *testing.T) {
 		t.Fatalf("10x the reservoir of 0..999: %v", got)
 	}
 }
+
+// BenchmarkPercentileAdd is the request path's cost of a latency sample
+// (past the reservoir's size, where a random slot may be replaced).
+func BenchmarkPercentileAdd(b *testing.B) {
+	var p Percentile
+	b.RunParallel(func(pb *testing.PB) {
+		for i := int64(0); pb.Next(); i++ {
+			p.Add(i & 63)
+		}
+	})
+}
