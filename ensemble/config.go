@@ -91,6 +91,10 @@ type Config struct {
 	// Join makes a new member wait to be added by a reconfig instead of
 	// bootstrapping with Peers.
 	Join bool
+	// Cancel, once closed, makes an Open still waiting for a leader give
+	// up (ErrStartCancelled): a server told to stop before its ensemble
+	// formed (SIGTERM) exits at once, as ZooKeeper's does.
+	Cancel <-chan struct{}
 	// Listen opens the member port; nil means net.Listen("tcp", addr).
 	Listen func(addr string) (net.Listener, error)
 	// MemberConns caps the member port's connections, in all and per

@@ -29,6 +29,10 @@ import (
 // ErrClosed is returned for proposals made after Close.
 var ErrClosed = errors.New("ensemble: node closed")
 
+// ErrStartCancelled is returned by Open when Config.Cancel closed while it
+// waited for a leader.
+var ErrStartCancelled = errors.New("ensemble: start cancelled while waiting for a leader")
+
 // Node is one member of a zkraft ensemble.
 type Node struct {
 	cfg    Config
@@ -416,6 +420,8 @@ func (n *Node) waitReady() error {
 		select {
 		case <-n.done:
 			return ErrClosed
+		case <-n.cfg.Cancel:
+			return ErrStartCancelled
 		case <-time.After(20 * time.Millisecond):
 		}
 		if n.cfg.Join {

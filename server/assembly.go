@@ -166,6 +166,7 @@ func memberConfig(st Config, listen func(string) (net.Listener, error), dial ens
 		Peers:             sortPeers(st.Members),
 		ElectionTimeout:   st.electionTimeout(),
 		Join:              st.Join,
+		Cancel:            st.startCancel,
 		AuditUser:         auditUser(st.Audit),
 	}
 }

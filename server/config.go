@@ -18,6 +18,10 @@ import (
 // Config is the server's effective configuration: defaults, then zoo.cfg,
 // then explicitly given flags.
 type Config struct {
+	// startCancel, set by Run, stops a start still waiting for its
+	// ensemble's leader.
+	startCancel <-chan struct{}
+
 	DataDir             string
 	DataLogDir          string // dataLogDir: raft.db and raft.journal; "" = DataDir
 	NoSync              bool   // forceSync=no: log appends are not synced

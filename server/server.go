@@ -265,7 +265,12 @@ func (s *Server) unwind() {
 // command line cancels it on SIGINT or SIGTERM, with the signal as its
 // cause) or a client port fails, then closes it.
 func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	cfg.startCancel = ctx.Done()
 	s, err := Start(cfg, log)
+	if errors.Is(err, ensemble.ErrStartCancelled) {
+		log.Info("shutting down before the ensemble formed", zap.NamedError("why", context.Cause(ctx)))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
