@@ -221,6 +221,13 @@ func (m *mux) isLegacy(addr string) bool {
 	return ok
 }
 
+// forgetLegacy makes the next connection to addr try version 2 again.
+func (m *mux) forgetLegacy(addr string) {
+	m.legacyMu.Lock()
+	delete(m.legacy, addr)
+	m.legacyMu.Unlock()
+}
+
 func (m *mux) setLegacy(addr string) {
 	m.legacyMu.Lock()
 	m.legacy[addr] = time.Now().Add(legacyFor)

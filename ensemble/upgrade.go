@@ -57,6 +57,7 @@ func (n *Node) probeMembers(timeout time.Duration) []backend.MemberBuild {
 			var id uint64
 			_, _ = fmt.Sscan(string(s.ID), &id)
 			mb := backend.MemberBuild{ServerID: id, Addr: string(s.Address)}
+			n.mux.forgetLegacy(string(s.Address)) // asked anew: it may have been upgraded moments ago
 			c, peer, err := n.mux.openLevel(string(s.Address), streamProbe, timeout)
 			if err != nil && !errors.Is(err, errRefused) {
 				mb.Err = err.Error()

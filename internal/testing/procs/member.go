@@ -28,6 +28,8 @@ type Member struct {
 	LogFormat  string   // --log-format; "" is console
 	Env        []string // added to the test's environment (GOGC=...)
 	Flags      []string // more flags of zkraft server
+	// Bin is the zkraft binary to start; "" is this checkout's (Binary).
+	Bin string
 	// Cmd is the running (or last) process; exited is closed once it has
 	// been waited for.
 	Cmd    *exec.Cmd
@@ -51,7 +53,11 @@ func (m *Member) Start(t testing.TB) {
 		args = append(args, "--log-format", m.LogFormat)
 	}
 	args = append(args, m.Flags...)
-	cmd := testproc.Command(Binary(t), args...)
+	bin := m.Bin
+	if bin == "" {
+		bin = Binary(t)
+	}
+	cmd := testproc.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if m.Env != nil {
 		cmd.Env = append(os.Environ(), m.Env...)

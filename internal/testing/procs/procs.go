@@ -61,6 +61,7 @@ func Binary(t testing.TB) string {
 func RunTests(m *testing.M) int {
 	return testenv.CollectingRaces(func() int {
 		defer func() {
+			removeReleases()
 			for _, dir := range []string{binDir, javaDir} {
 				if dir != "" {
 					os.RemoveAll(dir)
