@@ -32,4 +32,8 @@ type Hooks struct {
 	// SessionMoved is called when a session's connection moved to member;
 	// the other members drop their connection for it.
 	SessionMoved func(id int64, member int64)
+	// QuorumLost is called when the member, leading, has lost contact
+	// with a quorum and stops leading: it must serve nothing more (the
+	// session layer closes its read-write connections at once).
+	QuorumLost func()
 }

@@ -20,6 +20,8 @@ func (t *appendTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Ser
 	}
 	p := &appendPipeline{
 		t:          t,
+		target:     target,
+		contact:    t.contactOf(target),
 		lastLog:    t.lastLogOf(target),
 		conn:       c,
 		timeout:    t.timeout,
@@ -66,6 +68,8 @@ func (t *appendTransport) notifyCommit(index, term uint64) int {
 // come back in order on the same stream.
 type appendPipeline struct {
 	t          *appendTransport
+	target     raft.ServerAddress
+	contact    *memberContact // the follower's (contact.go)
 	lastLog    *atomic.Uint64 // the follower's, as it answers (appendTransport.lastLog)
 	conn       *appendConn
 	timeout    time.Duration
@@ -129,6 +133,7 @@ func (p *appendPipeline) send(args *raft.AppendEntriesRequest) error {
 	committed := p.noticeIndex
 	p.noticeMu.Unlock()
 	if err := p.conn.enc.request(args, committed); err != nil {
+		p.t.goneIf(p.target, err)
 		return fmt.Errorf("ensemble: pipelined append: %w", err)
 	}
 	p.commitSent = max(p.commitSent, p.conn.enc.commitSent)
@@ -188,7 +193,7 @@ func (p *appendPipeline) sendNotices() {
 			p.sending.Unlock()
 			return // the stream is broken: Raft's next request finds out
 		}
-		f := &appendFuture{args: req, resp: new(raft.AppendEntriesResponse), done: make(chan struct{}), notice: true}
+		f := &appendFuture{start: time.Now(), args: req, resp: new(raft.AppendEntriesResponse), done: make(chan struct{}), notice: true}
 		select {
 		case p.inprogress <- f:
 		case <-p.shutdown:
@@ -207,6 +212,11 @@ func (p *appendPipeline) decodeResponses() {
 				_ = p.conn.c.SetReadDeadline(time.Now().Add(p.timeout))
 			}
 			remote, err := p.conn.dec.response(f.resp)
+			if err != nil {
+				p.lost(err)
+			} else if remote == nil {
+				p.contact.heard(p.t.clockAt(f.start), p.t.now())
+			}
 			if f.notice {
 				if err != nil {
 					p.Close() // Raft's requests behind it fail; it reopens
@@ -229,6 +239,16 @@ func (p *appendPipeline) decodeResponses() {
 		case <-p.shutdown:
 			return
 		}
+	}
+}
+
+// lost notes the follower gone when err, the stream's read error, is its
+// side closing it; not when this side closed the pipeline.
+func (p *appendPipeline) lost(err error) {
+	select {
+	case <-p.shutdown:
+	default:
+		p.t.goneIf(p.target, err)
 	}
 }
 

@@ -50,6 +50,8 @@ type appendTransport struct {
 	// construction, before streams are accepted: an append served without
 	// it would be answered before its entries are durable.
 	logs *storage.AsyncLogStore
+	// dialed holds the append streams this member opened (dialed.go).
+	dialed dialedConns
 
 	mu   sync.Mutex
 	pool map[raft.ServerAddress][]*appendConn // idle connections for single calls
@@ -60,9 +62,14 @@ type appendTransport struct {
 	// acked holds, per member, the last entry a single append got a
 	// success for: a new pipeline starts from it (see appendPipeline.sent).
 	acked map[raft.ServerAddress]ackedEntry
-	// contact holds, per member, when it last answered a single append or
-	// heartbeat (leader side): the followers in sync that mntr counts.
-	contact map[raft.ServerAddress]time.Time
+	// contacts holds, per member, which requests it answered and whether
+	// it has gone since (leader side, contact.go): the followers in sync
+	// that mntr counts, and the quorum a leader keeps (quorum.go).
+	contacts map[raft.ServerAddress]*memberContact
+	// contactLost is signalled when a member is noted gone (contact.go).
+	contactLost chan struct{}
+	// epoch starts the transport's monotonic clock (contact.go).
+	epoch time.Time
 	// lastLog holds, per member, the last log index it reported in an
 	// append's answer (leader side): its lag is the leader's last index
 	// minus this (Node.FollowerLag).
@@ -103,7 +110,9 @@ func newAppendTransport(nt *raft.NetworkTransport, m *mux, logs *storage.AsyncLo
 		pool:             make(map[raft.ServerAddress][]*appendConn),
 		templates:        make(map[raft.ServerAddress]*raft.AppendEntriesRequest),
 		acked:            make(map[raft.ServerAddress]ackedEntry),
-		contact:          make(map[raft.ServerAddress]time.Time),
+		contacts:         make(map[raft.ServerAddress]*memberContact),
+		contactLost:      make(chan struct{}, 1),
+		epoch:            time.Now(),
 		lastLog:          make(map[raft.ServerAddress]*atomic.Uint64),
 		warned:           make(map[raft.ServerAddress]time.Time),
 		served:           make(map[net.Conn]struct{}),
@@ -261,6 +270,10 @@ type appendConn struct {
 	c   net.Conn
 	enc appendEncoder
 	dec appendDecoder
+	// watched is closed when watchIdle stops reading the connection
+	// (nil while it is not in the pool), and watchErr is why it stopped.
+	watched  chan struct{}
+	watchErr error
 }
 
 // memberPatience is how long dial keeps trying a member it cannot reach,
@@ -282,13 +295,18 @@ const (
 // its waits stay short.
 func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	c, err := t.mux.open(string(target), streamAppend, t.timeout)
+	t.goneIf(target, err)
 	start := time.Now()
 	for until := start.Add(memberPatience); err != nil && t.redial(target, until); {
 		t.stillTrying(target, err, time.Since(start))
 		c, err = t.mux.open(string(target), streamAppend, t.timeout)
+		t.goneIf(target, err)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if c, err = t.dialed.track(c); err != nil {
+		return nil, raft.ErrTransportShutdown
 	}
 	return &appendConn{
 		c:   c,
@@ -344,20 +362,22 @@ func (t *appendTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddre
 	start := time.Now()
 	if err := c.enc.request(args, 0); err != nil {
 		c.c.Close()
+		t.goneIf(target, err)
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
 	remote, err := c.dec.response(resp)
 	if err != nil {
 		c.c.Close()
+		t.goneIf(target, err)
 		return fmt.Errorf("ensemble: append to %s: %w", target, err)
 	}
 	t.release(target, c)
 	now := time.Now()
-	t.mu.Lock()
-	t.contact[target] = now
-	t.mu.Unlock()
 	if remote == nil {
+		t.contactOf(target).heard(t.clockAt(start), t.clockAt(now))
 		t.answered(t.lastLogOf(target), args, resp, now.Sub(start))
+	} else {
+		t.contactOf(target).answered.Store(t.clockAt(now))
 	}
 	if remote == nil && resp.Success && len(args.Entries) > 0 {
 		last := args.Entries[len(args.Entries)-1].Index
@@ -375,22 +395,28 @@ type ackedEntry struct{ term, index uint64 }
 
 // idle returns a pooled connection to target or dials one.
 func (t *appendTransport) idle(target raft.ServerAddress) (*appendConn, error) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		return nil, raft.ErrTransportShutdown
-	}
-	if conns := t.pool[target]; len(conns) > 0 {
+	for {
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			return nil, raft.ErrTransportShutdown
+		}
+		conns := t.pool[target]
+		if len(conns) == 0 {
+			t.mu.Unlock()
+			return t.dial(target)
+		}
 		c := conns[len(conns)-1]
 		t.pool[target] = conns[:len(conns)-1]
 		t.mu.Unlock()
-		return c, nil
+		if t.unwatch(target, c) {
+			return c, nil
+		}
 	}
-	t.mu.Unlock()
-	return t.dial(target)
 }
 
-// release returns a connection to the pool.
+// release returns a connection to the pool, where it is watched for the
+// other side closing it (watchIdle).
 func (t *appendTransport) release(target raft.ServerAddress, c *appendConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -399,6 +425,7 @@ func (t *appendTransport) release(target raft.ServerAddress, c *appendConn) {
 		return
 	}
 	t.pool[target] = append(t.pool[target], c)
+	t.watchIdle(target, c)
 }
 
 // errNotAppend is answered when a response is not an AppendEntries one.
@@ -448,7 +475,11 @@ func (t *appendTransport) memberLastLog(target raft.ServerAddress) (uint64, bool
 // in the last d.
 func (t *appendTransport) answeredWithin(target raft.ServerAddress, d time.Duration) bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	at, ok := t.contact[target]
-	return ok && time.Since(at) <= d
+	m := t.contacts[target]
+	t.mu.Unlock()
+	if m == nil {
+		return false
+	}
+	at := m.answered.Load()
+	return at != 0 && t.now()-at <= int64(d)
 }

@@ -6,6 +6,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,12 +24,13 @@ type faultNet struct {
 	mu      sync.Mutex
 	blocked map[[2]int64]bool          // [from, to]
 	delay   map[[2]int64]time.Duration // added to every write on a link
+	frozen  map[[2]int64]bool          // links that carry nothing until thawed (freeze)
 	addrs   map[string]int64           // member address -> id
 	conns   []*faultConn
 }
 
 func newFaultNet() *faultNet {
-	return &faultNet{blocked: make(map[[2]int64]bool), delay: make(map[[2]int64]time.Duration), addrs: make(map[string]int64)}
+	return &faultNet{blocked: make(map[[2]int64]bool), delay: make(map[[2]int64]time.Duration), frozen: make(map[[2]int64]bool), addrs: make(map[string]int64)}
 }
 
 func (f *faultNet) isBlocked(from, to int64) bool {
@@ -73,6 +75,7 @@ func (f *faultNet) heal() {
 	f.mu.Lock()
 	f.blocked = make(map[[2]int64]bool)
 	f.delay = make(map[[2]int64]time.Duration)
+	f.frozen = make(map[[2]int64]bool)
 	f.mu.Unlock()
 }
 
@@ -101,6 +104,9 @@ type faultConn struct {
 	net.Conn
 	net      *faultNet
 	from, to int64
+	// For freeze (quorum_test.go): closed by Close, and the deadlines set.
+	closed          atomic.Bool
+	readBy, writeBy atomic.Int64
 }
 
 func (c *faultConn) Read(b []byte) (int, error) {
@@ -108,7 +114,11 @@ func (c *faultConn) Read(b []byte) (int, error) {
 		c.Conn.Close()
 		return 0, net.ErrClosed
 	}
-	return c.Conn.Read(b)
+	n, err := c.Conn.Read(b)
+	if herr := c.hold(&c.readBy); herr != nil {
+		return 0, herr
+	}
+	return n, err
 }
 
 func (c *faultConn) Write(b []byte) (int, error) {
@@ -118,6 +128,9 @@ func (c *faultConn) Write(b []byte) (int, error) {
 	if c.net.isBlocked(c.from, c.to) {
 		c.Conn.Close()
 		return 0, net.ErrClosed
+	}
+	if err := c.hold(&c.writeBy); err != nil {
+		return 0, err
 	}
 	return c.Conn.Write(b)
 }

@@ -44,9 +44,15 @@ func (n *Node) watchLeadership() {
 			case raft.RaftState:
 				if d != raft.Leader {
 					n.leaderSince.Store(0)
+					n.leaderFrom.Store(0)
 					n.dropServedForwards()
 				} else {
 					n.leaderSince.Store(time.Now().UnixNano())
+					n.leaderFrom.Store(n.trans.now())
+					select {
+					case n.quorumWake <- struct{}{}:
+					default:
+					}
 				}
 				if d == raft.Shutdown {
 					n.waiters.failAll(errNotMember)

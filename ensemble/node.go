@@ -53,6 +53,7 @@ type Node struct {
 	async     *storage.AsyncLogStore // Raft's log writes, off Raft's critical path
 	journal   *storage.Journal       // makes them durable with one fdatasync
 	mux       *mux                   // nil for a single member
+	rpcConns  dialedConns            // the NetworkTransport's dialed connections (dialed.go)
 	fwd       *forwarder             // nil for a single member
 	touched   touchSet
 	ident     *identity // the member port's handshakes, the ensemble's level and id (identity.go)
@@ -68,6 +69,13 @@ type Node struct {
 	noticedAt    atomic.Uint64 // the highest index beforeApply sent notices for
 	nudging      atomic.Bool   // nudges is ready and n.raft set
 	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
+	// leaderFrom is when this member became leader on the transport's
+	// clock (0 when it does not lead), lostTerm the last term in which
+	// it lost its quorum as leader, and quorumWake tells keepQuorum that
+	// it became leader (quorum.go).
+	leaderFrom atomic.Int64
+	lostTerm   atomic.Uint64
+	quorumWake chan struct{}
 	// leaderChanges counts the leaders this member has seen elected
 	// (events.go); started is when Open began.
 	leaderChanges atomic.Int64
@@ -150,6 +158,7 @@ func Open(cfg Config) (*Node, error) {
 		fwdConns:  make(map[net.Conn]struct{}),
 
 		lostLeader: make(chan string, 1),
+		quorumWake: make(chan struct{}, 1),
 		started:    time.Now(),
 	}
 	n.runID = randomRunID()
@@ -189,11 +198,12 @@ func Open(cfg Config) (*Node, error) {
 	go n.reap()
 	go n.tuneSnapshots()
 	if n.mux != nil {
-		n.wg.Add(4)
+		n.wg.Add(5)
 		go n.acceptForward()
 		go n.flushTouches()
 		go n.watchLeadership()
 		go n.campaign()
+		go n.keepQuorum()
 	}
 	if err := n.waitReady(); err != nil {
 		n.Close()
@@ -356,7 +366,7 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	n.fwd = newForwarder(n)
 	const timeout = 10 * time.Second
 	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  raftLayer{m: n.mux},
+		Stream:  trackedLayer{StreamLayer: raftLayer{m: n.mux}, conns: &n.rpcConns},
 		MaxPool: 3,
 		Timeout: timeout,
 		Logger:  rc.Logger,

@@ -28,10 +28,18 @@ func (n *Node) LastZxid() int64 { return n.fsm.lastZxid.Load() }
 func (n *Node) Watches() *watches.Registry { return n.watches }
 
 // HasQuorum reports whether this member is part of a working majority: it
-// leads, or it follows a known leader. A lone member always has one.
+// leads with a quorum of voters in contact (quorum.go), or it follows a
+// known leader. A lone member always has one.
 func (n *Node) HasQuorum() bool {
-	if n.fwd == nil || n.IsLeader() {
+	if n.fwd == nil {
 		return true
+	}
+	if n.IsLeader() {
+		if n.lostTerm.Load() == n.raft.CurrentTerm() {
+			return false
+		}
+		ok, _, _ := n.leaderQuorum()
+		return ok
 	}
 	addr, _ := n.raft.LeaderWithID()
 	return addr != ""
@@ -128,7 +136,15 @@ func (n *Node) Close() error {
 		}
 		n.closeForwards()
 		if n.raft != nil {
-			err = n.raft.Shutdown().Error()
+			f := n.raft.Shutdown()
+			if n.trans != nil {
+				// Raft's goroutines stop once their calls return:
+				// those to members that do not answer fail now
+				// (dialed.go).
+				n.trans.dialed.closeAll()
+				n.rpcConns.closeAll()
+			}
+			err = f.Error()
 		}
 		if n.mux != nil {
 			n.mux.close()

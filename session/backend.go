@@ -16,7 +16,7 @@ func (s *Server) backend() backend.Backend { return s.be.Load().Backend }
 
 // hooks are what the server asks its backend to call.
 func (s *Server) hooks() backend.Hooks {
-	return backend.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved}
+	return backend.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved, QuorumLost: s.quorumLost}
 }
 
 // SwitchBackend makes b the backend served from now on, keeping every

@@ -114,6 +114,22 @@ func (s *Server) watchQuorum() {
 // quorum state before connections are closed for it.
 const quorumSamples = 2
 
+// quorumLost closes every read-write connection at once, without
+// watchQuorum's samples: the member led, and lost contact with a quorum
+// (ensemble/quorum.go). A leader elsewhere may change the tree from now
+// on, and a ZooKeeper leader drops its clients then too. Read-only
+// sessions stay (a read-only client asked for no more).
+func (s *Server) quorumLost() {
+	s.log.Info("closing read-write client connections: this leader lost its quorum")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.allConnsLocked() {
+		if sess := c.session(); sess.id != 0 && !sess.readOnly {
+			c.out.kill()
+		}
+	}
+}
+
 // DropClients closes every client connection with a session (they
 // reconnect to another member, or here, with their session).
 func (s *Server) DropClients(why string) {

@@ -114,3 +114,41 @@ func TestQuorumBlipKeepsConnections(t *testing.T) {
 	q.lost.Store(true) // gone for good
 	c.ExpectClosed()
 }
+
+// TestLeaderLosingQuorumDropsClientsAtOnce: a leader that loses its
+// quorum (its followers stopped) closes its read-write connections at
+// once, not after the two samples of watchQuorum (a tick apart, 2 s with
+// this tickTime): a leader elsewhere may change the tree from then on.
+func TestLeaderLosingQuorumDropsClientsAtOnce(t *testing.T) {
+	nodes := testmember.Ensemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	var leader *ensemble.Node
+	var others []*ensemble.Node
+	for _, n := range nodes {
+		if n.IsLeader() && leader == nil {
+			leader = n
+		} else {
+			others = append(others, n)
+		}
+	}
+	if leader == nil {
+		t.Fatal("no leader")
+	}
+	srv := New(Config{TickTime: 2 * time.Second}, leader)
+	addr := testmember.Serve(t, srv)
+	rw := rawclient.Dial(t, addr)
+	rw.Connect(true)
+	for _, n := range others {
+		n.Close()
+	}
+	stopped := time.Now()
+	rw.ExpectClosed()
+	if took := time.Since(stopped); took > time.Second {
+		t.Fatalf("read-write connection closed %v after the followers stopped", took)
+	}
+	if srv.Serving() {
+		t.Fatal("still serving")
+	}
+}
