@@ -208,8 +208,11 @@ func TestAppendTransportPipelineAndCalls(t *testing.T) {
 	default:
 		t.Fatal("heartbeat did not take the fast path")
 	}
-	if len(sender.pool[addr]) != 1 {
-		t.Fatalf("%d pooled connections, want 1", len(sender.pool[addr]))
+	sender.mu.Lock()
+	pooled := len(sender.pool[addr])
+	sender.mu.Unlock()
+	if pooled != 1 {
+		t.Fatalf("%d pooled connections, want 1", pooled)
 	}
 }
 
