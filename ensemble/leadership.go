@@ -44,11 +44,10 @@ func (n *Node) watchLeadership() {
 			case raft.RaftState:
 				if d != raft.Leader {
 					n.leaderSince.Store(0)
-					n.leaderFrom.Store(0)
 					n.dropServedForwards()
 				} else {
 					n.leaderSince.Store(time.Now().UnixNano())
-					n.leaderFrom.Store(n.trans.now())
+					n.leadingSince(n.raft.CurrentTerm())
 					select {
 					case n.quorumWake <- struct{}{}:
 					default:

@@ -69,13 +69,15 @@ type Node struct {
 	noticedAt    atomic.Uint64 // the highest index beforeApply sent notices for
 	nudging      atomic.Bool   // nudges is ready and n.raft set
 	leaderSince  atomic.Int64  // unix ns this member became leader, 0 when it does not lead
-	// leaderFrom is when this member became leader on the transport's
-	// clock (0 when it does not lead), lostTerm the last term in which
-	// it lost its quorum as leader, and quorumWake tells keepQuorum that
-	// it became leader (quorum.go).
-	leaderFrom atomic.Int64
+	// lostTerm is the last term in which this member lost its quorum as
+	// leader, and quorumWake tells keepQuorum that it became leader;
+	// leadTerm and leadFrom, guarded by leadMu, are the last term it led
+	// and when it began leading in it (quorum.go).
 	lostTerm   atomic.Uint64
 	quorumWake chan struct{}
+	leadMu     sync.Mutex
+	leadTerm   uint64
+	leadFrom   int64
 	// leaderChanges counts the leaders this member has seen elected
 	// (events.go); started is when Open began.
 	leaderChanges atomic.Int64

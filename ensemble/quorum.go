@@ -35,23 +35,35 @@ import (
 // quorum this leader is in contact with; that voter heard from this
 // leader after the request it last answered was sent, and votes for
 // another only once it has not heard from a leader for P (Raft's
-// heartbeat timeout, and the campaigns of campaign.go). The lease counts
-// from the sending, and is a campaignStep shorter than P to cover the
-// moment it takes this goroutine to act.
+// heartbeat timeout, and the campaigns of campaign.go), or once this
+// leader's port refuses it (leaderloss.go: the process is gone; a
+// firewall that rejects with resets resets this leader's connections in
+// the same moment, and it stops at once too). The lease counts from the
+// sending, and is a campaignStep shorter than P to cover the moment it
+// takes this goroutine to act.
 
 // quorumLease is how long a voter's answer keeps it in contact, counted
 // from when the request it answered was sent: P less a campaignStep.
 func (n *Node) quorumLease() time.Duration { return n.electionTimeout() - n.campaignStep() }
 
-// leaderQuorum reports whether this leader has a quorum of voters in
-// contact, and if so for how long at least, at most the lease; missing
-// describes the voters out of contact.
-func (n *Node) leaderQuorum() (ok bool, left time.Duration, missing []string) {
-	now := n.trans.now()
-	since := n.leaderFrom.Load()
-	if since == 0 {
-		since = now // Raft has just elected this member; watchLeadership has yet to see it
+// leadingSince is when this member began leading in term, on the
+// transport's clock: noted when watchLeadership sees it become leader,
+// or else the first time it is asked in that term.
+func (n *Node) leadingSince(term uint64) int64 {
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	if n.leadTerm != term {
+		n.leadTerm, n.leadFrom = term, n.trans.now()
 	}
+	return n.leadFrom
+}
+
+// leaderQuorum reports whether this leader has a quorum of voters in
+// contact in term, and if so for how long at least, at most the lease;
+// with explain, missing describes the voters out of contact.
+func (n *Node) leaderQuorum(term uint64, explain bool) (ok bool, left time.Duration, missing []string) {
+	since := n.leadingSince(term)
+	now := n.trans.now()
 	lease := n.quorumLease()
 	// Raft's own view of the voters (a copy it keeps for readers), which
 	// is what its elections count.
@@ -72,6 +84,9 @@ func (n *Node) leaderQuorum() (ok bool, left time.Duration, missing []string) {
 		heard := max(m.sent.Load(), since)
 		if m.inContact(since, now, lease) {
 			until = append(until, heard+int64(lease))
+			continue
+		}
+		if !explain {
 			continue
 		}
 		why := fmt.Sprintf("%s silent for %v", s.ID, time.Duration(now-heard).Round(time.Millisecond))
@@ -127,7 +142,7 @@ func (n *Node) checkQuorum() time.Duration {
 		n.stepDown()
 		return n.campaignStep()
 	}
-	ok, left, missing := n.leaderQuorum()
+	ok, left, missing := n.leaderQuorum(term, true)
 	if ok {
 		return left + time.Millisecond
 	}

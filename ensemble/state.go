@@ -35,10 +35,11 @@ func (n *Node) HasQuorum() bool {
 		return true
 	}
 	if n.IsLeader() {
-		if n.lostTerm.Load() == n.raft.CurrentTerm() {
+		term := n.raft.CurrentTerm()
+		if n.lostTerm.Load() == term {
 			return false
 		}
-		ok, _, _ := n.leaderQuorum()
+		ok, _, _ := n.leaderQuorum(term, false)
 		return ok
 	}
 	addr, _ := n.raft.LeaderWithID()
