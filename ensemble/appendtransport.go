@@ -50,8 +50,6 @@ type appendTransport struct {
 	// construction, before streams are accepted: an append served without
 	// it would be answered before its entries are durable.
 	logs *storage.AsyncLogStore
-	// dialed holds the append streams this member opened (dialed.go).
-	dialed dialedConns
 
 	mu   sync.Mutex
 	pool map[raft.ServerAddress][]*appendConn // idle connections for single calls
@@ -304,9 +302,6 @@ func (t *appendTransport) dial(target raft.ServerAddress) (*appendConn, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if c, err = t.dialed.track(c); err != nil {
-		return nil, raft.ErrTransportShutdown
 	}
 	return &appendConn{
 		c:   c,

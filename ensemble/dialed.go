@@ -4,18 +4,17 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // A member that stops must not wait for the calls its Raft has under way
 // to members that do not answer (stopped by SIGSTOP, cut off by a
 // partition): Raft's shutdown waits for its replication and election
 // goroutines, and a heartbeat or vote request to such a member waits for
-// its connection's timeout, 10 s. So the connections this member dialed
-// are kept in a dialedConns, and Close breaks them all once it has told
-// Raft to stop: the calls fail at once, and a ZooKeeper-like stop takes
-// milliseconds.
+// its connection's timeout, 10 s (a handshake with a stopped member too).
+// So every member connection this member dials is kept in a dialedConns
+// (its mux dials through dialedConns.dialer), and Close breaks them all
+// once it has told Raft to stop: the calls fail at once, and a stop takes
+// milliseconds, as ZooKeeper's.
 
 // dialedConns is a set of outgoing connections that can be closed at
 // once. The zero value is empty and open.
@@ -71,18 +70,14 @@ func (c *dialedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// trackedLayer is a raft.StreamLayer whose dialed connections are kept
-// in conns.
-type trackedLayer struct {
-	raft.StreamLayer
-	conns *dialedConns
-}
-
-// Dial implements raft.StreamLayer.
-func (l trackedLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := l.StreamLayer.Dial(addr, timeout)
-	if err != nil {
-		return nil, err
+// dialer wraps dial so that every connection it opens is kept in s,
+// from before its handshake on.
+func (s *dialedConns) dialer(dial Dialer) Dialer {
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		c, err := dial(addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return s.track(c)
 	}
-	return l.conns.track(c)
 }

@@ -53,7 +53,7 @@ type Node struct {
 	async     *storage.AsyncLogStore // Raft's log writes, off Raft's critical path
 	journal   *storage.Journal       // makes them durable with one fdatasync
 	mux       *mux                   // nil for a single member
-	rpcConns  dialedConns            // the NetworkTransport's dialed connections (dialed.go)
+	dialed    dialedConns            // the member connections it dialed (dialed.go)
 	fwd       *forwarder             // nil for a single member
 	touched   touchSet
 	ident     *identity // the member port's handshakes, the ensemble's level and id (identity.go)
@@ -364,11 +364,11 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 	if err != nil {
 		return nil, raft.Configuration{}, fmt.Errorf("ensemble: member port %s: %w", self.Addr, err)
 	}
-	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.cfg.Dial, n.ident)
+	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.dialed.dialer(n.cfg.Dial), n.ident)
 	n.fwd = newForwarder(n)
 	const timeout = 10 * time.Second
 	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  trackedLayer{StreamLayer: raftLayer{m: n.mux}, conns: &n.rpcConns},
+		Stream:  raftLayer{m: n.mux},
 		MaxPool: 3,
 		Timeout: timeout,
 		Logger:  rc.Logger,

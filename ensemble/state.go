@@ -138,13 +138,9 @@ func (n *Node) Close() error {
 		n.closeForwards()
 		if n.raft != nil {
 			f := n.raft.Shutdown()
-			if n.trans != nil {
-				// Raft's goroutines stop once their calls return:
-				// those to members that do not answer fail now
-				// (dialed.go).
-				n.trans.dialed.closeAll()
-				n.rpcConns.closeAll()
-			}
+			// Raft's goroutines stop once their calls return: those
+			// to members that do not answer fail now (dialed.go).
+			n.dialed.closeAll()
 			err = f.Error()
 		}
 		if n.mux != nil {
