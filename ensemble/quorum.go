@@ -36,11 +36,13 @@ import (
 // leader after the request it last answered was sent, and votes for
 // another only once it has not heard from a leader for P (Raft's
 // heartbeat timeout, and the campaigns of campaign.go), or once this
-// leader's port refuses it (leaderloss.go: the process is gone; a
-// firewall that rejects with resets resets this leader's connections in
-// the same moment, and it stops at once too). The lease counts from the
-// sending, and is a campaignStep shorter than P to cover the moment it
-// takes this goroutine to act.
+// leader's port refuses a member (leaderloss.go: its process is gone).
+// The one exception is a firewall that rejects one member's connections
+// to a live leader with resets: that member elects itself at once and the
+// others vote for it; this leader learns of the new term at its next
+// heartbeat, P/10 to P/5 later. The lease counts from the sending, and is
+// a campaignStep shorter than P to cover the moment it takes this
+// goroutine to act.
 
 // quorumLease is how long a voter's answer keeps it in contact, counted
 // from when the request it answered was sent: P less a campaignStep.
