@@ -263,3 +263,23 @@ func TestLeaderWithoutFollowersStopsAtOnce(t *testing.T) {
 	}
 	c.net.heal()
 }
+
+// TestSteppedDownLeaderClosesAtOnce: a leader whose followers fell silent
+// stops leading and campaigns; its vote requests wait on the silent
+// members' handshakes (up to 10 s). Close breaks them and returns at once.
+func TestSteppedDownLeaderClosesAtOnce(t *testing.T) {
+	c := newCluster(t, 3, nil) // P = 2 s
+	l := c.leader()
+	c.net.freeze([]int64{l.ID()}, c.others(l))
+	waitFor(t, 5*time.Second, "the leader to step down", func() bool { return !l.IsLeader() })
+	time.Sleep(300 * time.Millisecond) // its vote requests are on their way
+	start := time.Now()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	delete(c.nodes, l.ID())
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("close took %v", took)
+	}
+	c.net.heal()
+}
