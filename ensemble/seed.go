@@ -96,7 +96,9 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 	if err := store.SetUint64([]byte("CurrentTerm"), term); err != nil {
 		return fmt.Errorf("ensemble: seed term: %w", err)
 	}
-	return nil
+	// A seeded member forms a new ensemble: its first leader mints a new
+	// ensemble id (level.go), whatever ensemble the tree came from.
+	return markFormation(store)
 }
 
 // HasState reports whether dataDir, or logDir (the data directory when

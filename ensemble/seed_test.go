@@ -95,6 +95,8 @@ func TestSeedEnsemble(t *testing.T) {
 		t.Fatalf("first zxid %d, want above 9000", z)
 	}
 	c.converged(res.Zxid)
+	// A seeded ensemble is a new one: level 2, with an id of its own.
+	c.waitEnsemble(2)
 	for id, n := range c.nodes {
 		for _, p := range []string{"/imported", "/after"} {
 			if _, err := treeStat(n, p); err != nil {
