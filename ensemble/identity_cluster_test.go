@@ -41,20 +41,35 @@ func TestClusterFormsWithOneEnsembleID(t *testing.T) {
 	c := newCluster(t, 3, nil)
 	id := c.waitEnsemble(2)
 	mustPropose(t, c.leader(), newSession(1, 60000))
-	// Kept across a restart, and by a follower that catches up by snapshot.
-	f := c.follower()
-	fid := f.ID()
-	c.stop(fid)
+	// Kept across a restart.
+	f := c.follower().ID()
+	c.stop(f)
+	c.restart(f)
+	if got := c.waitEnsemble(2); got != id {
+		t.Fatalf("a restart changed the id from %s to %s", id, got)
+	}
+	// Kept by a member wiped and restarted that catches up by the leader's
+	// snapshot (the snapshot's ensemble section).
+	c.stop(f)
+	c.dirs[f] = t.TempDir()
 	l := c.leader()
 	for i := 0; i < 20; i++ {
 		mustPropose(t, l, createTxn(1, "/n"+string(rune('a'+i)), 0, 1))
 	}
+	rc := l.raft.ReloadableConfig()
+	rc.TrailingLogs = 0 // the log the wiped member needs is compacted away
+	if err := l.raft.ReloadConfig(rc); err != nil {
+		t.Fatal(err)
+	}
 	if err := l.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
-	c.restart(fid)
+	c.restart(f)
 	if got := c.waitEnsemble(2); got != id {
 		t.Fatalf("the id changed from %s to %s", id, got)
+	}
+	if c.nodes[f].fsm.restores.Load() == 0 {
+		t.Fatal("the wiped member did not catch up by snapshot")
 	}
 }
 
