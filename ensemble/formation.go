@@ -64,7 +64,10 @@ func (n *Node) formEnsemble() {
 	defer n.wg.Done()
 	want := n.ident.formedLevel
 	for want >= 2 && n.fsm.ensemble().level() < want {
-		if n.raftSet.Load() && n.IsLeader() {
+		// A leader first applies everything before its term (a restarted
+		// member's log may already hold the level), then decides.
+		if n.raftSet.Load() && n.IsLeader() && n.raft.Barrier(5*time.Second).Error() == nil &&
+			n.fsm.ensemble().level() < want {
 			if err := n.proposeLevel(want); err != nil && !errors.Is(err, ErrClosed) {
 				n.log.Debug("ensemble id not written yet", zap.Error(err))
 			}
