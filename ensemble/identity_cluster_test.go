@@ -182,3 +182,26 @@ func TestClusterRaiseLevel(t *testing.T) {
 		t.Fatal("the level changed")
 	}
 }
+
+// A member started late into a running ensemble (or wiped and started
+// again without zkraft rejoin), long after the ensemble's id was minted,
+// joins it: the voters it hears from hold that id.
+func TestClusterLateMemberJoinsTheRunningEnsemble(t *testing.T) {
+	defer func(s time.Duration) { clockSlack = s }(clockSlack)
+	clockSlack = 0 // every id minted before a member starts counts as older
+	c := newCluster(t, 3, nil)
+	id := c.waitEnsemble(2)
+	mustPropose(t, c.leader(), newSession(1, 60000))
+	late := c.follower().ID()
+	c.stop(late)
+	c.dirs[late] = t.TempDir()
+	res := mustPropose(t, c.leader(), createTxn(1, "/while-away", 0, 1))
+	time.Sleep(10 * time.Millisecond)
+	start := time.Now()
+	c.restart(late)
+	c.converged(res.Zxid)
+	if got := c.waitEnsemble(2); got != id {
+		t.Fatalf("the late member holds %s, want %s", got, id)
+	}
+	t.Logf("the late member caught up in %v", time.Since(start).Round(time.Millisecond))
+}
