@@ -19,7 +19,8 @@ import (
 // again and finished: every member votes at every step (zkraft status: three
 // healthy, one leader, lag 0), the writer's session lives throughout, and no
 // acknowledged write is lost. Once finished the ensemble runs at this
-// build's level with an id, and the previous release can no longer join it.
+// build's level with an id, and a previous release of a lower level can no
+// longer join it.
 func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	rel := procs.PreviousRelease(t)
 	old := procs.BuildRelease(t, rel)
@@ -43,8 +44,16 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	for _, m := range members {
 		step(m, cur, fmt.Sprintf("server %d upgraded", m.ID))
 	}
-	if lv := upgradeStatus(t, members[0]); !strings.Contains(lv, "level 1") {
-		t.Fatalf("an upgraded, unfinished ensemble:\n%s", lv)
+	lv := upgradeStatus(t, members[0])
+	if !strings.Contains(lv, fmt.Sprintf(": level %d (", rel.Level)) {
+		t.Fatalf("an upgraded, unfinished ensemble is not at %s's level %d:\n%s", rel.Tag, rel.Level, lv)
+	}
+	var build int
+	if m := regexp.MustCompile(`build level (\d+)`).FindStringSubmatch(lv); m != nil {
+		_, _ = fmt.Sscan(m[1], &build)
+	}
+	if build < rel.Level {
+		t.Fatalf("this build's level %d is below %s's %d:\n%s", build, rel.Tag, rel.Level, lv)
 	}
 	for _, m := range members {
 		step(m, old, fmt.Sprintf("server %d downgraded to %s", m.ID, rel.Tag))
@@ -59,7 +68,7 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 		admins[i] = m.AdminAddr
 	}
 	out, err := procs.Run(t, "upgrade", "finish", "--auth", "ip:", "--admin-addr", strings.Join(admins, ","))
-	if err != nil || !strings.Contains(out, "now runs at level 2") {
+	if err != nil || !strings.Contains(out, fmt.Sprintf("now runs at level %d", build)) {
 		t.Fatalf("zkraft upgrade finish: %v\n%s", err, out)
 	}
 	id := regexp.MustCompile(`ensemble ([0-9a-f-]{36}) `).FindStringSubmatch(out)
@@ -67,7 +76,7 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 		t.Fatalf("no ensemble id in %q", out)
 	}
 	for _, m := range members {
-		if st := upgradeStatus(t, m); !strings.Contains(st, id[1]+": level 2") {
+		if st := upgradeStatus(t, m); !strings.Contains(st, fmt.Sprintf("%s: level %d", id[1], build)) {
 			t.Fatalf("server %d after the finish:\n%s", m.ID, st)
 		}
 	}
@@ -75,6 +84,9 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	acked := w.stop(t)
 	checkAcked(t, members, acked)
 
+	if rel.Level == build {
+		return // the same level: nothing changed, the previous release may still join
+	}
 	// The previous release is refused now: the others close its member
 	// connections (it cannot read the level entry) and log why; it never
 	// serves, and the ensemble goes on without it. It comes back with this
@@ -85,7 +97,7 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	m.Start(t)
 	time.Sleep(5 * time.Second)
 	if mode := m.Mode(); mode != "" || m.Exited() {
-		t.Fatalf("%s at level 2: mode %q, exited %v", rel.Tag, mode, m.Exited())
+		t.Fatalf("%s at level %d: mode %q, exited %v", rel.Tag, build, mode, m.Exited())
 	}
 	refused := 0
 	for _, o := range members[:2] {
