@@ -10,31 +10,41 @@ import (
 )
 
 // The stable store's keys for the level a member's data directory was
-// formed at, and when (unix ns). A directory without them was formed by
+// formed at, when (unix ns), and the last zxid of the state it was formed
+// with (0, or a seed's index). A directory without them was formed by
 // zkraft v0.1 (or joined an ensemble): its ensemble stays at the level
 // its log says until the operator raises it (RaiseLevel).
 var (
 	keyFormedLevel = []byte("zkraftFormedLevel")
 	keyFormedAt    = []byte("zkraftFormedAt")
+	keyFormedZxid  = []byte("zkraftFormedZxid")
 )
+
+// formationMarks are a data directory's formation keys.
+type formationMarks struct {
+	level uint8
+	at    int64
+	zxid  int64
+}
 
 // formation reads the data directory's formation marks, first writing them
 // when forming is set (a first start that bootstraps a new ensemble).
-func formation(store *raftboltdb.BoltStore, forming bool) (level uint8, at int64, err error) {
+func formation(store *raftboltdb.BoltStore, forming bool) (formationMarks, error) {
 	if forming {
-		if err := markFormation(store); err != nil {
-			return 0, 0, err
+		if err := markFormation(store, 0); err != nil {
+			return formationMarks{}, err
 		}
 	}
 	l, err := store.GetUint64(keyFormedLevel)
 	if err != nil {
-		return 0, 0, nil // not found: formed before levels
+		return formationMarks{}, nil // not found: formed before levels
 	}
 	a, _ := store.GetUint64(keyFormedAt)
+	z, _ := store.GetUint64(keyFormedZxid)
 	if l > 255 {
-		return 0, 0, fmt.Errorf("ensemble: raft.db: formation level %d", l)
+		return formationMarks{}, fmt.Errorf("ensemble: raft.db: formation level %d", l)
 	}
-	return uint8(l), int64(a), nil
+	return formationMarks{level: uint8(l), at: int64(a), zxid: int64(z)}, nil
 }
 
 // formingLevel is the level a new ensemble is formed at: BinaryLevel
@@ -42,33 +52,48 @@ func formation(store *raftboltdb.BoltStore, forming bool) (level uint8, at int64
 var formingLevel uint64 = BinaryLevel
 
 // markFormation records that this directory forms a new ensemble at
-// formingLevel now.
-func markFormation(store *raftboltdb.BoltStore) error {
+// formingLevel now, from a state whose last zxid is zxid.
+func markFormation(store *raftboltdb.BoltStore, zxid int64) error {
 	if formingLevel == 0 {
 		return nil
 	}
-	if err := store.SetUint64(keyFormedAt, uint64(time.Now().UnixNano())); err != nil {
-		return fmt.Errorf("ensemble: raft.db: mark the formation: %w", err)
-	}
-	if err := store.SetUint64(keyFormedLevel, formingLevel); err != nil {
-		return fmt.Errorf("ensemble: raft.db: mark the formation: %w", err)
+	for _, kv := range []struct {
+		k []byte
+		v uint64
+	}{{keyFormedAt, uint64(time.Now().UnixNano())}, {keyFormedZxid, uint64(zxid)}, {keyFormedLevel, formingLevel}} {
+		if err := store.SetUint64(kv.k, kv.v); err != nil {
+			return fmt.Errorf("ensemble: raft.db: mark the formation: %w", err)
+		}
 	}
 	return nil
 }
 
+// formationPending reports whether this member's ensemble is a new one
+// whose level entry is still to be written: formed by this build (the
+// marks), and with nothing applied beyond the state it was formed with
+// but the first leader's membership (fsm.history).
+// A member formed fresh that found an older ensemble (started late, or
+// put in place of a broken member of a level-1 ensemble) applies that
+// ensemble's history instead, and leaves its level alone: only the
+// operator raises a running ensemble (RaiseLevel), and a level-1 one may
+// hold zkraft v0.1 members.
+func (n *Node) formationPending() bool {
+	want := n.ident.formed.level
+	return want >= 2 && n.fsm.ensemble().level() < want && !n.fsm.history.Load()
+}
+
 // formEnsemble writes, as leader, the level a new ensemble was formed at
-// and its id, once: the first leader of an ensemble formed by this build
-// does it within moments of its election. It returns at once on a member
-// formed before levels (an upgrade: RaiseLevel).
+// and its id, once (formationPending): the first leader of an ensemble
+// formed by this build does it before it serves (waitReady), and this
+// covers a leader elected after that one failed to. It returns at once on
+// a member formed before levels (an upgrade: RaiseLevel).
 func (n *Node) formEnsemble() {
 	defer n.wg.Done()
-	want := n.ident.formedLevel
-	for want >= 2 && n.fsm.ensemble().level() < want {
+	for n.formationPending() {
 		// A leader first applies everything before its term (a restarted
 		// member's log may already hold the level), then decides.
-		if n.raftSet.Load() && n.IsLeader() && n.raft.Barrier(5*time.Second).Error() == nil &&
-			n.fsm.ensemble().level() < want {
-			if err := n.proposeLevel(want); err != nil && !errors.Is(err, ErrClosed) {
+		if n.raftSet.Load() && n.IsLeader() && n.raft.Barrier(5*time.Second).Error() == nil && n.formationPending() {
+			if err := n.proposeLevel(n.ident.formed.level); err != nil && !errors.Is(err, ErrClosed) {
 				n.log.Debug("ensemble id not written yet", zap.Error(err))
 			}
 		}
@@ -78,6 +103,21 @@ func (n *Node) formEnsemble() {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// formed reports whether this member may serve as far as its formation
+// goes: a member of an ensemble formed by this build serves only once the
+// formation's level entry is applied, so it precedes every client's
+// transaction (their zxids do not depend on when it lands). A leader
+// writes it first (lead).
+func (n *Node) formed(lead bool) bool {
+	if !n.formationPending() {
+		return true
+	}
+	if lead {
+		_ = n.proposeLevel(n.ident.formed.level)
+	}
+	return !n.formationPending()
 }
 
 // proposeLevel proposes, as leader, raising the ensemble to level (with a

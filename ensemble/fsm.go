@@ -87,6 +87,12 @@ type fsm struct {
 	// ens is the ensemble's level and id as the log set them (level.go):
 	// changed by Apply and Restore, read by the member port's handshakes.
 	ens atomic.Pointer[ensembleState]
+	// history is set once this member applies a client's transaction, or
+	// restores a snapshot past formedZxid (the state its data directory
+	// was formed with): its ensemble is not one still forming
+	// (Node.formationPending).
+	history    atomic.Bool
+	formedZxid int64
 
 	// stopped is set once halt ran: nothing more is applied (FSM goroutine).
 	stopped bool
@@ -218,6 +224,9 @@ func (f *fsm) applyLocked(l *raft.Log) (res *znode.Result, nudge bool, err error
 // and session bookkeeping.
 func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 	f.noteOptions(txn.Options)
+	if txn.Type != jute.OpReconfig { // a new ensemble's leader writes its membership first
+		f.history.Store(true)
+	}
 	res := f.tree.Apply(txn, zxid)
 	f.lastZxid.Store(zxid)
 	for _, ev := range res.Events {
@@ -290,6 +299,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("ensemble: restore snapshot: %w", err)
 	}
 	f.logRestore(t, time.Since(start))
+	if t.LastZxid() > f.formedZxid {
+		f.history.Store(true)
+	}
 	f.mu.Lock()
 	f.tree = t
 	f.ens.Store(&ens)

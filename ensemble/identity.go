@@ -16,7 +16,7 @@ import (
 //
 //   - Two members whose logs hold different ensemble ids never talk: each
 //     refuses the other, and both log it.
-//   - A member formed by this build (formedLevel 2) that holds no id yet
+//   - A member formed by this build (formation level 2) that holds no id yet
 //     is fresh. A fresh member admits a member of an established ensemble
 //     (one with an id) only once the voters it has heard from show that
 //     ensemble holds a majority of its configuration (it was started late,
@@ -25,14 +25,15 @@ import (
 //     ensemble, and the established member is a leftover of an old one on
 //     the same addresses, refused for good. Until it knows, it refuses for
 //     now.
-//   - A member whose ensemble runs at level 2 (or was formed at it)
-//     refuses level-1 members (version-1 headers), and a member does not
-//     admit one whose build cannot run its ensemble's level.
+//   - A member whose ensemble runs at level 2 refuses level-1 members
+//     (version-1 headers), and a member does not admit one whose build
+//     cannot run its ensemble's level.
 type identity struct {
-	n           *Node
-	server      uint64
-	formedLevel uint8 // the level this member's data directory was formed at (0: before levels)
-	formedAt    int64 // unix ns of that formation
+	n      *Node
+	server uint64
+	// formed are the data directory's formation marks (formation.go):
+	// level 0 for one formed before levels or joined to an ensemble.
+	formed formationMarks
 
 	mu    sync.Mutex
 	peers map[uint64]heard     // the last hello each member stated, by server id
@@ -58,23 +59,24 @@ const refusalLogEvery = time.Minute
 
 var _ gate = (*identity)(nil)
 
-func newIdentity(n *Node, formedLevel uint8, formedAt int64) *identity {
-	return &identity{n: n, server: uint64(n.cfg.ID), formedLevel: formedLevel, formedAt: formedAt,
+func newIdentity(n *Node, formed formationMarks) *identity {
+	return &identity{n: n, server: uint64(n.cfg.ID), formed: formed,
 		peers: make(map[uint64]heard), said: make(map[string]time.Time)}
 }
 
-// level is the level this member holds its ensemble to: its log's, or the
-// one it was formed at if higher (a new ensemble before its first leader
-// wrote it).
+// level is the level this member holds its ensemble to: its log's. (A
+// new ensemble's first leader writes its level before anyone serves; a
+// member formed fresh may yet find a level-1 ensemble with zkraft v0.1
+// members, which it must then talk to.)
 func (g *identity) level() uint8 {
-	return max(g.n.fsm.ensemble().level(), g.formedLevel)
+	return g.n.fsm.ensemble().level()
 }
 
 func (g *identity) local() hello {
 	ens := g.n.fsm.ensemble()
 	h := hello{Build: BinaryLevel, Server: g.server, Ensemble: ens}
-	if ens.ID.IsZero() && g.formedLevel >= 2 {
-		h.FreshSince = g.formedAt
+	if ens.ID.IsZero() && g.formed.level >= 2 {
+		h.FreshSince = g.formed.at
 	}
 	return h
 }

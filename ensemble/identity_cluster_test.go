@@ -205,3 +205,35 @@ func TestClusterLateMemberJoinsTheRunningEnsemble(t *testing.T) {
 	}
 	t.Logf("the late member caught up in %v", time.Since(start).Round(time.Millisecond))
 }
+
+// A member formed fresh by this build and put in place of a broken member
+// of a level-1 ensemble (one upgraded from zkraft v0.1, not finished)
+// joins it as it is: it neither waits for a level entry nor writes one,
+// which would stop the ensemble's v0.1 members.
+func TestClusterFreshMemberJoinsALevelOneEnsemble(t *testing.T) {
+	defer func(l uint64) { formingLevel = l }(formingLevel)
+	formingLevel = 0
+	c := newCluster(t, 3, nil)
+	mustPropose(t, c.leader(), newSession(1, 60000))
+	f := c.follower().ID()
+	c.stop(f)
+	c.dirs[f] = t.TempDir()
+	res := mustPropose(t, c.leader(), createTxn(1, "/while-away", 0, 1))
+	formingLevel = BinaryLevel
+	c.restart(f)
+	c.converged(res.Zxid)
+	time.Sleep(200 * time.Millisecond)
+	for id, n := range c.nodes {
+		if n.EnsembleLevel() != 1 || !n.EnsembleID().IsZero() {
+			t.Fatalf("member %d: level %d, id %s: the fresh member raised a level-1 ensemble", id, n.EnsembleLevel(), n.EnsembleID())
+		}
+	}
+	if c.nodes[f].formationPending() {
+		t.Fatal("the fresh member still waits for a formation")
+	}
+	// The ensemble can still be raised, with the fresh member in it.
+	if _, err := c.leader().RaiseLevel(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	c.waitEnsemble(2)
+}

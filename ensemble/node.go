@@ -320,11 +320,12 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("ensemble: inspect state: %w", err)
 	}
-	formedLevel, formedAt, err := formation(store, !existing && !n.cfg.Join)
+	marks, err := formation(store, !existing && !n.cfg.Join)
 	if err != nil {
 		return err
 	}
-	n.ident = newIdentity(n, formedLevel, formedAt)
+	n.ident = newIdentity(n, marks)
+	n.fsm.formedZxid = marks.zxid
 	trans, conf, err := n.transport(rc)
 	if err != nil {
 		return err
@@ -421,11 +422,11 @@ func (n *Node) keepDialing(target string) bool {
 func (n *Node) waitReady() error {
 	for last := time.Now(); ; {
 		if n.IsLeader() {
-			if err := n.raft.Barrier(time.Minute).Error(); err == nil {
+			if err := n.raft.Barrier(time.Minute).Error(); err == nil && n.formed(true) {
 				break
 			}
 		} else if addr, _ := n.raft.LeaderWithID(); addr != "" && n.fwd != nil && n.trans.matched.Load() {
-			if err := n.catchUp(5 * time.Second); err == nil {
+			if err := n.catchUp(5 * time.Second); err == nil && n.formed(false) {
 				break
 			}
 		}

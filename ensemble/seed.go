@@ -98,7 +98,7 @@ func Seed(cfg Config, tree *znode.Tree, lastIndex uint64) error {
 	}
 	// A seeded member forms a new ensemble: its first leader mints a new
 	// ensemble id (level.go), whatever ensemble the tree came from.
-	return markFormation(store)
+	return markFormation(store, int64(lastIndex))
 }
 
 // HasState reports whether dataDir, or logDir (the data directory when
