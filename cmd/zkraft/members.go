@@ -65,12 +65,18 @@ func (silentLogger) Printf(string, ...interface{}) {}
 // dialMembers opens a session on --server within --timeout and adds the
 // credentials of $ZKRAFT_AUTH and --auth.
 func dialMembers(c *cli.Context) (*zk.Conn, error) {
+	return dialSession(c, cliflags.TimeoutValue(c), nil)
+}
+
+// dialSession opens a session of the given timeout on --server, waiting
+// as long for it, and adds the credentials of $ZKRAFT_AUTH and --auth;
+// onEvent, when not nil, gets the connection's events.
+func dialSession(c *cli.Context, timeout time.Duration, onEvent func(zk.Event)) (*zk.Conn, error) {
 	creds, err := cliflags.Credentials(c)
 	if err != nil {
 		return nil, err
 	}
-	timeout := cliflags.TimeoutValue(c)
-	conn, events, err := zk.Connect(splitAddrs(c.String("server")), timeout, zk.WithLogger(silentLogger{}))
+	conn, events, err := zk.Connect(splitAddrs(c.String("server")), timeout, zk.WithLogger(silentLogger{}), zk.WithEventCallback(onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

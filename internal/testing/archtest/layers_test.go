@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"ensemble", "internal/zookeeper"},
 	{"session"},
 	{"operator", "console"},
-	{"shell", "bench"},
+	{"shell", "shell/recipes", "bench"},
 	{"server"},
 	{"cmd"},
 	// Test and benchmark helpers, then the tests, tools and benchmarks
