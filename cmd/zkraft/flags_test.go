@@ -21,6 +21,7 @@ var canonicalFlags = map[string][]string{
 	"bench":            {"server", "timeout", "output"},
 	"snapshot save":    {"timeout", "auth"},
 	"snapshot inspect": {"output"},
+	"lock":             {"server", "timeout", "output", "auth"},
 }
 
 // retiredNames are spellings no subcommand may show any more; where

@@ -27,7 +27,7 @@ func lockCommand() *cli.Command {
 			"exits with its status; without CMD holds the lock until stdin closes or a signal arrives.\n" +
 			"The fencing token is printed (on stderr when CMD runs, else on stdout). Exit status: CMD's,\n" +
 			"1 on errors, 75 when --timeout passed first, 70 when the session was lost (CMD then got\n" +
-			"SIGTERM, and SIGKILL after --grace). Flags go before NAME.",
+			"SIGTERM, and SIGKILL after --grace). Write -- before CMD: its options are its own.",
 		Flags: flags, Action: runLock,
 	}
 }
