@@ -193,3 +193,22 @@ func TestLockTokenGrowsAcrossLeaderChange(t *testing.T) {
 		t.Fatalf("tokens %d then %d across a leader change: want them to grow", before, after)
 	}
 }
+
+// TestLockStopsCommandWhenServerDies: with its only server gone, zkraft
+// lock counts the session lost once disconnected for longer than the
+// session timeout, SIGTERMs CMD and exits 70 without waiting on a
+// release no server can answer.
+func TestLockStopsCommandWhenServerDies(t *testing.T) {
+	addr := procs.FreeAddr(t)
+	server := procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", filepath.Join(t.TempDir(), "data"), "--tick-time", "500ms")
+	p := startLock(t, "--server", addr, "--session-timeout", "1s", "--grace", "5s", "/locks/d", "--", "sleep", "60")
+	p.token(t)
+	start := time.Now()
+	if err := server.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 15*time.Second); code != 70 {
+		t.Fatalf("exit %d with the server gone, want 70\n%s", code, p.stderr.String())
+	}
+	t.Logf("exited %v after the server was killed\n%s", time.Since(start), p.stderr.String())
+}
