@@ -22,6 +22,7 @@ var canonicalFlags = map[string][]string{
 	"snapshot save":    {"timeout", "auth"},
 	"snapshot inspect": {"output"},
 	"lock":             {"server", "timeout", "output", "auth"},
+	"watch":            {"server", "timeout", "output", "auth"},
 }
 
 // retiredNames are spellings no subcommand may show any more; where

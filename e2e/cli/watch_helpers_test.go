@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/zkraft/zkraft/internal/testing/procs"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
+)
+
+// startProc starts `zkraft command args...` as a lockProc (its output
+// buffered, its exit status kept).
+func startProc(t *testing.T, command string, args ...string) *lockProc {
+	t.Helper()
+	p := &lockProc{cmd: testproc.Command(procs.Binary(t), append([]string{command}, args...)...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := testproc.Start(t, p.cmd); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			p.code = ee.ExitCode()
+		case err != nil:
+			p.code = -1
+		}
+		close(p.done)
+	}()
+	return p
+}
