@@ -248,3 +248,32 @@ func TestWatchReportsChangesWhileAway(t *testing.T) {
 	}
 	t.Logf("stdout:\n%s\nstderr:\n%s", w.stdout.String(), w.stderr.String())
 }
+
+// TestWatchSkipsUnreadableNode: a child whose ACL refuses READ is
+// reported once on stderr; its siblings' changes are still printed.
+func TestWatchSkipsUnreadableNode(t *testing.T) {
+	addr := lockServer(t)
+	conn := procs.ConnectTo(t, addr)
+	defer conn.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create("/u", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Create("/u/secret", nil, 0, zk.WorldACL(zk.PermAll&^zk.PermRead)); err != nil {
+		t.Fatal(err)
+	}
+	w := startProc(t, "watch", "--server", addr, "-r", "/u")
+	waitUntil(t, 10*time.Second, "zkraft watch's start", func() bool { return strings.Contains(w.stderr.String(), "watching ") })
+	if _, err := conn.Create("/u/open", []byte("x"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitEvents(t, 1)
+	checkEvents(t, got, []string{"NodeCreated /u/open"}, nil)
+	time.Sleep(1500 * time.Millisecond)
+	if n := strings.Count(w.stderr.String(), "not authenticated"); n > 2 {
+		t.Fatalf("the refused read reported %d times:\n%s", n, w.stderr.String())
+	}
+	if !strings.Contains(w.stderr.String(), "/u/secret") {
+		t.Fatalf("stderr does not name /u/secret:\n%s", w.stderr.String())
+	}
+}

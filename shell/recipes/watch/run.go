@@ -68,7 +68,10 @@ func Run(o Options) error {
 	defer conn.Close()
 	w := newWatcher(conn, root, o.Recursive)
 	if _, err := w.sync(root, true); err != nil {
-		return err
+		if connLost(err) || w.snap[root] == nil {
+			return err
+		}
+		fmt.Fprintf(o.Stderr, "zkraft watch: %v\n", err) // a node below that refuses READ
 	}
 	mode := "the node and its children"
 	if o.Recursive {
@@ -90,8 +93,10 @@ func Run(o Options) error {
 	emit := func(evs []Event, err error, wasAway bool) error {
 		if err != nil {
 			fmt.Fprintf(o.Stderr, "zkraft watch: %v\n", err)
-			pending = true
-			away.Store(true)
+			if connLost(err) {
+				pending = true
+				away.Store(true)
+			}
 		}
 		sortEvents(evs)
 		for _, ev := range evs {

@@ -173,6 +173,7 @@ func (w *watcher) syncChildren(p string, cur *seen, deep bool) ([]Event, error) 
 	}
 	cur.children = map[string]int64{}
 	var evs []Event
+	var errs []error
 	now := map[string]bool{}
 	for _, n := range names {
 		now[n] = true
@@ -193,7 +194,10 @@ func (w *watcher) syncChildren(p string, cur *seen, deep bool) ([]Event, error) 
 			sub, err := w.sync(c, true)
 			evs = append(evs, sub...)
 			if err != nil {
-				return evs, err
+				if connLost(err) {
+					return evs, err
+				}
+				errs = append(errs, err) // the other children still count
 			}
 			continue
 		}
@@ -209,7 +213,14 @@ func (w *watcher) syncChildren(p string, cur *seen, deep bool) ([]Event, error) 
 			evs = append(evs, Event{Type: NodeDeleted, Path: c, Zxid: cst.Czxid}, Event{Type: NodeCreated, Path: c, Zxid: cst.Czxid})
 		}
 	}
-	return evs, nil
+	return evs, errors.Join(errs...)
+}
+
+// connLost reports whether err means the connection or session went:
+// the tree is read again once it is back.
+func connLost(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
 }
 
 // forgetChild drops child n of p (and, recursive, its subtree) from the
