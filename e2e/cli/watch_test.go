@@ -277,3 +277,53 @@ func TestWatchSkipsUnreadableNode(t *testing.T) {
 		t.Fatalf("stderr does not name /u/secret:\n%s", w.stderr.String())
 	}
 }
+
+// TestWatchReportsChangesAcrossFailover: the follower serving the
+// watcher is stopped (SIGSTOP); a client of the leader changes the tree,
+// and the watcher, once it notices the silence and reconnects to the
+// other follower on the same session, prints that change marked
+// "(while away)".
+func TestWatchReportsChangesAcrossFailover(t *testing.T) {
+	members := procs.StartEnsemble(t, 3, "4lw.commands.whitelist=*")
+	leader := procs.LeaderOf(t, members, nil)
+	var followers []*procs.Member
+	for _, m := range members {
+		if m != leader {
+			followers = append(followers, m)
+		}
+	}
+	writer := procs.ConnectTo(t, leader.ClientAddr)
+	defer writer.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := writer.Create("/f", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, "--server", followers[0].ClientAddr+","+followers[1].ClientAddr, "--timeout", "4s", "-r", "/f")
+	var serving *procs.Member
+	waitUntil(t, 10*time.Second, "the watcher's member", func() bool {
+		for _, m := range followers {
+			if strings.Contains(fourletter.Ask(m.ClientAddr, "wchp"), "/f") {
+				serving = m
+				return true
+			}
+		}
+		return false
+	})
+	if err := serving.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = serving.Cmd.Process.Signal(syscall.SIGCONT) }()
+	if _, err := writer.Create("/f/during", []byte("x"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := writer.Exists("/f/during")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitEvents(t, 1)
+	checkEvents(t, got, []string{"NodeCreated /f/during"}, []int64{st.Czxid})
+	if !got[0].away {
+		t.Errorf("%+v not marked away", got[0])
+	}
+	t.Logf("stdout:\n%s\nstderr:\n%s", w.stdout.String(), w.stderr.String())
+}
