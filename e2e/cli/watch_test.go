@@ -86,7 +86,8 @@ func checkEvents(t *testing.T, got []watchEvent, want []string, zxids []int64) {
 // TestWatchPrintsChangesWithZxids: without --recursive zkraft watch
 // prints the node's creation, data change and deletion, and its
 // children's creation and deletion, each at the zxid the writer's
-// stats give, in order; a grandchild is not followed.
+// stats give, in order; a grandchild is not followed. SIGTERM ends it
+// with status 0.
 func TestWatchPrintsChangesWithZxids(t *testing.T) {
 	addr := lockServer(t)
 	w := startWatch(t, "--server", addr, "/app")
@@ -133,6 +134,12 @@ func TestWatchPrintsChangesWithZxids(t *testing.T) {
 		if e.away {
 			t.Errorf("%s %s marked away", e.typ, e.path)
 		}
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM\n%s", code, w.stderr.String())
 	}
 }
 
