@@ -334,3 +334,46 @@ func TestWatchReportsChangesAcrossFailover(t *testing.T) {
 	}
 	t.Logf("stdout:\n%s\nstderr:\n%s", w.stdout.String(), w.stderr.String())
 }
+
+// TestWatchBurst: fifty children created, then deleted, as fast as a
+// client can are each printed once per change: none is lost or doubled
+// between a watch firing and its re-arm.
+func TestWatchBurst(t *testing.T) {
+	addr := lockServer(t)
+	conn := procs.ConnectTo(t, addr)
+	defer conn.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create("/b", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, "--server", addr, "-r", "/b")
+	const n = 50
+	for i := 0; i < n; i++ {
+		if _, err := conn.Create(fmt.Sprintf("/b/n%02d", i), nil, 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.waitEvents(t, n) // a node created and deleted between two reads would be unseen
+	for i := 0; i < n; i++ {
+		if err := conn.Delete(fmt.Sprintf("/b/n%02d", i), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := w.waitEvents(t, 2*n)
+	time.Sleep(300 * time.Millisecond)
+	got = w.events(t)
+	count := map[string]int{}
+	for _, e := range got {
+		count[e.typ+" "+e.path]++
+	}
+	for i := 0; i < n; i++ {
+		for _, typ := range []string{"NodeCreated", "NodeDeleted"} {
+			if k := fmt.Sprintf("%s /b/n%02d", typ, i); count[k] != 1 {
+				t.Errorf("%s printed %d times", k, count[k])
+			}
+		}
+	}
+	if len(got) != 2*n {
+		t.Errorf("%d events, want %d", len(got), 2*n)
+	}
+}
