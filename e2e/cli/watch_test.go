@@ -377,3 +377,25 @@ func TestWatchBurst(t *testing.T) {
 		t.Errorf("%d events, want %d", len(got), 2*n)
 	}
 }
+
+// TestWatchAuth: a node only user:pw may read is refused (exit 1)
+// without credentials, and watched with them from $ZKRAFT_AUTH.
+func TestWatchAuth(t *testing.T) {
+	addr := lockServer(t)
+	conn := procs.ConnectTo(t, addr)
+	defer conn.Close()
+	acl := append(zk.DigestACL(zk.PermRead, "user", "pw"), zk.WorldACL(zk.PermWrite)...)
+	if _, err := conn.Create("/sec", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if code := startProc(t, "watch", "--server", addr, "/sec").wait(t, 10*time.Second); code != 1 {
+		t.Fatalf("without credentials: exit %d, want 1", code)
+	}
+	p := startProcEnv(t, []string{"ZKRAFT_AUTH=digest:user:pw"}, "watch", "--server", addr, "/sec")
+	waitUntil(t, 10*time.Second, "zkraft watch's start", func() bool { return strings.Contains(p.stderr.String(), "watching ") })
+	st, err := conn.Set("/sec", []byte("x"), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, p.waitEvents(t, 1), []string{"NodeDataChanged /sec"}, []int64{st.Mzxid})
+}
