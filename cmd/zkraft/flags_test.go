@@ -23,6 +23,7 @@ var canonicalFlags = map[string][]string{
 	"snapshot inspect": {"output"},
 	"lock":             {"server", "timeout", "output", "auth"},
 	"watch":            {"server", "timeout", "output", "auth"},
+	"elect":            {"server", "timeout", "output", "auth"},
 }
 
 // retiredNames are spellings no subcommand may show any more; where

@@ -36,7 +36,7 @@ func main() {
 
 // commands lists the subcommands.
 func commands() []*cli.Command {
-	return []*cli.Command{serverCommand(), versionCommand(), shell.Command(), membersCommand(), statusCommand(), snapshotCommand(), importCommand(), migrateCommand(), rejoinCommand(), upgradeCommand(), digestCommand(), bench.Command(), lockCommand(), watchCommand()}
+	return []*cli.Command{serverCommand(), versionCommand(), shell.Command(), membersCommand(), statusCommand(), snapshotCommand(), importCommand(), migrateCommand(), rejoinCommand(), upgradeCommand(), digestCommand(), bench.Command(), lockCommand(), watchCommand(), electCommand()}
 }
 
 // versionCommand prints the module version, the VCS revision and the

@@ -33,8 +33,14 @@ type Options struct {
 	// the session's; Grace is CMD's time between SIGTERM and SIGKILL.
 	Timeout, SessionTimeout, Grace time.Duration
 	JSON                           bool // print the token as JSON
-	Stdin                          io.Reader
-	Stdout, Stderr                 io.Writer
+	// Prefix names the contender's node before its sequence number
+	// (default: CuratorPrefix("lock-")); Data is the node's data.
+	Prefix string
+	Data   []byte
+	// Announce prints that the lock is held (default: the token).
+	Announce       func(w io.Writer, l *Lock, asJSON bool) error
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
 }
 
 // Run acquires the lock, prints the token (on Stderr when CMD runs, else
@@ -61,7 +67,11 @@ func Run(o Options) (int, error) {
 		case <-ctx.Done():
 		}
 	}()
-	l, err := Acquire(ctx, conn, o.Path, nil, zk.WorldACL(zk.PermAll))
+	prefix := o.Prefix
+	if prefix == "" {
+		prefix = CuratorPrefix("lock-")
+	}
+	l, err := AcquireAs(ctx, conn, o.Path, prefix, o.Data, zk.WorldACL(zk.PermAll))
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLost) || isClosed(guard.Lost()):
@@ -76,7 +86,11 @@ func Run(o Options) (int, error) {
 	if len(o.Cmd) > 0 {
 		out = o.Stderr
 	}
-	if err := printToken(out, l, o.JSON); err != nil {
+	announce := o.Announce
+	if announce == nil {
+		announce = printToken
+	}
+	if err := announce(out, l, o.JSON); err != nil {
 		return ExitFailed, err
 	}
 	status := 0

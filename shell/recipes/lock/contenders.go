@@ -7,10 +7,11 @@ import (
 )
 
 // contenderRE matches the children that contend for the lock: Curator's
-// "...-lock-NNNNNNNNNN" (lastIndexOf "lock-") and kazoo's
-// "...__lock__NNNNNNNNNN", capturing the sequence number (which may be
+// "...-lock-NNNNNNNNNN" (lastIndexOf "lock-"), Curator LeaderLatch's
+// "...-latch-NNNNNNNNNN" and kazoo's "...__lock__NNNNNNNNNN" (kazoo's
+// Election is a Lock), capturing the sequence number (which may be
 // negative once the parent's cversion wraps).
-var contenderRE = regexp.MustCompile(`(?:lock-|__lock__)(-?\d{10})$`)
+var contenderRE = regexp.MustCompile(`(?:lock-|latch-|__lock__)(-?\d{10})$`)
 
 // contender is one child of the lock path taking part in the lock.
 type contender struct {
@@ -48,4 +49,15 @@ func predecessor(children []string, self string) (pred string, found bool) {
 		pred = c.name
 	}
 	return "", false
+}
+
+// Contenders returns the names of the children that take part in the
+// recipe, lowest sequence (the holder, or the leader) first.
+func Contenders(children []string) []string {
+	cs := contenders(children)
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
 }

@@ -7,15 +7,17 @@ import "testing"
 // children do not take part.
 func TestPredecessorOrdersBothNamings(t *testing.T) {
 	children := []string{
-		"ffff__lock__0000000003",  // kazoo, third
-		"_c_0000-lock-0000000001", // Curator, first
-		"lease_holder",            // not a contender
-		"_c_9999-lock-0000000004", // self
-		"0000__lock__0000000002",  // kazoo, second
-		"_c_aaaa-lock-0000000007", // later
-		"aaaa__rlock__0000000000", // a kazoo read lock: not this recipe's
+		"ffff__lock__0000000003",   // kazoo, third
+		"_c_0000-lock-0000000001",  // Curator, first
+		"lease_holder",             // not a contender
+		"_c_9999-lock-0000000004",  // self
+		"0000__lock__0000000002",   // kazoo, second
+		"_c_aaaa-lock-0000000007",  // later
+		"aaaa__rlock__0000000000",  // a kazoo read lock: not this recipe's
+		"_c_bbbb-latch-0000000006", // a LeaderLatch node: ordered too
 	}
 	for _, tc := range []struct{ self, pred string }{
+		{"_c_aaaa-lock-0000000007", "_c_bbbb-latch-0000000006"},
 		{"_c_9999-lock-0000000004", "ffff__lock__0000000003"},
 		{"ffff__lock__0000000003", "0000__lock__0000000002"},
 		{"0000__lock__0000000002", "_c_0000-lock-0000000001"},

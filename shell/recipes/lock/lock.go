@@ -30,8 +30,24 @@ type Lock struct {
 // Acquire creates this contender's node under path (creating path's
 // missing parents as persistent nodes with acl) and waits, watching only
 // its predecessor, until it holds the lock or ctx ends. When ctx ends
-// first its node is deleted and ctx's error returned.
+// first its node is deleted and ctx's error returned. The node is named
+// as Curator's InterProcessMutex names its own.
 func Acquire(ctx context.Context, conn *zk.Conn, path string, data []byte, acl []zk.ACL) (*Lock, error) {
+	return AcquireAs(ctx, conn, path, CuratorPrefix("lock-"), data, acl)
+}
+
+// CuratorPrefix is the name Curator gives a node of the recipe whose
+// lock name is name ("lock-", "latch-") in its protected form, before
+// the server appends the sequence: "_c_<uuid>-<name>".
+func CuratorPrefix(name string) string { return "_c_" + newUUID() + "-" + name }
+
+// KazooPrefix is the name kazoo's Lock (and Election) gives its node
+// before the sequence: "<uuid hex>__lock__".
+func KazooPrefix() string { return strings.ReplaceAll(newUUID(), "-", "") + "__lock__" }
+
+// AcquireAs is Acquire with the node's name prefix given (CuratorPrefix,
+// KazooPrefix): the server appends the sequence number to it.
+func AcquireAs(ctx context.Context, conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL) (*Lock, error) {
 	path = strings.TrimSuffix(path, "/")
 	if path == "" || !strings.HasPrefix(path, "/") {
 		return nil, fmt.Errorf("lock path %q: want an absolute path", path)
@@ -39,7 +55,7 @@ func Acquire(ctx context.Context, conn *zk.Conn, path string, data []byte, acl [
 	if err := ensurePath(conn, path, acl); err != nil {
 		return nil, err
 	}
-	node, err := createNode(conn, path, data, acl)
+	node, err := createNode(conn, path, prefix, data, acl)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +133,10 @@ func ensurePath(conn *zk.Conn, path string, acl []zk.ACL) error {
 	return nil
 }
 
-// createNode creates the contender's node in Curator's protected form,
-// "_c_<uuid>-lock-NNNNNNNNNN", and finds it by its uuid when the
+// createNode creates the contender's node, prefix followed by the
+// sequence, and finds it by its prefix (which holds a uuid) when the
 // connection dropped before the reply.
-func createNode(conn *zk.Conn, path string, data []byte, acl []zk.ACL) (string, error) {
-	prefix := "_c_" + newUUID() + "-lock-"
+func createNode(conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL) (string, error) {
 	node, err := conn.Create(path+"/"+prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
 	if errors.Is(err, zk.ErrConnectionClosed) {
 		children, _, cerr := conn.Children(path)
