@@ -17,7 +17,7 @@ import (
 	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
-// lockProc is a running `zkraft lock`.
+// lockProc is a running `zkraft lock` (or `zkraft elect`).
 type lockProc struct {
 	cmd            *exec.Cmd
 	stdin          io.WriteCloser
@@ -29,7 +29,13 @@ type lockProc struct {
 // startLock starts `zkraft lock args...`.
 func startLock(t *testing.T, args ...string) *lockProc {
 	t.Helper()
-	p := &lockProc{cmd: testproc.Command(procs.Binary(t), append([]string{"lock"}, args...)...), done: make(chan struct{})}
+	return startRecipe(t, "lock", args...)
+}
+
+// startRecipe starts `zkraft sub args...`.
+func startRecipe(t *testing.T, sub string, args ...string) *lockProc {
+	t.Helper()
+	p := &lockProc{cmd: testproc.Command(procs.Binary(t), append([]string{sub}, args...)...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	stdin, err := p.cmd.StdinPipe()
 	if err != nil {
@@ -60,7 +66,7 @@ func (p *lockProc) wait(t *testing.T, d time.Duration) int {
 	case <-p.done:
 		return p.code
 	case <-time.After(d):
-		t.Fatalf("zkraft lock %v still running after %v\nstdout: %s\nstderr: %s", p.cmd.Args[2:], d, p.stdout.String(), p.stderr.String())
+		t.Fatalf("zkraft %v still running after %v\nstdout: %s\nstderr: %s", p.cmd.Args[1:], d, p.stdout.String(), p.stderr.String())
 		return 0
 	}
 }
