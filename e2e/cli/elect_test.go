@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,4 +114,38 @@ func TestElectTakesOverWhenLeaderKilled(t *testing.T) {
 		}
 		return strings.Join(leaders, ",") == "first,second,"
 	})
+}
+
+// TestElectStopsCommandWhenSessionLost: a leading zkraft elect stopped
+// past its session timeout loses the session and its node; the waiting
+// campaigner leads meanwhile; resumed, the first SIGTERMs its CMD (which
+// ignores it), SIGKILLs it after --grace, and exits 70.
+func TestElectStopsCommandWhenSessionLost(t *testing.T) {
+	addr := lockServer(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	first := startElect(t, "--server", addr, "--session-timeout", "1s", "--grace", "500ms", "/election/s", "first", "--",
+		"sh", "-c", `echo $$ > `+pidFile+`; trap '' TERM; while :; do sleep 0.1; done`)
+	first.token(t)
+	var pid int
+	waitUntil(t, 10*time.Second, "CMD's pid", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	second := startElect(t, "--server", addr, "/election/s", "second")
+	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	second.token(t)
+	if err := first.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := first.wait(t, 15*time.Second); code != 70 {
+		t.Fatalf("exit %d after the session was lost, want 70\n%s", code, first.stderr.String())
+	}
+	waitUntil(t, 5*time.Second, "CMD's end", func() bool { return syscall.Kill(pid, 0) != nil })
+	second.stdin.Close()
+	if code := second.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("second: exit %d\n%s", code, second.stderr.String())
+	}
 }
