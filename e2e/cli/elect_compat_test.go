@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/internal/testing/procs"
-	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // electRival is another library's election client (proposal "rival"):
@@ -77,10 +75,7 @@ func checkElection(t *testing.T, addr, path string, rival electRival, both bool,
 // turns both ways; without --kazoo, zkraft elect still waits for kazoo
 // (kazoo's Election does not see LeaderLatch-named nodes, the other way).
 func TestElectWithKazoo(t *testing.T) {
-	if out, err := exec.Command(kazooPython, "-c", "import kazoo").CombinedOutput(); err != nil {
-		testenv.Require(t, err)
-		t.Fatalf("python3-kazoo: %s", out)
-	}
+	requireKazoo(t)
 	addr := lockServer(t)
 	script, _ := filepath.Abs(filepath.Join("testdata", "elect", "kazoo_elect.py"))
 	seconds := func(d time.Duration) string { return fmt.Sprintf("%g", d.Seconds()) }

@@ -15,6 +15,15 @@ import (
 // kazooPython is Debian's python3, which python3-kazoo is installed for.
 const kazooPython = "/usr/bin/python3"
 
+// requireKazoo fails t (skips it outside CI) without python3-kazoo.
+func requireKazoo(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command(kazooPython, "-c", "import kazoo").CombinedOutput(); err != nil {
+		testenv.Require(t, err)
+		t.Fatalf("python3-kazoo: %s", out)
+	}
+}
+
 // lockRival is another library's lock client: acquire(within) says
 // whether it got the lock; release lets go.
 type lockRival struct {
@@ -62,10 +71,7 @@ func checkExclusion(t *testing.T, addr, path string, rival lockRival) {
 // ["-lock-"], its option for Curator-named contenders) and zkraft lock
 // exclude each other both ways.
 func TestLockExcludesKazoo(t *testing.T) {
-	if out, err := exec.Command(kazooPython, "-c", "import kazoo").CombinedOutput(); err != nil {
-		testenv.Require(t, err)
-		t.Fatalf("python3-kazoo: %s", out)
-	}
+	requireKazoo(t)
 	addr := lockServer(t)
 	script, _ := filepath.Abs(filepath.Join("testdata", "lock", "kazoo_lock.py"))
 	k := startLineClient(t, kazooPython, script, addr, "/locks/kazoo", "-lock-")

@@ -1,16 +1,8 @@
 package cli
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/zkraft/zkraft/internal/testing/procs"
-	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // TestLockWorkedExample runs the worked example of docs/operations.md's
@@ -18,26 +10,7 @@ import (
 // swapped for a free one: the second job gives up with 75, the third
 // runs with its token in the environment and its status comes back.
 func TestLockWorkedExample(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(raw), "<!-- test: TestLockWorkedExample runs this block -->\n```sh\n")
-	if !ok {
-		t.Fatal("docs/operations.md has no sh block marked for TestLockWorkedExample")
-	}
-	block, _, _ := strings.Cut(after, "```")
-	addr := lockServer(t)
-	script := strings.ReplaceAll(block, "127.0.0.1:2181", addr)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := testproc.CommandContext(ctx, "sh", "-ec", script)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(procs.Binary(t))+":"+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	t.Logf("$ sh -ec <<the block>>\n%s", out)
-	if err != nil {
-		t.Fatalf("the worked example failed: %v", err)
-	}
+	out := runWorkedExample(t, lockServer(t))
 	for _, want := range []string{`(?m)^busy: exit 75$`, `(?m)^ran with token [1-9]\d*$`, `(?m)^exit 3$`} {
 		if !regexp.MustCompile(want).Match(out) {
 			t.Errorf("no line %s", want)

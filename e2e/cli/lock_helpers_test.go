@@ -42,6 +42,13 @@ func startRecipe(t *testing.T, sub string, args ...string) *lockProc {
 		t.Fatal(err)
 	}
 	p.stdin = stdin
+	p.run(t)
+	return p
+}
+
+// run starts p's command and keeps its exit status once it ends.
+func (p *lockProc) run(t *testing.T) {
+	t.Helper()
 	if err := testproc.Start(t, p.cmd); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +63,6 @@ func startRecipe(t *testing.T, sub string, args ...string) *lockProc {
 		}
 		close(p.done)
 	}()
-	return p
 }
 
 // wait returns the exit status, failing t if it has not exited within d.

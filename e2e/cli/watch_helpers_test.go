@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/zkraft/zkraft/internal/testing/procs"
@@ -25,19 +23,6 @@ func startProcEnv(t *testing.T, env []string, command string, args ...string) *l
 		p.cmd.Env = append(os.Environ(), env...)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	if err := testproc.Start(t, p.cmd); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		err := p.cmd.Wait()
-		var ee *exec.ExitError
-		switch {
-		case errors.As(err, &ee):
-			p.code = ee.ExitCode()
-		case err != nil:
-			p.code = -1
-		}
-		close(p.done)
-	}()
+	p.run(t)
 	return p
 }
