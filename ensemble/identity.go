@@ -250,20 +250,6 @@ func (g *identity) probeVoters(voters []backend.Peer) {
 	}
 }
 
-// builds are the build levels of the members heard from since since, by
-// server id.
-func (g *identity) builds(since time.Time) map[uint64]uint8 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make(map[uint64]uint8, len(g.peers))
-	for id, h := range g.peers {
-		if !h.at.Before(since) {
-			out[id] = h.hello.Build
-		}
-	}
-	return out
-}
-
 // heardFrom records a peer's hello seen by dialing it (openLevel).
 func (g *identity) heardFrom(peer hello) {
 	g.mu.Lock()
