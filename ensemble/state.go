@@ -138,6 +138,13 @@ func (n *Node) Close() error {
 		n.closeForwards()
 		if n.raft != nil {
 			f := n.raft.Shutdown()
+			// The member port refuses from now on, before the streams
+			// below end: a follower that sees its leader's stream end
+			// finds the port refused and elects at once (leaderloss.go),
+			// where a port still accepting would mean "leader alive".
+			if n.mux != nil {
+				n.mux.close()
+			}
 			// Raft's goroutines stop once their calls return: those
 			// to members that do not answer fail now (dialed.go).
 			n.dialed.closeAll()
