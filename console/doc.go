@@ -43,7 +43,8 @@
 //
 // The page opens a server-sent event stream for the subtree it shows. The
 // console opens a second ZooKeeper session for it with the same credentials
-// (watchsession.go: go-zookeeper v1.0.4 has no addWatch) and sets one
-// persistent recursive watch, whose notifications the server filters by
-// READ permission as for any client.
+// (package internal/zookeeper/watchconn, shared with zkraft watch, since
+// go-zookeeper v1.0.4 has no addWatch) and sets one persistent recursive
+// watch, whose notifications the server filters by READ permission as for
+// any client.
 package console

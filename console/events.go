@@ -5,7 +5,27 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
+	"github.com/zkraft/zkraft/internal/zookeeper/watchconn"
 )
+
+// watchEvent is one "change" event of the stream.
+type watchEvent struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+	Zxid string `json:"zxid"`
+}
+
+// openWatch opens a session of the login's user (digest; "" for none)
+// holding a persistent recursive watch on root.
+func openWatch(l *login, root string, timeout time.Duration) (*watchconn.Session, error) {
+	var auth []watchconn.Credential
+	if l.user != "" {
+		auth = []watchconn.Credential{{Scheme: "digest", Auth: []byte(l.user + ":" + l.password)}}
+	}
+	return watchconn.Open(watchconn.Config{Dial: l.dial, Path: root, Recursive: true, Auth: auth, Timeout: timeout})
+}
 
 // maxStreams bounds the live streams one login may hold open (each is a
 // ZooKeeper session).
@@ -39,14 +59,14 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// and with a stale lastSeen, so the page's reconnect (a reload, a
 	// watch session that ended) is never taken for its going away.
 	defer func() { l.seen(time.Now()) }()
-	ws, err := openWatch(l.dial, l.user, l.password, root, c.cfg.SessionTimeout)
+	ws, err := openWatch(l, root, c.cfg.SessionTimeout)
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	defer ws.close()
-	l.liveIDs.Store(ws.id, struct{}{})
-	defer l.liveIDs.Delete(ws.id)
+	defer ws.Close()
+	l.liveIDs.Store(ws.ID(), struct{}{})
+	defer l.liveIDs.Delete(ws.ID())
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -63,11 +83,11 @@ func (c *Console) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-beat.C:
 			fmt.Fprint(w, ": heartbeat\n\n")
-		case ev, ok := <-ws.events:
+		case ev, ok := <-ws.Events():
 			if !ok {
 				return
 			}
-			b, _ := json.Marshal(ev)
+			b, _ := json.Marshal(watchEvent{Type: ev.TypeName(), Path: ev.Path, Zxid: zkjson.Hex(ev.Zxid)})
 			fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)
 		}
 		flusher.Flush()

@@ -1,7 +1,8 @@
-package console
+package watchconn
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,16 +12,16 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// TestWatchSessionEndsWhenBehind: a watch session whose events are not
-// taken fast enough hands on those it holds and then ends, so the stream
-// ends and the page (reconnecting) reloads, instead of dropping changes it
-// is never told of.
-func TestWatchSessionEndsWhenBehind(t *testing.T) {
+// TestSessionEndsWhenBehind: a watch session whose events are not
+// taken fast enough hands on those it holds and then ends, so its user
+// (reconnecting) reads the tree again, instead of dropping changes it is
+// never told of.
+func TestSessionEndsWhenBehind(t *testing.T) {
 	client, server := net.Pipe()
 	defer server.Close()
 	go func() { _, _ = io.Copy(io.Discard, server) }() // the closeSession
-	ws := &watchSession{nc: client, timeout: time.Minute, events: make(chan watchEvent, 2), done: make(chan struct{})}
-	go ws.readLoop(bufio.NewReader(client))
+	s := &Session{nc: client, timeout: time.Minute, events: make(chan Event, 2), done: make(chan struct{})}
+	go s.readLoop(bufio.NewReader(client))
 	go func() {
 		for i := 1; i <= 5; i++ {
 			var w jute.Writer
@@ -38,10 +39,13 @@ func TestWatchSessionEndsWhenBehind(t *testing.T) {
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
-		case ev, ok := <-ws.events:
+		case ev, ok := <-s.events:
 			if !ok {
 				if len(got) != 2 || got[0] != "/n1" || got[1] != "/n2" {
 					t.Fatalf("handed on %v before ending, want /n1 /n2", got)
+				}
+				if !errors.Is(s.Err(), ErrBehind) {
+					t.Fatalf("ended with %v, want ErrBehind", s.Err())
 				}
 				return
 			}

@@ -1,4 +1,4 @@
-package console
+package watchconn
 
 import (
 	"bufio"
@@ -9,11 +9,11 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// TestWatchSessionEndsWhenMemberFallsSilent: a member that stops
+// TestSessionEndsWhenMemberFallsSilent: a member that stops
 // answering without closing the connection (a dead host, a partition)
-// ends the live stream within the session's read timeout instead of
+// ends the session within the session's read timeout instead of
 // leaving it open and silent for ever.
-func TestWatchSessionEndsWhenMemberFallsSilent(t *testing.T) {
+func TestSessionEndsWhenMemberFallsSilent(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestWatchSessionEndsWhenMemberFallsSilent(t *testing.T) {
 		}
 		defer c.Close()
 		br := bufio.NewReader(c)
-		if _, err := jute.ReadFrame(br, nil, maxWatchFrame); err != nil {
+		if _, err := jute.ReadFrame(br, nil, MaxFrame); err != nil {
 			return
 		}
 		var w jute.Writer
@@ -38,7 +38,7 @@ func TestWatchSessionEndsWhenMemberFallsSilent(t *testing.T) {
 		}
 		w = jute.Writer{}
 		// Answer the addWatch, then answer nothing more (pings included).
-		frame, err := jute.ReadFrame(br, nil, maxWatchFrame)
+		frame, err := jute.ReadFrame(br, nil, MaxFrame)
 		if err != nil {
 			return
 		}
@@ -57,15 +57,15 @@ func TestWatchSessionEndsWhenMemberFallsSilent(t *testing.T) {
 	dial := func(timeout time.Duration) (net.Conn, error) {
 		return net.DialTimeout("tcp", ln.Addr().String(), timeout)
 	}
-	ws, err := openWatch(dial, "", "", "/", 600*time.Millisecond)
+	s, err := Open(Config{Dial: dial, Path: "/", Recursive: true, Timeout: 600 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.close()
+	defer s.Close()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case _, ok := <-ws.events:
+		case _, ok := <-s.Events():
 			if !ok {
 				return
 			}
