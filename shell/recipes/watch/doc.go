@@ -1,19 +1,22 @@
 // Package watch is "zkraft watch": it prints every change under a znode
 // path, with its zxid, the way etcdctl watch prints a key's revisions.
 //
-// go-zookeeper v1.0.4 cannot send addWatch, so the watcher holds
-// ZooKeeper's one-shot watches (an exists watch on every node it follows
-// and a children watch on every node it lists) and re-arms each as it
-// fires, re-reading the node in the same request. Each event is computed
-// by comparing what the server holds with a snapshot of what the watcher
-// last saw (path -> czxid, mzxid, children), so a change made between a
-// watch firing and its re-arm is not lost: it is reported with the
-// re-read (several data changes in that window are reported as one, at
-// the last one's zxid).
+// The watcher holds one ZooKeeper persistent watch on the path
+// (addWatch PERSISTENT, or PERSISTENT_RECURSIVE with --recursive) on a
+// session of its own (package internal/zookeeper/watchconn, which the
+// web console uses too): the server notifies every change after the
+// watch is set, in zxid order, and nothing is re-armed, so no change is
+// coalesced or missed while the session lasts. Each notification is
+// printed as it comes, with the zxid its frame carries; with -o json the
+// node's data is read on a go-zookeeper session (the one the watcher
+// uses for reads), and printed only when it is the data of that change.
 //
-// After the connection drops, or the session expires and a new one is
-// made, the watcher re-reads the whole followed tree and reports what
-// changed while it was away (created, changed, deleted, in zxid order),
-// marked as such: the gap that ZooKeeper's one-shot watches leave open
-// across an expiry.
+// The watcher also keeps what it last saw of every followed node (path
+// -> czxid, mzxid, pzxid). When the watch session ends (the member went
+// away, fell silent, or the watcher fell behind) it opens a new one on
+// the next member of the --server list, sets the watch again, re-reads
+// the followed tree and prints what changed while it was away, in zxid
+// order and marked as such. The re-read keeps out what happened after the
+// new watch was set (the zxid its addWatch reply carries), since the new
+// watch notifies that.
 package watch

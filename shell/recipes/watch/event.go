@@ -11,21 +11,26 @@ import (
 
 // Event types, ZooKeeper's names for the notifications they stand for.
 const (
-	NodeCreated     = "NodeCreated"
-	NodeDataChanged = "NodeDataChanged"
-	NodeDeleted     = "NodeDeleted"
+	NodeCreated         = "NodeCreated"
+	NodeDataChanged     = "NodeDataChanged"
+	NodeDeleted         = "NodeDeleted"
+	NodeChildrenChanged = "NodeChildrenChanged"
 )
 
 // Event is one change of a followed node.
 type Event struct {
 	Type string
 	Path string
-	// Zxid is the change's transaction: the node's czxid when created,
-	// its mzxid when its data changed, and its parent's pzxid when
-	// deleted.
+	// Zxid is the change's transaction, as the notification carries it.
+	// For a change found after a reconnect: the node's czxid when
+	// created, its mzxid when its data changed, its pzxid when its
+	// children changed, and the pzxid of its parent (the nearest one
+	// still there) when deleted.
 	Zxid int64
-	// Data is the node's data after a creation or data change.
-	Data []byte
+	// Data is the node's data after a creation or data change, when
+	// HasData: it was read as of that change (-o json only).
+	Data    []byte
+	HasData bool
 	// Away marks a change made while the watcher was disconnected, found
 	// by comparing the tree after the reconnect.
 	Away bool
@@ -51,7 +56,7 @@ type jsonEvent struct {
 func Print(w io.Writer, ev Event, asJSON bool) error {
 	if asJSON {
 		je := jsonEvent{Type: ev.Type, Path: ev.Path, Zxid: zkjson.Hex(ev.Zxid), Away: ev.Away}
-		if ev.Type != NodeDeleted {
+		if ev.HasData {
 			s := string(ev.Data)
 			je.Data = &s
 		}

@@ -8,36 +8,34 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/zookeeper/watchconn"
+	"github.com/zkraft/zkraft/jute"
 )
 
-// seen is what the watcher last saw of a node.
-type seen struct {
-	czxid, mzxid int64
-	// children are the names last listed (every node when recursive,
-	// the root alone otherwise), with their czxids for the root's
-	// children when not recursive.
-	children map[string]int64
-}
+// node is what the watcher last saw of a node: the zxids of its
+// creation, last data change and last change of its children list.
+type node struct{ czxid, mzxid, pzxid int64 }
 
-// watcher follows root (and, when recursive, its descendants) on conn.
-// Its methods run on one goroutine.
+// watcher follows root (and, when recursive, its descendants). It reads
+// on conn; its methods run on one goroutine.
 type watcher struct {
 	conn      *zk.Conn
 	root      string
 	recursive bool
-	snap      map[string]*seen
-	// armedData and armedKids list the paths holding a live exists
-	// watch and children watch, so that a re-read arms no second one.
-	armedData, armedKids map[string]bool
-	fired                chan zk.Event // watch notifications
+	withData  bool // read the data of created and changed nodes
+	// snap is every followed node the watcher knows of: the root alone
+	// when not recursive.
+	snap map[string]node
 }
 
 func newWatcher(conn *zk.Conn, root string, recursive bool) *watcher {
-	return &watcher{conn: conn, root: root, recursive: recursive, snap: map[string]*seen{},
-		armedData: map[string]bool{}, armedKids: map[string]bool{}, fired: make(chan zk.Event, 256)}
+	return &watcher{conn: conn, root: root, recursive: recursive, snap: map[string]node{}}
 }
 
-// follows reports whether p is a node the watcher reports on.
+// follows reports whether p is a node the watcher reports on: the root,
+// and every descendant when recursive (a persistent watch reports on the
+// root alone, its children only as its NodeChildrenChanged).
 func (w *watcher) follows(p string) bool {
 	if p == w.root {
 		return true
@@ -46,174 +44,215 @@ func (w *watcher) follows(p string) bool {
 	if w.root == "/" {
 		prefix = "/"
 	}
-	if !strings.HasPrefix(p, prefix) {
-		return false
+	return w.recursive && strings.HasPrefix(p, prefix)
+}
+
+// apply takes one notification into the snapshot and returns the event
+// to print, or false when the snapshot already holds it (a re-read after
+// a reconnect found it first).
+func (w *watcher) apply(ev watchconn.Event) (Event, bool) {
+	p, z := ev.Path, ev.Zxid
+	if !w.follows(p) {
+		return Event{}, false
 	}
-	return w.recursive || !strings.Contains(p[len(prefix):], "/")
-}
-
-// forward hands a watch's one notification to w.fired.
-func (w *watcher) forward(ch <-chan zk.Event) {
-	go func() {
-		if ev, ok := <-ch; ok {
-			w.fired <- ev
-		}
-	}()
-}
-
-// disarm notes that the watches ev fired (or ended) are gone.
-func (w *watcher) disarm(ev zk.Event) {
+	n, had := w.snap[p]
+	out := Event{Path: p, Zxid: z}
 	switch ev.Type {
-	case zk.EventNodeChildrenChanged:
-		w.armedKids[ev.Path] = false
-	case zk.EventNotWatching:
-		w.armedKids[ev.Path], w.armedData[ev.Path] = false, false
+	case jute.EventNodeCreated:
+		if had && n.czxid >= z {
+			return Event{}, false
+		}
+		w.snap[p] = node{czxid: z, mzxid: z, pzxid: z}
+		out.Type = NodeCreated
+	case jute.EventNodeDataChanged:
+		if had && n.mzxid >= z {
+			return Event{}, false
+		}
+		n.mzxid = z
+		w.snap[p] = n
+		out.Type = NodeDataChanged
+	case jute.EventNodeChildrenChanged:
+		if had && n.pzxid >= z {
+			return Event{}, false
+		}
+		n.pzxid = z
+		w.snap[p] = n
+		out.Type = NodeChildrenChanged
+	case jute.EventNodeDeleted:
+		if !had || n.czxid > z {
+			return Event{}, false
+		}
+		delete(w.snap, p)
+		out.Type = NodeDeleted
 	default:
-		w.armedData[ev.Path] = false
+		return Event{}, false
 	}
+	if w.withData && (out.Type == NodeCreated || out.Type == NodeDataChanged) {
+		out.Data, out.HasData = w.dataAt(p, out.Type, z)
+	}
+	return out, true
 }
 
-// forgetArms drops every watch mark: the session's watches are gone.
-func (w *watcher) forgetArms() {
-	w.armedData, w.armedKids = map[string]bool{}, map[string]bool{}
+// dataAt reads p's data as of the change at zxid: a read that shows an
+// older version (the read's member is behind the watch's) is made again
+// after a sync; one that shows a later change returns false, that
+// change's own event carrying the data.
+func (w *watcher) dataAt(p, typ string, zxid int64) ([]byte, bool) {
+	for attempt := 0; attempt < 2; attempt++ {
+		data, st, err := w.conn.Get(p)
+		switch {
+		case err == nil && st.Mzxid == zxid && (typ != NodeCreated || st.Czxid == zxid):
+			return data, true
+		case err == nil && st.Mzxid > zxid, err != nil && !errors.Is(err, zk.ErrNoNode):
+			return nil, false
+		}
+		if _, err := w.conn.Sync(p); err != nil {
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
-// sync re-reads p, arming its watches, and returns what changed since
-// the snapshot; deep re-reads the descendants already known too (after
-// a reconnect), else only the new ones are read.
-func (w *watcher) sync(p string, deep bool) ([]Event, error) {
-	var exists bool
-	var st *zk.Stat
-	var err error
-	if w.armedData[p] {
-		exists, st, err = w.conn.Exists(p)
-	} else {
-		var ch <-chan zk.Event
-		exists, st, ch, err = w.conn.ExistsW(p)
-		if err == nil {
-			w.armedData[p] = true
-			w.forward(ch)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("exists %s: %w", p, err)
-	}
-	prev := w.snap[p]
-	if !exists {
-		if prev == nil {
-			return nil, nil
-		}
-		return w.forget(p, w.parentPzxid(p)), nil
-	}
-	var evs []Event
-	data, st2, err := w.conn.Get(p)
-	if errors.Is(err, zk.ErrNoNode) {
-		return w.sync(p, deep) // gone between the two reads: note the deletion
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", p, err)
-	}
-	st = st2
-	switch {
-	case prev == nil:
-		evs = append(evs, Event{Type: NodeCreated, Path: p, Zxid: st.Czxid, Data: data})
-		if st.Mzxid != st.Czxid {
-			evs = append(evs, Event{Type: NodeDataChanged, Path: p, Zxid: st.Mzxid, Data: data})
-		}
-	case prev.czxid != st.Czxid: // deleted and created again
-		evs = append(w.forget(p, st.Czxid), Event{Type: NodeCreated, Path: p, Zxid: st.Czxid, Data: data})
-		if st.Mzxid != st.Czxid {
-			evs = append(evs, Event{Type: NodeDataChanged, Path: p, Zxid: st.Mzxid, Data: data})
-		}
-	case prev.mzxid != st.Mzxid:
-		evs = append(evs, Event{Type: NodeDataChanged, Path: p, Zxid: st.Mzxid, Data: data})
-	}
-	cur := w.snap[p]
-	if cur == nil {
-		cur = &seen{}
-		w.snap[p] = cur
-		if parent := w.snap[path.Dir(p)]; parent != nil && parent.children != nil && p != w.root {
-			parent.children[path.Base(p)] = st.Czxid
-		}
-	}
-	cur.czxid, cur.mzxid = st.Czxid, st.Mzxid
-	if p != w.root && !w.recursive {
-		return evs, nil
-	}
-	kids, err := w.syncChildren(p, cur, deep)
-	return append(evs, kids...), err
+// stat is a node as a re-read found it.
+type stat struct {
+	czxid, mzxid, pzxid int64
+	data                []byte
 }
 
-// syncChildren lists p's children, arming the children watch, and
-// returns the creations and deletions since the snapshot.
-func (w *watcher) syncChildren(p string, cur *seen, deep bool) ([]Event, error) {
-	var names []string
-	var st *zk.Stat
-	var err error
-	if w.armedKids[p] {
-		names, st, err = w.conn.Children(p)
-	} else {
-		var ch <-chan zk.Event
-		names, st, ch, err = w.conn.ChildrenW(p)
-		if err == nil {
-			w.armedKids[p] = true
-			w.forward(ch)
-		}
+// read reads the followed tree, after a sync so that it shows at least
+// what the member holding the watch held when the watch was set. A node
+// created after armed is left out (its creation is notified); a node
+// that refuses READ is left out and named in the error. It stops at the
+// first error that means the connection or session went.
+func (w *watcher) read(armed int64) (map[string]stat, error) {
+	if _, err := w.conn.Sync(w.root); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("sync %s: %w", w.root, err)
 	}
-	if errors.Is(err, zk.ErrNoNode) {
-		return w.sync(p, false)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("children of %s: %w", p, err)
-	}
-	sort.Strings(names)
-	old := cur.children
-	if old == nil {
-		old = map[string]int64{}
-	}
-	cur.children = map[string]int64{}
-	var evs []Event
+	tree := map[string]stat{}
 	var errs []error
-	now := map[string]bool{}
-	for _, n := range names {
-		now[n] = true
-	}
-	for n := range old {
-		if !now[n] {
-			evs = append(evs, w.forgetChild(p, n, st.Pzxid)...)
-		}
-	}
-	for _, n := range names {
-		c := join(p, n)
-		czxid, known := old[n]
-		if w.recursive {
-			cur.children[n] = czxid
-			if known && !deep {
-				continue
-			}
-			sub, err := w.sync(c, true)
-			evs = append(evs, sub...)
-			if err != nil {
-				if connLost(err) {
-					return evs, err
-				}
-				errs = append(errs, err) // the other children still count
-			}
+	stack := []string{w.root}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		data, st, err := w.conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
-		_, cst, err := w.conn.Exists(c)
-		if err != nil || cst == nil {
-			continue // gone already: the next listing notes it
+		if err != nil {
+			err = fmt.Errorf("get %s: %w", p, err)
+			if connLost(err) || p == w.root {
+				return nil, err
+			}
+			errs = append(errs, err) // the other nodes still count
+			continue
 		}
-		cur.children[n] = cst.Czxid
-		switch {
-		case !known:
-			evs = append(evs, Event{Type: NodeCreated, Path: c, Zxid: cst.Czxid})
-		case czxid != cst.Czxid:
-			evs = append(evs, Event{Type: NodeDeleted, Path: c, Zxid: cst.Czxid}, Event{Type: NodeCreated, Path: c, Zxid: cst.Czxid})
+		if st.Czxid > armed {
+			continue
+		}
+		tree[p] = stat{czxid: st.Czxid, mzxid: st.Mzxid, pzxid: st.Pzxid, data: data}
+		if !w.recursive {
+			break
+		}
+		kids, _, err := w.conn.Children(p)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			err = fmt.Errorf("children of %s: %w", p, err)
+			if connLost(err) {
+				return nil, err
+			}
+			errs = append(errs, err)
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(kids)))
+		for _, k := range kids {
+			stack = append(stack, join(p, k))
 		}
 	}
-	return evs, errors.Join(errs...)
+	return tree, errors.Join(errs...)
+}
+
+// catchUp compares tree (read after a watch set at armed) with the
+// snapshot, makes it the snapshot, and returns what changed, in zxid
+// order. A change after armed is left to the watch's notification: a
+// node whose mzxid or pzxid is later keeps the one the snapshot had.
+func (w *watcher) catchUp(tree map[string]stat, armed int64) []Event {
+	upTo := func(z, fallback int64) int64 {
+		if z <= armed {
+			return z
+		}
+		return fallback
+	}
+	withData := func(ev Event, s stat) Event {
+		if w.withData && s.mzxid == ev.Zxid {
+			ev.Data, ev.HasData = s.data, true
+		}
+		return ev
+	}
+	var evs []Event
+	paths := make([]string, 0, len(tree))
+	for p := range tree {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	next := make(map[string]node, len(tree))
+	for _, p := range paths {
+		s := tree[p]
+		old, had := w.snap[p]
+		same := had && old.czxid == s.czxid
+		n := node{czxid: s.czxid, mzxid: upTo(s.mzxid, s.czxid), pzxid: upTo(s.pzxid, s.czxid)}
+		if same {
+			n.mzxid, n.pzxid = upTo(s.mzxid, old.mzxid), upTo(s.pzxid, old.pzxid)
+		}
+		next[p] = n
+		switch {
+		case same:
+			if n.mzxid != old.mzxid {
+				evs = append(evs, withData(Event{Type: NodeDataChanged, Path: p, Zxid: n.mzxid}, s))
+			}
+			if !w.recursive && n.pzxid != old.pzxid {
+				evs = append(evs, Event{Type: NodeChildrenChanged, Path: p, Zxid: n.pzxid})
+			}
+			continue
+		case had: // deleted and created again: when is not known
+			evs = append(evs, Event{Type: NodeDeleted, Path: p, Zxid: s.czxid})
+		}
+		evs = append(evs, withData(Event{Type: NodeCreated, Path: p, Zxid: s.czxid}, s))
+		if n.mzxid != s.czxid {
+			evs = append(evs, withData(Event{Type: NodeDataChanged, Path: p, Zxid: n.mzxid}, s))
+		}
+	}
+	var gone []string
+	for p := range w.snap {
+		if _, ok := tree[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(gone))) // the deepest first
+	for _, p := range gone {
+		evs = append(evs, Event{Type: NodeDeleted, Path: p, Zxid: w.deletedAt(p, tree)})
+	}
+	w.snap = next
+	sortEvents(evs)
+	return evs
+}
+
+// deletedAt is the zxid to report p's deletion at: the pzxid of its
+// nearest ancestor still there, the last change of that children list.
+func (w *watcher) deletedAt(p string, tree map[string]stat) int64 {
+	for q := path.Dir(p); ; q = path.Dir(q) {
+		if s, ok := tree[q]; ok {
+			return s.pzxid
+		}
+		if q == w.root || q == "/" {
+			break
+		}
+	}
+	if w.root == "/" {
+		return 0
+	}
+	_, st, err := w.conn.Exists(path.Dir(w.root))
+	if err != nil || st == nil {
+		return 0
+	}
+	return st.Pzxid
 }
 
 // connLost reports whether err means the connection or session went:
@@ -221,50 +260,6 @@ func (w *watcher) syncChildren(p string, cur *seen, deep bool) ([]Event, error) 
 func connLost(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
-}
-
-// forgetChild drops child n of p (and, recursive, its subtree) from the
-// snapshot, returning its deletion at zxid.
-func (w *watcher) forgetChild(p, n string, zxid int64) []Event {
-	c := join(p, n)
-	if w.recursive {
-		return w.forget(c, zxid)
-	}
-	return []Event{{Type: NodeDeleted, Path: c, Zxid: zxid}}
-}
-
-// forget drops p and its descendants from the snapshot and returns
-// their deletions at zxid, the deepest first.
-func (w *watcher) forget(p string, zxid int64) []Event {
-	var gone []string
-	for q := range w.snap {
-		if q == p || strings.HasPrefix(q, strings.TrimSuffix(p, "/")+"/") {
-			gone = append(gone, q)
-		}
-	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i] > gone[j] })
-	evs := make([]Event, 0, len(gone))
-	for _, q := range gone {
-		delete(w.snap, q)
-		evs = append(evs, Event{Type: NodeDeleted, Path: q, Zxid: zxid})
-	}
-	if parent := w.snap[path.Dir(p)]; parent != nil && parent.children != nil {
-		delete(parent.children, path.Base(p))
-	}
-	return evs
-}
-
-// parentPzxid is the pzxid of p's parent: the zxid of p's deletion
-// when nothing under the parent changed since.
-func (w *watcher) parentPzxid(p string) int64 {
-	if p == "/" {
-		return 0
-	}
-	_, st, err := w.conn.Exists(path.Dir(p))
-	if err != nil || st == nil {
-		return 0
-	}
-	return st.Pzxid
 }
 
 func join(p, n string) string {
