@@ -21,7 +21,7 @@ func TestWatchWorkedExample(t *testing.T) {
 	if strings.Join(events, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(string(out), "watching /app (recursive, 0 nodes)") {
+	if !strings.Contains(string(out), "watching /app (persistent recursive watch, 0 nodes)") {
 		t.Error("no line watching /app")
 	}
 }

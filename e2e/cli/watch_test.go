@@ -12,12 +12,11 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/internal/testing/procs"
 )
 
 // watchLine is one text line of zkraft watch.
-var watchLine = regexp.MustCompile(`^(NodeCreated|NodeDataChanged|NodeDeleted) (\S+) 0x([0-9a-f]+)( \(while away\))?$`)
+var watchLine = regexp.MustCompile(`^(NodeCreated|NodeDataChanged|NodeDeleted|NodeChildrenChanged) (\S+) 0x([0-9a-f]+)( \(while away\))?$`)
 
 // watchEvent is a parsed line.
 type watchEvent struct {
@@ -84,10 +83,10 @@ func checkEvents(t *testing.T, got []watchEvent, want []string, zxids []int64) {
 }
 
 // TestWatchPrintsChangesWithZxids: without --recursive zkraft watch
-// prints the node's creation, data change and deletion, and its
-// children's creation and deletion, each at the zxid the writer's
-// stats give, in order; a grandchild is not followed. SIGTERM ends it
-// with status 0.
+// prints the node's creation, data change and deletion, and a
+// NodeChildrenChanged for each creation and deletion of a child, each at
+// the zxid the writer's stats give, in order; a grandchild is not
+// followed. SIGTERM ends it with status 0.
 func TestWatchPrintsChangesWithZxids(t *testing.T) {
 	addr := lockServer(t)
 	w := startWatch(t, "--server", addr, "/app")
@@ -128,7 +127,7 @@ func TestWatchPrintsChangesWithZxids(t *testing.T) {
 	got := w.waitEvents(t, 5)
 	time.Sleep(300 * time.Millisecond)
 	got = w.events(t)
-	checkEvents(t, got, []string{"NodeCreated /app", "NodeDataChanged /app", "NodeCreated /app/x", "NodeDeleted /app/x", "NodeDeleted /app"},
+	checkEvents(t, got, []string{"NodeCreated /app", "NodeDataChanged /app", "NodeChildrenChanged /app", "NodeChildrenChanged /app", "NodeDeleted /app"},
 		[]int64{created, changed, xst.Czxid, ast.Pzxid, rst.Pzxid})
 	for _, e := range got {
 		if e.away {
@@ -159,8 +158,10 @@ func TestWatchRecursiveJSON(t *testing.T) {
 		if _, err := conn.Create(p, []byte("d"+p), 0, acl); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	// The data of a creation is printed when the read shows that
+	// version: wait before changing it.
+	waitUntil(t, 10*time.Second, "3 JSON events", func() bool { return strings.Count(w.stdout.String(), "\n") >= 3 })
 	if _, err := conn.Set("/r/a/b/c", []byte("new"), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestWatchRecursiveJSON(t *testing.T) {
 }
 
 // TestWatchReportsChangesWhileAway: a watcher stopped (SIGSTOP) past its
-// session timeout loses its session and its watches; while it is away
+// session timeout loses its sessions and its watch; while it is away
 // another client creates, changes and deletes nodes. Resumed, it makes a
 // new session and prints those changes, marked "(while away)", in zxid
 // order, and goes on printing live ones unmarked.
@@ -221,7 +222,7 @@ func TestWatchReportsChangesWhileAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 15*time.Second, "the stopped watcher's watches to go", func() bool {
-		return !strings.Contains(fourletter.Ask(addr, "wchp"), "/s/keep")
+		return !watched(addr, "/s")
 	})
 	st, err := conn.Set("/s/keep", []byte("x"), -1)
 	if err != nil {
@@ -245,7 +246,7 @@ func TestWatchReportsChangesWhileAway(t *testing.T) {
 			t.Errorf("%s %s not marked away", e.typ, e.path)
 		}
 	}
-	waitUntil(t, 10*time.Second, "watches re-armed", func() bool { return strings.Contains(fourletter.Ask(addr, "wchp"), "/s/new") })
+	waitUntil(t, 10*time.Second, "the watch set again", func() bool { return watched(addr, "/s") })
 	if _, err := conn.Set("/s/new", []byte("live"), -1); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestWatchReportsChangesAcrossFailover(t *testing.T) {
 	var serving *procs.Member
 	waitUntil(t, 10*time.Second, "the watcher's member", func() bool {
 		for _, m := range followers {
-			if strings.Contains(fourletter.Ask(m.ClientAddr, "wchp"), "/f") {
+			if watched(m.ClientAddr, "/f") {
 				serving = m
 				return true
 			}
@@ -336,8 +337,7 @@ func TestWatchReportsChangesAcrossFailover(t *testing.T) {
 }
 
 // TestWatchBurst: fifty children created, then deleted, as fast as a
-// client can are each printed once per change: none is lost or doubled
-// between a watch firing and its re-arm.
+// client can are each printed once per change: none is lost or doubled.
 func TestWatchBurst(t *testing.T) {
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)

@@ -186,7 +186,19 @@ func (w *watcher) catchUp(tree map[string]stat, armed int64) []Event {
 		}
 		return ev
 	}
+	// Deletions first: one reported at the pzxid a later creation set
+	// stays before it.
 	var evs []Event
+	var gone []string
+	for p := range w.snap {
+		if _, ok := tree[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(gone))) // the deepest first
+	for _, p := range gone {
+		evs = append(evs, Event{Type: NodeDeleted, Path: p, Zxid: w.deletedAt(p, tree)})
+	}
 	paths := make([]string, 0, len(tree))
 	for p := range tree {
 		paths = append(paths, p)
@@ -218,16 +230,6 @@ func (w *watcher) catchUp(tree map[string]stat, armed int64) []Event {
 		if n.mzxid != s.czxid {
 			evs = append(evs, withData(Event{Type: NodeDataChanged, Path: p, Zxid: n.mzxid}, s))
 		}
-	}
-	var gone []string
-	for p := range w.snap {
-		if _, ok := tree[p]; !ok {
-			gone = append(gone, p)
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(gone))) // the deepest first
-	for _, p := range gone {
-		evs = append(evs, Event{Type: NodeDeleted, Path: p, Zxid: w.deletedAt(p, tree)})
 	}
 	w.snap = next
 	sortEvents(evs)
