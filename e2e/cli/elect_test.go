@@ -119,7 +119,8 @@ func TestElectTakesOverWhenLeaderKilled(t *testing.T) {
 // TestElectStopsCommandWhenSessionLost: a leading zkraft elect stopped
 // past its session timeout loses the session and its node; the waiting
 // campaigner leads meanwhile; resumed, the first SIGTERMs its CMD (which
-// ignores it), SIGKILLs it after --grace, and exits 70.
+// ignores it), SIGKILLs it after --grace, and exits 70, saying that
+// leadership (not a lock) was lost.
 func TestElectStopsCommandWhenSessionLost(t *testing.T) {
 	addr := lockServer(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -143,9 +144,39 @@ func TestElectStopsCommandWhenSessionLost(t *testing.T) {
 	if code := first.wait(t, 15*time.Second); code != 70 {
 		t.Fatalf("exit %d after the session was lost, want 70\n%s", code, first.stderr.String())
 	}
+	if msg := first.stderr.String(); !strings.Contains(msg, "leadership lost") || strings.Contains(msg, "lock") {
+		t.Errorf("stderr %q: want leadership lost, no lock", msg)
+	}
 	waitUntil(t, 5*time.Second, "CMD's end", func() bool { return syscall.Kill(pid, 0) != nil })
 	second.stdin.Close()
 	if code := second.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("second: exit %d\n%s", code, second.stderr.String())
+	}
+}
+
+// TestElectMessagesSpeakOfElection: a campaigner not elected within
+// --timeout exits 75 saying it was not elected, and a relative NAME is
+// refused as an election path: neither message speaks of a lock.
+func TestElectMessagesSpeakOfElection(t *testing.T) {
+	addr := lockServer(t)
+	leader := startElect(t, "--server", addr, "/election/t", "leader")
+	leader.token(t)
+	late := startElect(t, "--server", addr, "--timeout", "300ms", "/election/t", "late")
+	if code := late.wait(t, 10*time.Second); code != 75 {
+		t.Fatalf("exit %d, want 75\n%s", code, late.stderr.String())
+	}
+	if msg := late.stderr.String(); !strings.Contains(msg, "not elected on /election/t within 300ms") || strings.Contains(msg, "lock") {
+		t.Errorf("stderr %q: want not elected on /election/t within 300ms, no lock", msg)
+	}
+	rel := startElect(t, "--server", addr, "election/t", "x")
+	if code := rel.wait(t, 10*time.Second); code != 1 {
+		t.Fatalf("relative NAME: exit %d, want 1\n%s", code, rel.stderr.String())
+	}
+	if msg := rel.stderr.String(); !strings.Contains(msg, "election path") || strings.Contains(msg, "lock") {
+		t.Errorf("stderr %q: want election path, no lock", msg)
+	}
+	leader.stdin.Close()
+	if code := leader.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("leader: exit %d\n%s", code, leader.stderr.String())
 	}
 }

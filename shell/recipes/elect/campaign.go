@@ -42,12 +42,15 @@ func Campaign(o Options) (int, error) {
 		Dial: o.Dial, Path: o.Path, Cmd: o.Cmd,
 		Timeout: o.Timeout, SessionTimeout: o.SessionTimeout, Grace: o.Grace,
 		JSON: o.JSON, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
-		Prefix: prefix, Data: []byte(o.Proposal),
+		Prefix: prefix, Data: []byte(o.Proposal), Terms: electionTerms,
 		Announce: func(w io.Writer, l *lock.Lock, asJSON bool) error {
 			return announce(w, l, o.Proposal, asJSON)
 		},
 	})
 }
+
+// electionTerms are the words of lock.Run's messages in an election.
+var electionTerms = lock.Terms{Path: "election path", Node: "candidate node", NotWon: "not elected on %s within %s", LostNow: "leadership lost"}
 
 // announce prints that this candidate leads.
 func announce(w io.Writer, l *lock.Lock, proposal string, asJSON bool) error {

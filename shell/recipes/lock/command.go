@@ -37,6 +37,8 @@ type Options struct {
 	// (default: CuratorPrefix("lock-")); Data is the node's data.
 	Prefix string
 	Data   []byte
+	// Terms are the words of the messages (default: LockTerms).
+	Terms Terms
 	// Announce prints that the lock is held (default: the token).
 	Announce       func(w io.Writer, l *Lock, asJSON bool) error
 	Stdin          io.Reader
@@ -71,13 +73,14 @@ func Run(o Options) (int, error) {
 	if prefix == "" {
 		prefix = CuratorPrefix("lock-")
 	}
-	l, err := AcquireAs(ctx, conn, o.Path, prefix, o.Data, zk.WorldACL(zk.PermAll))
+	terms := o.Terms.orDefault()
+	l, err := acquire(ctx, conn, o.Path, prefix, o.Data, zk.WorldACL(zk.PermAll), terms)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLost) || isClosed(guard.Lost()):
 		return ExitLost, fmt.Errorf("session lost while waiting: %s", guard.Why())
 	case errors.Is(err, context.Canceled) && timedOut.Load():
-		return ExitTimeout, fmt.Errorf("%s not acquired within %s", o.Path, o.Timeout)
+		return ExitTimeout, fmt.Errorf(terms.NotWon, o.Path, o.Timeout)
 	default:
 		return ExitFailed, err
 	}
@@ -102,7 +105,7 @@ func Run(o Options) (int, error) {
 		status, err = child.Run(guard.Lost())
 	}
 	if errors.Is(err, ErrLost) {
-		return ExitLost, fmt.Errorf("%s: lock lost", guard.Why())
+		return ExitLost, fmt.Errorf("%s: %s", guard.Why(), terms.LostNow)
 	}
 	if err != nil {
 		return ExitFailed, err

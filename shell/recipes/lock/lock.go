@@ -48,14 +48,19 @@ func KazooPrefix() string { return strings.ReplaceAll(newUUID(), "-", "") + "__l
 // AcquireAs is Acquire with the node's name prefix given (CuratorPrefix,
 // KazooPrefix): the server appends the sequence number to it.
 func AcquireAs(ctx context.Context, conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL) (*Lock, error) {
+	return acquire(ctx, conn, path, prefix, data, acl, LockTerms)
+}
+
+// acquire is AcquireAs with its messages in terms.
+func acquire(ctx context.Context, conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL, terms Terms) (*Lock, error) {
 	path = strings.TrimSuffix(path, "/")
 	if path == "" || !strings.HasPrefix(path, "/") {
-		return nil, fmt.Errorf("lock path %q: want an absolute path", path)
+		return nil, fmt.Errorf("%s %q: want an absolute path", terms.Path, path)
 	}
 	if err := ensurePath(conn, path, acl); err != nil {
 		return nil, err
 	}
-	node, err := createNode(conn, path, prefix, data, acl)
+	node, err := createNode(conn, path, prefix, data, acl, terms.Node)
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +141,12 @@ func ensurePath(conn *zk.Conn, path string, acl []zk.ACL) error {
 // createNode creates the contender's node, prefix followed by the
 // sequence, and finds it by its prefix (which holds a uuid) when the
 // connection dropped before the reply.
-func createNode(conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL) (string, error) {
+func createNode(conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL, noun string) (string, error) {
 	node, err := conn.Create(path+"/"+prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
 	if errors.Is(err, zk.ErrConnectionClosed) {
 		children, _, cerr := conn.Children(path)
 		if cerr != nil {
-			return "", fmt.Errorf("create lock node under %s: %w", path, err)
+			return "", fmt.Errorf("create %s under %s: %w", noun, path, err)
 		}
 		for _, c := range children {
 			if strings.HasPrefix(c, prefix) {
@@ -150,7 +155,7 @@ func createNode(conn *zk.Conn, path, prefix string, data []byte, acl []zk.ACL) (
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("create lock node under %s: %w", path, err)
+		return "", fmt.Errorf("create %s under %s: %w", noun, path, err)
 	}
 	return node, nil
 }
