@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 )
 
 // The leader side of a pipelined append stream, and the commit notices
@@ -104,6 +106,7 @@ func (p *appendPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *ra
 	}
 	p.last = args
 	if n := len(args.Entries); n > 0 {
+		stagetrace.Mark(stagetrace.Sent, args.Entries[n-1].Index)
 		p.sent = max(p.sent, args.Entries[n-1].Index)
 	}
 	select {
@@ -226,6 +229,9 @@ func (p *appendPipeline) decodeResponses() {
 			}
 			if err == nil {
 				err = remote
+			}
+			if n := len(f.args.Entries); n > 0 {
+				stagetrace.Mark(stagetrace.Answered, f.args.Entries[n-1].Index)
 			}
 			if err == nil {
 				p.t.answered(p.lastLog, f.args, f.resp, time.Since(f.start))

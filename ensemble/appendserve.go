@@ -5,6 +5,8 @@ import (
 	"net"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 )
 
 // The follower side of the append streams: each stream's requests go to
@@ -38,6 +40,7 @@ type appendAnswer struct {
 	resp *raft.AppendEntriesResponse
 	err  error
 	seq  uint64 // the log store's writes to wait for first (0: none)
+	last uint64 // the request's last entry (0: none), for stage tracing
 }
 
 // serve hands one append stream's requests to Raft in order; answer
@@ -65,6 +68,9 @@ func (t *appendTransport) serve(c net.Conn) {
 				t.lost(string(from))
 			}
 			return
+		}
+		if n := len(req.Entries); n > 0 {
+			stagetrace.Mark(stagetrace.Received, req.Entries[n-1].Index)
 		}
 		from = req.RPCHeader.Addr
 		if len(from) == 0 {
@@ -98,6 +104,10 @@ func (t *appendTransport) serve(c net.Conn) {
 			}
 		case <-t.done:
 			return
+		}
+		if n := len(req.Entries); n > 0 {
+			a.last = req.Entries[n-1].Index
+			stagetrace.Mark(stagetrace.Handled, a.last)
 		}
 		if a.resp != nil && a.resp.Success && !isHeartbeat(req) {
 			t.matched.Store(true)
@@ -134,7 +144,11 @@ func (t *appendTransport) answer(c net.Conn, in <-chan appendAnswer) {
 		}
 		enc.response(a.resp, a.err)
 		if len(in) == 0 {
-			if err := enc.w.Flush(); err != nil {
+			err := enc.w.Flush()
+			if a.last != 0 {
+				stagetrace.Mark(stagetrace.Acked, a.last)
+			}
+			if err != nil {
 				broken = true
 				c.Close()
 			}

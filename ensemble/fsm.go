@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/backend/audit"
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 
 	"github.com/hashicorp/raft"
 	"go.uber.org/zap"
@@ -121,12 +122,18 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		return out
 	}
 	work := false
+	if stagetrace.On() && len(logs) > 0 {
+		stagetrace.Mark(stagetrace.ApplyEnter, logs[len(logs)-1].Index)
+	}
 	if f.durable != nil && len(logs) > 0 {
 		last := logs[len(logs)-1].Index
 		if err := f.durable(last); err != nil {
 			f.halt(fmt.Errorf("ensemble: log entries %d-%d are not durable here: %w", logs[0].Index, last, err))
 			return out
 		}
+	}
+	if stagetrace.On() && len(logs) > 0 {
+		stagetrace.Mark(stagetrace.ApplyDurable, logs[len(logs)-1].Index)
 	}
 	if f.applicable != nil && len(logs) > 0 {
 		f.applicable(logs)
@@ -150,6 +157,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		return out
 	}
 	f.size.add(logs)
+	if stagetrace.On() && len(logs) > 0 {
+		stagetrace.Mark(stagetrace.ApplyDone, logs[len(logs)-1].Index)
+	}
 	if f.applied != nil && len(logs) > 0 {
 		f.applied(logs[len(logs)-1].Index, work)
 	}

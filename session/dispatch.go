@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
 )
@@ -113,6 +114,7 @@ func (c *conn) propose(h jute.RequestHeader, body []byte) {
 	if h.Type == jute.OpCloseSession {
 		c.closing.Store(true)
 	}
+	stagetrace.Mark(stagetrace.Propose, 0)
 	key := c.writeIdentities()
 	pw := c.enqueueWrite(h)
 	txn := &znode.Txn{

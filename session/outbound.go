@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -366,7 +367,9 @@ func (o *outbound) writeOut(buf []byte, lazy []lazyFrame) error {
 		return nil
 	}
 	o.armDeadline()
+	stagetrace.Mark(stagetrace.ReplyWrite, 0)
 	_, err := o.nc.Write(buf[pos:])
+	stagetrace.Mark(stagetrace.ReplyWritten, 0)
 	return err
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/internal/base/stagetrace"
 )
 
 // AsyncLogStore takes Raft's disk write off Raft's critical path without
@@ -140,6 +142,7 @@ func (s *AsyncLogStore) StoreLogs(logs []*raft.Log) error {
 	s.queue = append(s.queue, logs...)
 	s.last = logs[len(logs)-1].Index
 	s.accepted++
+	stagetrace.Mark(stagetrace.Store, s.last)
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -221,6 +224,7 @@ func (s *AsyncLogStore) writer() {
 		s.queue, s.writing = nil, batch
 		s.mu.Unlock()
 
+		stagetrace.Mark(stagetrace.DiskWrite, batch[len(batch)-1].Index)
 		err := s.inner.StoreLogs(batch)
 
 		s.mu.Lock()
@@ -236,6 +240,7 @@ func (s *AsyncLogStore) writer() {
 			return
 		}
 		s.durable = batch[len(batch)-1].Index
+		stagetrace.Mark(stagetrace.Durable, s.durable)
 		s.stored = seq
 		close(s.changed)
 		s.changed = make(chan struct{})
