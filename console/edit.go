@@ -25,17 +25,23 @@ var createModes = map[string]int32{
 
 // createRequest is the body of POST api/create.
 type createRequest struct {
-	Path  string    `json:"path"`
-	Data  string    `json:"data"`
-	Mode  string    `json:"mode"`
-	TTLMs int64     `json:"ttl"`
-	ACL   []aclJSON `json:"acl"` // empty: world:anyone:cdrwa
+	Path       string    `json:"path"`
+	Data       string    `json:"data"`       // written as its UTF-8 bytes
+	DataBase64 *string   `json:"dataBase64"` // or: the bytes, base64
+	Mode       string    `json:"mode"`
+	TTLMs      int64     `json:"ttl"`
+	ACL        []aclJSON `json:"acl"` // empty: world:anyone:cdrwa
 }
 
 // handleCreate creates a node in the chosen mode.
 func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
 	if !decodeBody(w, r, &req) {
+		return
+	}
+	data, err := requestData(req.Data, req.DataBase64)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	flags, ok := createModes[req.Mode]
@@ -45,7 +51,6 @@ func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	acl := zk.WorldACL(zk.PermAll)
 	if len(req.ACL) > 0 {
-		var err error
 		if acl, err = fromACL(req.ACL, nil); err != nil {
 			fail(w, http.StatusBadRequest, err.Error())
 			return
@@ -53,14 +58,13 @@ func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	conn := current(r).zk
 	var created string
-	var err error
 	switch flags {
 	case zk.FlagContainer:
-		created, err = conn.CreateContainer(req.Path, []byte(req.Data), flags, acl)
+		created, err = conn.CreateContainer(req.Path, data, flags, acl)
 	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
-		created, err = conn.CreateTTL(req.Path, []byte(req.Data), flags, acl, time.Duration(req.TTLMs)*time.Millisecond)
+		created, err = conn.CreateTTL(req.Path, data, flags, acl, time.Duration(req.TTLMs)*time.Millisecond)
 	default:
-		created, err = conn.Create(req.Path, []byte(req.Data), flags, acl)
+		created, err = conn.Create(req.Path, data, flags, acl)
 	}
 	if err != nil {
 		failZK(w, err)
@@ -72,11 +76,14 @@ func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // setRequest is the body of POST api/set: the data and the version the
-// page showed, so a change made meanwhile is not overwritten.
+// page showed, so a change made meanwhile is not overwritten. The page
+// sends dataBase64 (every byte as it is); data is written as its UTF-8
+// bytes.
 type setRequest struct {
-	Path    string `json:"path"`
-	Data    string `json:"data"`
-	Version *int32 `json:"version"`
+	Path       string  `json:"path"`
+	Data       string  `json:"data"`
+	DataBase64 *string `json:"dataBase64"`
+	Version    *int32  `json:"version"`
 }
 
 // conflictJSON answers a write that lost to another: the node as it is now.
@@ -96,12 +103,18 @@ func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "version is required (-1 would overwrite any change)")
 		return
 	}
+	data, err := requestData(req.Data, req.DataBase64)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	conn := current(r).zk
-	st, err := conn.Set(req.Path, []byte(req.Data), *req.Version)
+	st, err := conn.Set(req.Path, data, *req.Version)
 	if err == zk.ErrBadVersion {
 		out := conflictJSON{apiError: apiError{Error: "the node changed since it was loaded", Code: "BadVersion"}}
 		if data, st, err := conn.Get(req.Path); err == nil {
-			out.Current = &nodeJSON{Path: req.Path, Data: data, Stat: zkjson.StatOf(st)}
+			out.Current = &nodeJSON{Path: req.Path, Stat: zkjson.StatOf(st)}
+			sliceData(out.Current, r, data)
 		}
 		writeJSON(w, http.StatusConflict, out)
 		return

@@ -111,19 +111,26 @@ func forEach(n int, f func(int)) {
 
 // nodeJSON is one znode as the page shows it. Data is base64 (JSON's
 // []byte); the page renders it as text, JSON or hex. ACLError is set when
-// the data was readable but the ACL not (or the other way round).
+// the data was readable but the ACL not (or the other way round). Data
+// may be a slice of the whole (Partial: asked for with offset and max,
+// data.go); Size and UTF8 tell of the whole.
 type nodeJSON struct {
 	Path      string       `json:"path"`
 	Data      []byte       `json:"data"`
+	Offset    int          `json:"offset"`
+	Size      int          `json:"size"`
+	Partial   bool         `json:"partial,omitempty"`
+	UTF8      bool         `json:"utf8"`
 	Stat      *zkjson.Stat `json:"stat"`
 	ACL       []aclJSON    `json:"acl"`
 	DataError string       `json:"dataError,omitempty"`
 	ACLError  string       `json:"aclError,omitempty"`
 }
 
-// handleNode answers a node's data, Stat and ACL. getACL needs no
-// permission in ZooKeeper, so a node whose data is refused still shows its
-// Stat and ACL, with the refusal.
+// handleNode answers a node's data (all of it, or the slice that offset
+// and max ask for), Stat and ACL. getACL needs no permission in
+// ZooKeeper, so a node whose data is refused still shows its Stat and
+// ACL, with the refusal (and no data: the page offers no editor then).
 func (c *Console) handleNode(w http.ResponseWriter, r *http.Request) {
 	l, p := current(r), queryPath(r)
 	out := nodeJSON{Path: p}
@@ -140,7 +147,8 @@ func (c *Console) handleNode(w http.ResponseWriter, r *http.Request) {
 	data, st, err := l.zk.Get(p)
 	switch {
 	case err == nil:
-		out.Data, out.Stat = data, zkjson.StatOf(st)
+		sliceData(&out, r, data)
+		out.Stat = zkjson.StatOf(st)
 	case errorsIsAuth(err) && aclErr == nil:
 		out.DataError = err.Error()
 	default:
