@@ -41,7 +41,7 @@ type MemberStatus struct {
 	ID          int64   `json:"id"`
 	Address     string  `json:"address"` // its client address
 	Self        bool    `json:"self"`    // the member serving this console
-	Role        string  `json:"role"`    // leader, follower, observer, standalone, read-only; "" if it did not answer
+	Role        string  `json:"role"`    // leader, follower, observer, standalone, read-only, RoleUnknown; "" if it did not answer
 	Zxid        string  `json:"zxid,omitempty"`
 	Lag         *int64  `json:"lag,omitempty"` // zxids behind the leader
 	Connections int64   `json:"connections"`
@@ -52,6 +52,10 @@ type MemberStatus struct {
 	LatencyMax  int64   `json:"latencyMax"`
 	Error       string  `json:"error,omitempty"`
 }
+
+// RoleUnknown is the role of a member that could not be asked (its
+// client address is not known): not a member that did not answer.
+const RoleUnknown = "unknown"
 
 // leaderChange is one change of leader or term the console saw.
 type leaderChange struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkraft/zkraft/console"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/session"
 )
@@ -121,5 +122,42 @@ func TestEnsembleViewSessionsBounded(t *testing.T) {
 	}
 	if total != 3 || len(list) != 3 || paths != 6 {
 		t.Fatalf("Sessions(10, 100): %d sessions of %d, %d paths; want 3 of 3, 6", len(list), total, paths)
+	}
+}
+
+// TestConsolePeersClientAddr: --peers entries may carry each member's
+// client address as a zoo.cfg server line does (;host:port or ;port, the
+// port on the member's host), which the console's ensemble page asks; a
+// member whose client address is known to no one shows as role "unknown"
+// with the reason, not as a member that did not answer (down).
+func TestConsolePeersClientAddr(t *testing.T) {
+	m, err := parsePeersFlag("1=127.0.0.1:7001;127.0.0.1:2181,2=127.0.0.2:7002;2182,3=127.0.0.3:7003:observer;127.0.0.3:2183,4=127.0.0.4:7004")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1:2181", "127.0.0.2:2182", "127.0.0.3:2183", ""}
+	for i, p := range sortPeers(m) {
+		if got := memberClientAddr(p); got != want[i] {
+			t.Errorf("member %d: client address %q, want %q", p.ID, got, want[i])
+		}
+	}
+	if !m[2].Observer || m[2].Addr != "127.0.0.3:7003" {
+		t.Fatalf("observer with a client address: %+v", m[2])
+	}
+	if _, err := parsePeersFlag("1=127.0.0.1:7001;"); err == nil {
+		t.Fatal("an empty client address was accepted")
+	}
+	unknown := probeForConsole("", time.Second)
+	if unknown.Role != console.RoleUnknown || !strings.Contains(unknown.Error, "--peers") {
+		t.Fatalf("a member without a client address: %+v", unknown)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	if down := probeForConsole(addr, time.Second); down.Role != "" || down.Error == "" {
+		t.Fatalf("a member that does not answer: %+v", down)
 	}
 }

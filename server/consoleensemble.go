@@ -92,11 +92,18 @@ func memberClientAddr(p backend.Peer) string {
 	return net.JoinHostPort(host, port)
 }
 
-// probeForConsole reads one member's row from srvr and mntr.
+// noClientAddr explains a member whose state is unknown: nothing tells
+// this member where that one's clients reach it.
+const noClientAddr = "no client address known for this member, so its state cannot be asked: " +
+	"give it in --peers (id=host:port;clientHost:clientPort) or in its zoo.cfg server line (;clientPort)"
+
+// probeForConsole reads one member's row from srvr and mntr. A member
+// without a known client address is "unknown", not down: nothing was
+// asked.
 func probeForConsole(addr string, timeout time.Duration) console.MemberStatus {
 	m := console.MemberStatus{Address: addr}
 	if addr == "" {
-		m.Error = "no client address in its server line"
+		m.Role, m.Error = console.RoleUnknown, noClientAddr
 		return m
 	}
 	srvr, err := fourletter.AskWithin(addr, "srvr", timeout)

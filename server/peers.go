@@ -10,7 +10,10 @@ import (
 	"github.com/zkraft/zkraft/backend"
 )
 
-// parsePeersFlag reads --peers: "1=host:port[:observer],2=host:port,...".
+// parsePeersFlag reads --peers: "1=host:port[:observer][;client],...",
+// where client is the member's client address (host:port, or a port on
+// the member's host) as in a zoo.cfg server line: the console's ensemble
+// page reaches the members there.
 func parsePeersFlag(v string) ([]backend.Peer, error) {
 	var out []backend.Peer
 	for _, item := range splitList(v) {
@@ -18,9 +21,17 @@ func parsePeersFlag(v string) ([]backend.Peer, error) {
 		if !ok {
 			return nil, fmt.Errorf("--peers item %q: want id=host:port", item)
 		}
+		addr, client, hasClient := strings.Cut(addr, ";")
 		observer := strings.HasSuffix(addr, ":observer")
 		addr = strings.TrimSuffix(addr, ":observer")
-		sl, err := backend.ParseServerLine("server."+k, addr+":0")
+		line := addr + ":0"
+		if hasClient {
+			if client == "" {
+				return nil, fmt.Errorf("--peers item %q: an empty client address after ;", item)
+			}
+			line += ";" + client
+		}
+		sl, err := backend.ParseServerLine("server."+k, line)
 		if err != nil {
 			return nil, err
 		}

@@ -78,7 +78,7 @@ var serverSettings = []setting{
 			return nil
 		}},
 	{Flag: "peers", Topic: catEnsemble, Default: "standalone; zoo.cfg: `server.N=host:port1:port2[:observer][;clientAddr]` lines",
-		Help: "ensemble members: 1=host:port,2=host:port[:observer],..."},
+		Help: "ensemble members: 1=host:port,2=host:port[:observer][;clientAddr],... (clientAddr: host:port or port, where the console asks that member)"},
 	{Keys: []string{"dynamicConfigFile"}, Topic: catEnsemble, Default: "none: the members are zoo.cfg's `server.N` lines",
 		Help: "the file ZooKeeper 3.5+ moves the server.N lines to; server.N lines beside it are refused",
 		zoo:  func(s *Config, _ *zooParts, _, v string) error { return s.applyDynamicConfig(v) }},
