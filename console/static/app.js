@@ -119,7 +119,7 @@ const nodeLi = (p) => document.querySelector(`#tree li.node[data-path="${CSS.esc
 function makeNode(path, info) {
   const li = el("li", { class: "node", dataset: { path } });
   const twisty = el("span", { class: "twisty", onclick: () => toggle(li) });
-  const name = el("a", { class: "name", onclick: () => select(path) }, nameOf(path));
+  const name = el("a", { class: "name", onclick: () => select(path) }, showName(nameOf(path)));
   const row = el("div", { class: "row" }, twisty, name);
   li.append(row, el("ul", { hidden: true }));
   setInfo(li, info);
@@ -139,7 +139,7 @@ function setInfo(li, info) {
 async function loadRoot() {
   const tree = $("#tree");
   tree.replaceChildren();
-  const r = await api("GET", "node?path=/");
+  const r = await api("GET", "node?path=/&max=0");
   const root = makeNode("/", { numChildren: r.body.stat ? r.body.stat.numChildren : -1 });
   tree.append(root);
   await expand(root);
@@ -189,41 +189,61 @@ function markSelected() {
 // ---- node detail ----
 async function select(path) {
   state.selected = path;
+  state.want = VIEW_STEP;
   markSelected();
   await loadNode(true);
 }
 
+// A node's data is loaded up to state.want bytes (VIEW_STEP at first,
+// more on demand, all for editing): the server answers that prefix and
+// the whole size, so a large node costs a bounded transfer and view.
+const VIEW_STEP = 64 * 1024;
+const HEX_MAX = 256 * 1024; // a hex dump shows at most this much
+state.want = VIEW_STEP;
+
 async function loadNode(resetEditor) {
   const path = state.selected;
-  const r = await api("GET", `node?path=${q(path)}`);
+  const bound = Number.isFinite(state.want) ? `&max=${state.want}` : "";
+  const r = await api("GET", `node?path=${q(path)}${bound}`);
+  if (path !== state.selected) return; // another node was selected meanwhile
   $("#no-selection").hidden = true;
   $("#node").hidden = false;
-  $("#node-path").textContent = path;
+  $("#node-path").replaceChildren(showName(path));
   $("#conflict").hidden = true;
   if (r.status !== 200) {
     state.node = null;
+    state.dirty = false;
     $("#node-data").textContent = "";
+    $("#data-bound").hidden = true;
     $("#stat").replaceChildren();
     $("#acl tbody").replaceChildren();
+    renderEditor();
     setMessage(`${r.body.code || r.status}: ${r.body.error}`, true);
     return;
   }
   if (resetEditor) setMessage("");
   state.node = r.body;
-  state.node.bytes = r.body.data ? Uint8Array.from(atob(r.body.data), (ch) => ch.charCodeAt(0)) : new Uint8Array();
+  state.node.bytes = r.body.data ? fromBase64(r.body.data) : new Uint8Array();
+  state.node.full = !r.body.partial && !r.body.dataError && !!r.body.stat;
   renderData();
-  $("#data-error").textContent = r.body.dataError || "";
+  $("#data-error").textContent = r.body.dataError ? r.body.dataError + ": you may not read this node's data." : "";
   // The editor saves at the version it was loaded from: a change that
   // arrives (live) while it is being edited must show as a conflict, not
-  // be overwritten.
-  if (resetEditor || !state.dirty) {
-    $("#data-editor").value = decodeText(state.node.bytes) ?? "";
+  // be overwritten. It holds exactly the bytes loaded, and only when they
+  // are the node's whole data.
+  const unchanged = !resetEditor && state.draft && state.node.full && r.body.stat && r.body.stat.version === state.editVersion;
+  if (unchanged) {
+    // The same version again (the live echo of a save, a reconnect): the
+    // editor is left as it is.
+  } else if (resetEditor || !state.dirty) {
     state.dirty = false;
-    state.editVersion = r.body.stat ? r.body.stat.version : null;
+    state.editVersion = r.body.stat && state.node.full ? r.body.stat.version : null;
+    state.draft = state.node.full ? state.node.bytes : null;
+    if (resetEditor) pickEditMode();
+    renderEditor();
   } else if (r.body.stat && r.body.stat.version !== state.editVersion) {
     setMessage(`Changed on the server (now version ${r.body.stat.version}) while you edit: saving will conflict.`, true);
   }
-  $("#save-version").textContent = state.editVersion ?? "?";
   renderStat(r.body.stat);
   state.aclDraft = (r.body.acl || []).map((a) => ({ ...a }));
   renderACL();
@@ -237,33 +257,143 @@ function setMessage(text, bad) {
   m.className = text ? (bad ? "bad" : "ok") : "";
 }
 
-function decodeText(bytes) {
-  try { return new TextDecoder("utf-8", { fatal: true }).decode(bytes); } catch (e) { return null; }
-}
+const decodeText = (bytes) => exactText(bytes).text;
 
-function hexdump(bytes) {
-  const lines = [];
-  for (let i = 0; i < bytes.length; i += 16) {
-    const row = bytes.slice(i, i + 16);
-    const hex = [...row].map((b) => b.toString(16).padStart(2, "0")).join(" ");
-    const ascii = [...row].map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : ".")).join("");
-    lines.push(i.toString(16).padStart(8, "0") + "  " + hex.padEnd(48) + "  " + ascii);
-  }
-  return lines.join("\n");
-}
+// prettyJSON is text as indented JSON, or throws the parse error.
+const prettyJSON = (text) => JSON.stringify(JSON.parse(text), null, 2);
 
+// renderData shows the loaded data (at most state.want bytes of it, a hex
+// dump at most HEX_MAX) and says how much of the node that is.
 function renderData() {
   const view = document.querySelector('input[name="view"]:checked').value;
-  const bytes = state.node ? state.node.bytes : new Uint8Array();
-  const text = decodeText(bytes);
-  let out;
-  if (view === "hex" || (view === "text" && text === null)) out = hexdump(bytes);
+  const n = state.node;
+  const bytes = n ? n.bytes : new Uint8Array();
+  const size = n ? n.size ?? bytes.length : 0;
+  const partial = n && n.partial;
+  const text = n && n.utf8 ? looseText(bytes) : null;
+  let out, shown = bytes.length;
+  if (view === "hex" || text === null) {
+    shown = Math.min(bytes.length, HEX_MAX);
+    out = hexdump(bytes, shown);
+  } else if (view === "json" && partial) out = "(load all of it to see it as JSON)\n" + text;
   else if (view === "json") {
-    try { out = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { out = "(not JSON: " + e.message + ")\n" + (text ?? hexdump(bytes)); }
+    try { out = prettyJSON(text); } catch (e) { out = "(not JSON: " + e.message + ")\n" + text; }
   } else out = text;
-  $("#node-data").textContent = bytes.length ? out : "(no data)";
+  $("#node-data").textContent = bytes.length ? out : n && n.dataError ? "" : "(no data)";
+  const bound = $("#data-bound");
+  bound.hidden = !n || shown >= size;
+  if (!bound.hidden) {
+    $("#data-bound-text").textContent = `Showing the first ${formatBytes(shown)} of ${formatBytes(size)}.` +
+      (shown < bytes.length ? " A hex dump shows at most 256 KiB." : "");
+    $("#data-more").hidden = !partial;
+    $("#data-all").hidden = !partial;
+    $("#data-all").textContent = `Load all ${formatBytes(size)}`;
+  }
 }
-document.querySelectorAll('input[name="view"]').forEach((r) => r.addEventListener("change", renderData));
+document.querySelectorAll('input[name="view"]').forEach((r) => r.addEventListener("change", () => {
+  renderData();
+  // The editor follows the view (JSON view, JSON editor) while nothing is typed in it.
+  const mode = r.value === "hex" ? "hex" : r.value;
+  if (!state.dirty && r.checked && editMode() !== mode && $(`#edit-${mode}`)) setEditMode(mode);
+}));
+
+$("#data-more").addEventListener("click", async () => {
+  state.want = (Number.isFinite(state.want) ? state.want : 0) + VIEW_STEP;
+  await loadNode(false);
+});
+$("#data-all").addEventListener("click", async () => { state.want = Infinity; await loadNode(false); });
+
+// ---- data editor ----
+// It holds state.draft, the bytes being edited, in the chosen form: text
+// (only when a text box holds them exactly), JSON (text, pretty-printed;
+// saved as typed once it parses), hex or base64 (every byte). It is
+// offered only with the node's whole data and version loaded, so a save
+// never writes over data the page did not show.
+const editMode = () => document.querySelector('input[name="edit"]:checked').value;
+
+// pickEditMode starts a node's editor in the view's form, or hex when the
+// data is not text.
+function pickEditMode() {
+  const view = document.querySelector('input[name="view"]:checked').value;
+  let mode = view;
+  if ((mode === "text" || mode === "json") && state.draft && exactText(state.draft).text === null) mode = "hex";
+  $(`#edit-${mode}`).checked = true;
+}
+
+// editorBytes reads the editor in its form; it throws when that is not
+// possible (bad hex or base64, JSON that does not parse).
+function editorBytes() {
+  const ta = $("#data-editor");
+  if (ta.disabled) throw new Error($("#edit-note").textContent);
+  const v = ta.value;
+  switch (editMode()) {
+    case "hex": return parseHex(v);
+    case "base64": return parseBase64(v);
+    case "json":
+      try { JSON.parse(v); } catch (e) { throw new Error("not JSON: " + e.message); }
+      return new TextEncoder().encode(v);
+    default: return new TextEncoder().encode(v);
+  }
+}
+
+// setEditMode switches the editor's form, carrying what was typed over.
+function setEditMode(mode) {
+  if (!$("#data-editor").disabled && state.draft) {
+    const prev = document.querySelector('input[name="edit"]:checked').dataset.was || editMode();
+    try { if (state.dirty) state.draft = editorBytesAs(prev); } catch (e) {
+      $(`#edit-${prev}`).checked = true;
+      setMessage(`Cannot switch: the ${prev} you typed is ${e.message}.`, true);
+      return;
+    }
+  }
+  $(`#edit-${mode}`).checked = true;
+  renderEditor();
+}
+
+// editorBytesAs reads the editor as it was in form mode.
+function editorBytesAs(mode) {
+  const cur = editMode();
+  $(`#edit-${mode}`).checked = true;
+  try { return editorBytes(); } finally { $(`#edit-${cur}`).checked = true; }
+}
+
+// renderEditor shows the draft in the editor's form, or says why there is
+// no editor or why this form cannot hold the data.
+function renderEditor() {
+  const n = state.node;
+  const editor = $("#editor"), none = $("#no-editor"), ta = $("#data-editor"), note = $("#edit-note");
+  const can = n && n.full && state.editVersion !== null && state.editVersion !== undefined && state.draft;
+  editor.hidden = !can;
+  none.hidden = !n || !!can;
+  if (!can) {
+    ta.value = "";
+    none.textContent = !n ? "" : n.dataError ? "No editor: you may not read this node's data, so it cannot be edited here."
+      : n.partial ? `Load all ${formatBytes(n.size)} to edit this node.` : "";
+    none.hidden = !none.textContent;
+    return;
+  }
+  const mode = editMode();
+  document.querySelectorAll('input[name="edit"]').forEach((r) => { r.dataset.was = mode; });
+  const { text, why } = exactText(state.draft);
+  let value = "", usable = true, msg = "";
+  if (mode === "hex") value = hexLines(state.draft);
+  else if (mode === "base64") value = base64Lines(state.draft);
+  else if (text === null) {
+    usable = false;
+    msg = `Text editing is off for this data: ${why}, so a text box would change its bytes. Edit it as hex or base64.`;
+  } else if (mode === "json") {
+    try { value = prettyJSON(text); msg = "Pretty-printed. Saved as typed, once it parses as JSON."; } catch (e) {
+      value = text; msg = `Not JSON now (${e.message}): saving in JSON form needs valid JSON.`;
+    }
+  } else value = text;
+  ta.disabled = !usable;
+  ta.value = value;
+  note.textContent = msg;
+  note.className = usable ? "hint" : "hint bad";
+  $("#save").disabled = !usable;
+  $("#save-version").textContent = state.editVersion;
+}
+document.querySelectorAll('input[name="edit"]').forEach((r) => r.addEventListener("change", () => { if (r.checked) setEditMode(r.value); }));
 
 function localTime(ms) {
   if (!ms) return "0";
@@ -294,14 +424,17 @@ function renderACL() {
 $("#data-editor").addEventListener("input", () => { state.dirty = true; });
 
 $("#save").addEventListener("click", async () => {
-  if (state.editVersion === null || state.editVersion === undefined) return;
-  const r = await api("POST", "set", { path: state.selected, data: $("#data-editor").value, version: state.editVersion });
+  if (!state.node || !state.node.full || state.editVersion === null || state.editVersion === undefined) return;
+  let bytes;
+  try { bytes = editorBytes(); } catch (e) { setMessage(`Not saved: ${e.message}`, true); return; }
+  const r = await api("POST", "set", { path: state.selected, dataBase64: toBase64(bytes), version: state.editVersion });
   if (r.status === 409 && r.body.code === "BadVersion") {
     const cur = r.body.current;
     $("#conflict").hidden = false;
     $("#conflict-version").textContent = cur && cur.stat ? cur.stat.version : "?";
-    const bytes = cur && cur.data ? Uint8Array.from(atob(cur.data), (ch) => ch.charCodeAt(0)) : new Uint8Array();
-    $("#conflict-data").textContent = decodeText(bytes) ?? hexdump(bytes);
+    const bytes = cur && cur.data ? fromBase64(cur.data) : new Uint8Array();
+    const text = decodeText(bytes);
+    $("#conflict-data").textContent = text !== null ? text.slice(0, VIEW_STEP) : hexdump(bytes, VIEW_STEP);
     setMessage("Conflict: your change was not saved.", true);
     return;
   }
@@ -366,9 +499,9 @@ $("#delete").addEventListener("click", async () => {
 
 function showDeleteDialog(root, paths, truncated) {
   state.deletePlan = { root, paths };
-  $("#delete-root").textContent = root;
+  $("#delete-root").replaceChildren(showName(root));
   $("#delete-count").textContent = String(paths.length) + (truncated ? "+" : "");
-  $("#delete-list").replaceChildren(...paths.map((p) => el("li", {}, p)));
+  $("#delete-list").replaceChildren(...paths.map((p) => el("li", {}, showName(p))));
   $("#delete-error").textContent = truncated ? "More than the console deletes at once: delete a part first." : "";
   $("#delete-yes").disabled = truncated;
   const d = $("#delete-dialog");
@@ -394,17 +527,30 @@ $("#delete-yes").addEventListener("click", async (ev) => {
 });
 
 // ---- search ----
+// Results show in a bounded, scrolling list above the tree; the clear
+// button or Escape ends the search.
+function clearSearch() {
+  $("#search").value = "";
+  $("#search-results").replaceChildren();
+  $("#search-results").hidden = true;
+  $("#search-clear").hidden = true;
+}
+$("#search-clear").addEventListener("click", clearSearch);
+$("#search").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); clearSearch(); } });
+$("#search-results").addEventListener("keydown", (ev) => { if (ev.key === "Escape") clearSearch(); });
+
 $("#search-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const prefix = $("#search").value.trim();
   const list = $("#search-results");
-  if (!prefix) { list.hidden = true; return; }
+  if (!prefix) { clearSearch(); return; }
+  $("#search-clear").hidden = false;
   const r = await api("GET", `search?prefix=${q(prefix.startsWith("/") ? prefix : "/" + prefix)}`);
   list.replaceChildren();
   if (r.status !== 200) list.append(el("li", { class: "error" }, r.body.error));
   else {
     if (!r.body.paths.length) list.append(el("li", { class: "hint" }, "no match"));
-    for (const p of r.body.paths) list.append(el("li", {}, el("a", { onclick: () => select(p) }, p)));
+    for (const p of r.body.paths) list.append(el("li", {}, el("a", { onclick: () => select(p) }, showName(p))));
     if (r.body.truncated) list.append(el("li", { class: "hint" }, "more not shown"));
   }
   list.hidden = false;
@@ -451,7 +597,7 @@ const pending = { dirs: new Set(), node: false, flash: new Set(), timer: null };
 
 function onChange(ev) {
   const feed = $("#feed");
-  feed.prepend(el("li", { class: ev.type }, `${new Date().toLocaleTimeString()}  ${ev.type}  ${ev.path}  ${ev.zxid}`));
+  feed.prepend(el("li", { class: ev.type }, `${new Date().toLocaleTimeString()}  ${ev.type}  `, showName(ev.path), `  ${ev.zxid}`));
   while (feed.children.length > 100) feed.lastChild.remove();
   if (ev.type === "NodeCreated" || ev.type === "NodeDeleted") pending.dirs.add(parentOf(ev.path));
   if (ev.type === "NodeDeleted" && ev.path === state.selected) setMessage("This node was deleted.", true);
@@ -468,7 +614,7 @@ async function applyChanges() {
     if (!li) continue;
     if (!li.querySelector("ul").hidden) await expand(li, true);
     else {
-      const r = await api("GET", `node?path=${q(dir)}`);
+      const r = await api("GET", `node?path=${q(dir)}&max=0`);
       if (r.body.stat) setInfo(li, { numChildren: r.body.stat.numChildren });
     }
   }
@@ -496,7 +642,8 @@ function renderEnsemble(e) {
   $("#ens-leader").textContent = e.leader >= 0 ? String(e.leader) : "none";
   $("#ens-term").textContent = String(e.term);
   $("#members tbody").replaceChildren(...e.members.map((m) => el("tr", { class: m.self ? "self" : "", dataset: { id: m.id } },
-    el("td", {}, String(m.id)), el("td", {}, m.address), el("td", { class: m.role === "leader" ? "leader role" : "role" }, m.role || "down"),
+    el("td", {}, String(m.id)), el("td", {}, showName(m.address)),
+    el("td", { class: "role " + (m.role === "leader" ? "leader" : m.role === "unknown" ? "unknown" : m.role ? "" : "down"), title: m.error || "" }, m.role || "down"),
     el("td", {}, m.zxid || ""), el("td", {}, m.lag === undefined ? "" : String(m.lag)), el("td", {}, String(m.connections)),
     el("td", {}, String(m.sessions)), el("td", {}, String(m.znodes)),
     el("td", {}, `${m.latencyMin}/${Number(m.latencyAvg).toFixed(1)}/${m.latencyMax}`), el("td", { class: "error" }, m.error || ""))));
@@ -509,10 +656,10 @@ function renderEnsemble(e) {
 function renderSessions(s) {
   $("#sessions-note").textContent = `${s.total} open` + (s.truncated ? ", not all shown" : "");
   $("#sessions tbody").replaceChildren(...s.sessions.map((x) => {
-    const eph = x.ephemerals.join(", ") + (x.hidden ? ` (+${x.hidden} you may not read)` : "") +
-      (x.unlisted ? ` (+${x.unlisted} not listed)` : "");
+    const eph = x.ephemerals.flatMap((p, i) => (i ? [", ", showName(p)] : [showName(p)]));
+    eph.push((x.hidden ? ` (+${x.hidden} you may not read)` : "") + (x.unlisted ? ` (+${x.unlisted} not listed)` : ""));
     return el("tr", { class: x.yours ? "yours" : "" }, el("td", {}, x.id + (x.yours ? " (you)" : x.liveView ? " (your live view)" : "")),
-      el("td", {}, String(x.timeoutMs)), el("td", { class: "paths" }, eph));
+      el("td", {}, String(x.timeoutMs)), el("td", { class: "paths" }, ...eph));
   }));
 }
 
