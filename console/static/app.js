@@ -49,7 +49,7 @@ async function loggedIn(me) {
   $("#login-view").hidden = true;
   $("#tabs").hidden = false;
   $("#who").hidden = false;
-  $("#who-user").textContent = (me.user || "anonymous") + " · session " + me.session;
+  $("#who-user").replaceChildren(showName(me.user || "anonymous"), " · session " + me.session);
   const mode = $("#who-mode");
   mode.textContent = me.writable ? "writable" : "read-only";
   mode.className = "badge " + (me.writable ? "rw" : "ro");
@@ -253,7 +253,7 @@ async function loadNode(resetEditor) {
 
 function setMessage(text, bad) {
   const m = $("#message");
-  m.textContent = text;
+  m.replaceChildren(showName(text)); // it may name a path
   m.className = text ? (bad ? "bad" : "ok") : "";
 }
 
@@ -417,7 +417,7 @@ function renderACL() {
   state.aclDraft.forEach((a, i) => {
     const rm = el("td", { class: "writes", hidden: !(state.me && state.me.writable) },
       el("button", { onclick: () => { state.aclDraft.splice(i, 1); renderACL(); } }, "remove"));
-    body.append(el("tr", {}, el("td", {}, a.scheme), el("td", {}, a.id), el("td", {}, a.perms), rm));
+    body.append(el("tr", {}, el("td", {}, a.scheme), el("td", {}, showName(a.id)), el("td", {}, a.perms), rm));
   });
 }
 
@@ -560,7 +560,7 @@ $("#search-form").addEventListener("submit", async (ev) => {
 function startLive(root) {
   stopLive();
   state.liveRoot = root;
-  $("#live-root").textContent = "under " + root;
+  $("#live-root").replaceChildren("under ", showName(root));
   const es = new EventSource("api/events?path=" + q(root));
   state.live = es;
   const badge = $("#live-state");
