@@ -641,12 +641,19 @@ async function refreshEnsemble() {
 function renderEnsemble(e) {
   $("#ens-leader").textContent = e.leader >= 0 ? String(e.leader) : "none";
   $("#ens-term").textContent = String(e.term);
-  $("#members tbody").replaceChildren(...e.members.map((m) => el("tr", { class: m.self ? "self" : "", dataset: { id: m.id } },
-    el("td", {}, String(m.id)), el("td", {}, showName(m.address)),
-    el("td", { class: "role " + (m.role === "leader" ? "leader" : m.role === "unknown" ? "unknown" : m.role ? "" : "down"), title: m.error || "" }, m.role || "down"),
-    el("td", {}, m.zxid || ""), el("td", {}, m.lag === undefined ? "" : String(m.lag)), el("td", {}, String(m.connections)),
-    el("td", {}, String(m.sessions)), el("td", {}, String(m.znodes)),
-    el("td", {}, `${m.latencyMin}/${Number(m.latencyAvg).toFixed(1)}/${m.latencyMax}`), el("td", { class: "error" }, m.error || ""))));
+  // A member that did not answer is down; one that could not be asked
+  // (no client address known) is unknown: neither has numbers to show.
+  $("#members tbody").replaceChildren(...e.members.map((m) => {
+    const asked = m.role && m.role !== "unknown";
+    const num = (v) => (asked ? String(v) : "");
+    return el("tr", { class: m.self ? "self" : "", dataset: { id: m.id } },
+      el("td", {}, String(m.id)), el("td", {}, showName(m.address)),
+      el("td", { class: "role " + (m.role === "leader" ? "leader" : m.role === "unknown" ? "unknown" : m.role ? "" : "down"), title: m.error || "" }, m.role || "down"),
+      el("td", {}, m.zxid || ""), el("td", {}, m.lag === undefined ? "" : String(m.lag)), el("td", {}, num(m.connections)),
+      el("td", {}, num(m.sessions)), el("td", {}, num(m.znodes)),
+      el("td", {}, asked ? `${m.latencyMin}/${Number(m.latencyAvg).toFixed(1)}/${m.latencyMax}` : ""),
+      el("td", { class: m.role === "unknown" ? "hint" : "error" }, m.error || ""));
+  }));
   $("#changes").replaceChildren(...e.changes.map((c) => el("li", {},
     `${new Date(c.at).toLocaleString()}: leader ${c.leader >= 0 ? c.leader : "none"}, term ${c.term}`)));
   $("#oplat tbody").replaceChildren(...(e.ops || []).map((o) => el("tr", {}, el("td", {}, o.op), el("td", {}, String(o.count)),

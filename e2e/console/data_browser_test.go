@@ -6,13 +6,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/cli/fourletter"
 	"github.com/zkraft/zkraft/internal/testing/procs"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // The data editor edits exactly the node's bytes, shows a bounded view
@@ -384,4 +389,69 @@ func TestConsoleSearchClearInBrowser(t *testing.T) {
 	if !p.jsBool(treeInView) {
 		t.Fatal("the tree is not in view after the search is cleared")
 	}
+}
+
+// TestConsolePeersEnsembleInBrowser: on an ensemble started with --peers
+// (the README's way), a member whose entry carries its client address
+// (id=host:port;clientAddr) shows its role on another member's ensemble
+// page, and one whose entry does not shows as "unknown" with the reason,
+// not as down like a crashed member. Before, every member but the
+// console's own showed "down / no client address in its server line".
+func TestConsolePeersEnsembleInBrowser(t *testing.T) {
+	type member struct{ client, admin, peer string }
+	ms := make([]member, 3)
+	for i := range ms {
+		ms[i] = member{procs.FreeAddr(t), procs.FreeAddr(t), procs.FreeAddr(t)}
+	}
+	peers := fmt.Sprintf("1=%s;%s,2=%s;%s,3=%s", ms[0].peer, ms[0].client, ms[1].peer, ms[1].client, ms[2].peer)
+	for i, m := range ms {
+		dir := t.TempDir()
+		logf, err := os.Create(filepath.Join(dir, "zkraft.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := testproc.Command(procs.Binary(t), "server", "--log-level", "warn", "--id", fmt.Sprint(i+1), "--peers", peers,
+			"--client-addr", m.client, "--data-dir", dir, "--admin-addr", m.admin, "--console", "--4lw-whitelist", "*")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := testproc.Start(t, cmd); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			logf.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(logf.Name())
+				t.Logf("member %d log:\n%s", i+1, procs.Tail(string(b), 30))
+			}
+		})
+	}
+	for i, m := range ms {
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(fourletter.Ask(m.client, "srvr"), "Mode: "); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d not serving", i+1)
+			}
+		}
+	}
+	other := procs.ConnectAdmin(t, []string{ms[0].client})
+	defer other.Close()
+	knownUsers(t, other, "erin:erin-pw")
+	onFirst := procs.ConnectAdmin(t, []string{ms[0].client})
+	defer onFirst.Close()
+	if _, err := onFirst.Sync("/console-users"); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, ms[0].admin)
+	p.login("erin", "erin-pw")
+	p.click("#tab-ensemble")
+	p.waitText(`#members tr[data-id="3"]`, "unknown")
+	p.waitText(`#members tr[data-id="3"]`, "no client address known for this member")
+	for _, id := range []string{"1", "2"} {
+		row := p.waitText(`#members tr[data-id="`+id+`"]`, "0x")
+		if !strings.Contains(row, "leader") && !strings.Contains(row, "follower") {
+			t.Fatalf("member %s: %q", id, row)
+		}
+	}
+	if rows := p.waitText("#members tbody", "unknown"); strings.Contains(rows, "down") {
+		t.Fatalf("a healthy member shows as down:\n%s", rows)
+	}
+	p.screenshot("console-peers-ensemble.png")
 }
