@@ -259,9 +259,6 @@ function setMessage(text, bad) {
 
 const decodeText = (bytes) => exactText(bytes).text;
 
-// prettyJSON is text as indented JSON, or throws the parse error.
-const prettyJSON = (text) => JSON.stringify(JSON.parse(text), null, 2);
-
 // renderData shows the loaded data (at most state.want bytes of it, a hex
 // dump at most HEX_MAX) and says how much of the node that is.
 function renderData() {
@@ -277,7 +274,10 @@ function renderData() {
     out = hexdump(bytes, shown);
   } else if (view === "json" && partial) out = "(load all of it to see it as JSON)\n" + text;
   else if (view === "json") {
-    try { out = prettyJSON(text); } catch (e) { out = "(not JSON: " + e.message + ")\n" + text; }
+    try {
+      const p = prettyJSON(text);
+      out = p.exact ? p.text : `(${JSON_AS_STORED})\n` + p.text;
+    } catch (e) { out = "(not JSON: " + e.message + ")\n" + text; }
   } else out = text;
   $("#node-data").textContent = bytes.length ? out : n && n.dataError ? "" : "(no data)";
   const bound = $("#data-bound");
@@ -382,12 +382,24 @@ function renderEditor() {
     usable = false;
     msg = `Text editing is off for this data: ${why}, so a text box would change its bytes. Edit it as hex or base64.`;
   } else if (mode === "json") {
-    try { value = prettyJSON(text); msg = "Pretty-printed. Saved as typed, once it parses as JSON."; } catch (e) {
+    try {
+      const p = prettyJSON(text);
+      value = p.text;
+      msg = (p.exact ? "Indented as the JSON view shows it" : JSON_AS_STORED[0].toUpperCase() + JSON_AS_STORED.slice(1)) +
+        ". Saved as typed, once it parses as JSON.";
+    } catch (e) {
       value = text; msg = `Not JSON now (${e.message}): saving in JSON form needs valid JSON.`;
     }
   } else value = text;
-  ta.disabled = !usable;
   ta.value = value;
+  if (usable && ta.value !== value) {
+    // A text box changed it (it normalizes some characters): editing it
+    // there would write what was not shown.
+    usable = false;
+    ta.value = "";
+    msg = "Text editing is off for this data: a text box cannot hold it exactly. Edit it as hex or base64.";
+  }
+  ta.disabled = !usable;
   note.textContent = msg;
   note.className = usable ? "hint" : "hint bad";
   $("#save").disabled = !usable;

@@ -115,6 +115,29 @@ function hexdump(bytes, max) {
   return lines.join("\n");
 }
 
+// minifyJSON drops the whitespace outside the strings of JSON text.
+function minifyJSON(text) {
+  let out = "", inStr = false, esc = false;
+  for (const ch of text) {
+    if (inStr) {
+      out += ch;
+      if (esc) esc = false; else if (ch === "\\") esc = true; else if (ch === '"') inStr = false;
+    } else if (ch === '"') { inStr = true; out += ch; } else if (!" \t\n\r".includes(ch)) out += ch;
+  }
+  return out;
+}
+
+// prettyJSON is JSON text indented, when indenting says exactly what the
+// text says; else the text as it is (exact false): JavaScript would round
+// a large number, rewrite an escape or drop a repeated key. It throws the
+// parse error of text that is not JSON.
+function prettyJSON(text) {
+  const v = JSON.parse(text);
+  if (JSON.stringify(v) !== minifyJSON(text)) return { text, exact: false };
+  return { text: JSON.stringify(v, null, 2), exact: true };
+}
+const JSON_AS_STORED = "shown as stored: indenting it would change it (a large number, an escape or a repeated key)";
+
 // formatBytes is a byte count for people.
 function formatBytes(n) {
   if (n < 1024) return `${n} bytes`;

@@ -205,7 +205,8 @@ func TestConsoleBinaryDataInBrowser(t *testing.T) {
 // TestConsoleJSONEditInBrowser: in the JSON view the editor shows the
 // same pretty JSON; a save in JSON form parses first, refuses invalid
 // JSON with the parse error and writes nothing, and saves valid JSON as
-// typed.
+// typed. JSON that indenting would change (a number beyond a double's
+// precision) is shown and edited as stored, and saves unchanged.
 func TestConsoleJSONEditInBrowser(t *testing.T) {
 	clientAddr, adminAddr := procs.ConsoleServer(t, "--console-writable")
 	other := procs.ConnectAdmin(t, []string{clientAddr})
@@ -213,6 +214,10 @@ func TestConsoleJSONEditInBrowser(t *testing.T) {
 	knownUsers(t, other, "bob:bob-pw")
 	compact := []byte(`{"replicas":3,"ports":[80,443]}`)
 	if _, err := other.Create("/cfg", compact, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	precise := []byte(`{"id":12345678901234567890}`)
+	if _, err := other.Create("/id", precise, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	p := openConsole(t, adminAddr)
@@ -236,6 +241,16 @@ func TestConsoleJSONEditInBrowser(t *testing.T) {
 	p.click("#save")
 	p.waitText("#message", "Saved: version 1")
 	mustData(t, other, "/cfg", []byte(`{"replicas": 4}`), 1)
+
+	p.selectNode("/id")
+	p.waitText("#node-data", "shown as stored")
+	p.waitText("#node-data", "12345678901234567890")
+	if p.editor() != string(precise) {
+		t.Fatalf("the JSON editor shows %q, want %q as stored", p.editor(), precise)
+	}
+	p.click("#save")
+	p.waitText("#message", "Saved: version 1")
+	mustData(t, other, "/id", precise, 1)
 }
 
 // TestConsoleLargeNodeInBrowser: a 1 MB node shows its first 64 KiB
