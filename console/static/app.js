@@ -297,9 +297,27 @@ document.querySelectorAll('input[name="view"]').forEach((r) => r.addEventListene
   if (!state.dirty && r.checked && editMode() !== mode && $(`#edit-${mode}`)) setEditMode(mode);
 }));
 
+// "Show more" asks for the next slice only; if the node changed since
+// the first, it loads the larger prefix afresh.
 $("#data-more").addEventListener("click", async () => {
+  const n = state.node, path = state.selected;
   state.want = (Number.isFinite(state.want) ? state.want : 0) + VIEW_STEP;
-  await loadNode(false);
+  if (!n || !n.stat || !n.partial) { await loadNode(false); return; }
+  const r = await api("GET", `node?path=${q(path)}&offset=${n.bytes.length}&max=${state.want - n.bytes.length}`);
+  if (path !== state.selected || state.node !== n) return;
+  if (r.status !== 200 || !r.body.stat || r.body.stat.mzxid !== n.stat.mzxid || r.body.offset !== n.bytes.length) {
+    await loadNode(false);
+    return;
+  }
+  const more = r.body.data ? fromBase64(r.body.data) : new Uint8Array();
+  const all = new Uint8Array(n.bytes.length + more.length);
+  all.set(n.bytes);
+  all.set(more, n.bytes.length);
+  n.bytes = all;
+  n.partial = all.length < n.size;
+  n.full = !n.partial;
+  renderData();
+  if (n.full) await loadNode(false); // whole now: the editor takes it from a fresh load
 });
 $("#data-all").addEventListener("click", async () => { state.want = Infinity; await loadNode(false); });
 

@@ -287,6 +287,15 @@ func TestConsoleLargeNodeInBrowser(t *testing.T) {
 	p.screenshot("console-large.png")
 	p.click("#data-more")
 	p.waitText("#data-bound", "Showing the first 128 KiB")
+	p.waitText("#node-data", "0001fff0  30 31 32 33 34 35 36 37 38 39 61 62 63 64 65 66  0123456789abcdef")
+	p.click("#view-text")
+	if n := p.jsInt(preLen); n != 2*65536 {
+		t.Fatalf("the text view holds %d characters after more, want %d", n, 2*65536)
+	}
+	if !p.jsBool(`return document.querySelector("#node-data").textContent === "0123456789abcdef".repeat(8192);`) {
+		t.Fatal("the text view after more is not the node's first 128 KiB")
+	}
+	p.click("#view-hex")
 	p.click("#data-all")
 	p.find("#editor")
 	p.waitText("#data-bound", "A hex dump shows at most 256 KiB")
