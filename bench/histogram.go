@@ -55,8 +55,16 @@ func bucketBounds(i int) (lo, hi int64) {
 }
 
 // Record counts one value in nanoseconds.
-func (h *Histogram) Record(ns int64) {
-	h.counts[bucketOf(ns)].Add(1)
+func (h *Histogram) Record(ns int64) { h.RecordN(ns, 1) }
+
+// RecordN counts n values of ns nanoseconds: a histogram recorded
+// elsewhere in the same layout (the Java client's, which sends one value
+// per bucket) is merged by recording each bucket's value n times.
+func (h *Histogram) RecordN(ns int64, n uint64) {
+	if n == 0 {
+		return
+	}
+	h.counts[bucketOf(ns)].Add(n)
 	for {
 		m := h.max.Load()
 		if ns <= m || h.max.CompareAndSwap(m, ns) {

@@ -51,6 +51,12 @@ type OpStats struct {
 	P999Ms    float64          `json:"p999_ms"`
 	MaxMs     float64          `json:"max_ms"`
 	Errors    map[string]int64 `json:"errors,omitempty"`
+	// Quantiles is the latency distribution at a spectrum of quantiles up
+	// to the maximum, and PerSecond the median and p99 of each whole
+	// second of the measurement: what a latency-by-percentile and a
+	// latency-over-time plot are drawn from (scripts/benchcompare).
+	Quantiles []Quantile      `json:"quantiles,omitempty"`
+	PerSecond []LatencySecond `json:"per_second,omitempty"`
 }
 
 // TotalOps sums the successful ops of every class.
@@ -119,14 +125,8 @@ func (r *run) result(d time.Duration) *Result {
 		if s.Total == 0 && errs[c] == nil {
 			continue
 		}
-		row := OpStats{
-			Op: c.String(), Ops: s.Total, MeanMs: ms(s.Mean()),
-			P50Ms: ms(float64(s.Quantile(0.50))), P99Ms: ms(float64(s.Quantile(0.99))),
-			P999Ms: ms(float64(s.Quantile(0.999))), MaxMs: ms(float64(s.Max)), Errors: errs[c],
-		}
-		if d > 0 {
-			row.OpsPerSec = float64(s.Total) / d.Seconds()
-		}
+		row := Summarize(c.String(), s, d)
+		row.Errors = errs[c]
 		res.Ops = append(res.Ops, row)
 	}
 	return res

@@ -19,8 +19,12 @@ type timeline struct {
 
 	// written by loop, read after done is closed
 	perSecond []uint64
-	stall     time.Duration // longest period without any reply
-	stallAt   time.Duration // when it began, from the start of the measurement
+	// latency is each class's median and p99 in each whole second
+	// (perSecond's seconds); prev the class's samples at the last second.
+	latency [numClasses][]LatencySecond
+	prev    [numClasses]*HistSnapshot
+	stall   time.Duration // longest period without any reply
+	stallAt time.Duration // when it began, from the start of the measurement
 }
 
 func startTimeline(r *run, silent bool) *timeline {
@@ -34,6 +38,13 @@ func (t *timeline) finish(res *Result) {
 	close(t.stop)
 	<-t.done
 	res.PerSecond = t.perSecond
+	for i := range res.Ops {
+		for c := classNone + 1; c < numClasses; c++ {
+			if c.String() == res.Ops[i].Op {
+				res.Ops[i].PerSecond = t.latency[c]
+			}
+		}
+	}
 	res.LongestStallMs = ms(float64(t.stall))
 	if t.stall >= time.Second && !t.silent {
 		res.Notes = append(res.Notes, fmt.Sprintf("no reply at all for %.1fs, from %.1fs into the measurement",
@@ -73,6 +84,7 @@ func (t *timeline) loop() {
 		live, ops := t.counts()
 		if !started {
 			started, lastLive, changed, secondAt, secondOps = true, live, now, now, ops
+			t.latencySecond(false)
 			continue
 		}
 		if live != lastLive {
@@ -82,7 +94,32 @@ func (t *timeline) loop() {
 		}
 		if time.Duration(now-secondAt) >= time.Second {
 			t.perSecond = append(t.perSecond, ops-secondOps)
+			t.latencySecond(true)
 			secondAt, secondOps = now, ops
 		}
+	}
+}
+
+// latencySecond snapshots every class's samples and, if record, appends
+// the median and p99 of those recorded since the last snapshot (a class
+// first seen now counts from zero; the seconds before it are zeros).
+func (t *timeline) latencySecond(record bool) {
+	recs := t.r.recorders()
+	for c := classNone + 1; c < numClasses; c++ {
+		s := &HistSnapshot{}
+		for _, rec := range recs {
+			rec.snapshot(c, s)
+		}
+		prev := t.prev[c]
+		if prev == nil {
+			prev = &HistSnapshot{}
+		}
+		if record && (s.Total > 0 || t.latency[c] != nil) {
+			if t.latency[c] == nil { // seconds before the class's first sample
+				t.latency[c] = make([]LatencySecond, len(t.perSecond)-1)
+			}
+			t.latency[c] = append(t.latency[c], s.Sub(prev).Second())
+		}
+		t.prev[c] = s
 	}
 }
