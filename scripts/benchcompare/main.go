@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkraft/zkraft/bench"
 	"github.com/zkraft/zkraft/internal/testing/benchcluster"
 )
 
@@ -43,18 +45,11 @@ type result struct {
 	// anything in either server, explains a run that is slower than its
 	// neighbours.
 	steal float64
-}
-
-// benchJSON is the part of `zkraft bench --json` this program reads.
-type benchJSON struct {
-	Ops []struct {
-		Op        string  `json:"op"`
-		Ops       uint64  `json:"ops"`
-		OpsPerSec float64 `json:"ops_per_sec"`
-		P99Ms     float64 `json:"p99_ms"`
-	} `json:"ops"`
-	Errors           map[string]int64 `json:"errors"`
-	ClientCPUSeconds float64          `json:"client_cpu_seconds"`
+	// p50 is the median latency (ms) of the run's plotted row (plotOp),
+	// and ops every row the client reported, with the latency per second
+	// and by percentile the plots are drawn from.
+	p50 float64
+	ops []bench.OpStats
 }
 
 func runBench(bin string, e *benchcluster.Ensemble, workload string, dur time.Duration, extra ...string) (result, error) {
@@ -72,7 +67,7 @@ func runBench(bin string, e *benchcluster.Ensemble, workload string, dur time.Du
 		}
 		return result{}, fmt.Errorf("%s bench %s: %w", e.Name, workload, err)
 	}
-	var j benchJSON
+	var j bench.Result
 	if err := json.Unmarshal(out, &j); err != nil {
 		return result{}, fmt.Errorf("%s bench %s: %w (%s)", e.Name, workload, err, out)
 	}
@@ -88,6 +83,10 @@ func runBench(bin string, e *benchcluster.Ensemble, workload string, dur time.Du
 	}
 	for _, n := range j.Errors {
 		r.errors += n
+	}
+	r.ops = j.Ops
+	if o := plotOp(workload, j.Ops); o != nil {
+		r.p50 = o.P50Ms
 	}
 	if ops > 0 {
 		r.cpuPerOp = used / time.Duration(ops)
@@ -109,6 +108,7 @@ func median(runs []result) result {
 	var m result
 	m.opsPerSec = pick(func(r result) float64 { return r.opsPerSec })
 	m.p99 = pick(func(r result) float64 { return r.p99 })
+	m.p50 = pick(func(r result) float64 { return r.p50 })
 	m.cpuPerOp = time.Duration(pick(func(r result) float64 { return float64(r.cpuPerOp) }))
 	for _, r := range runs {
 		m.errors += r.errors
@@ -204,6 +204,13 @@ func main() {
 	sessions := flag.Int("sessions", 0, "sessions (ephemeral-churn: workers) per workload (0: the bench's default, 16); e.g. 64 to compare the servers at saturation")
 	jitWarmup := flag.Duration("jit-warmup", defaultJITWarmup, "how long each workload runs against ZooKeeper before anything is measured (plus the bench's own 2 s warm-up)")
 	doFailover := flag.Bool("failover", true, "measure the time from a leader kill -9 to the next acknowledged write")
+	lowconcFlag := flag.String("lowconc", "1x1,4x1,12x8", "setData rows through go-zookeeper at low concurrency, CONNSxPERCONN (connections x goroutines each with one request in flight), beside the write's floor on this machine (empty for none)")
+	javaFlag := flag.String("java", "read,write,create-delete,mixed", "workloads run through Apache ZooKeeper's Java client, asynchronous (empty for none)")
+	javaSessions := flag.Int("java-sessions", 16, "the Java client's sessions")
+	javaInflight := flag.Int("java-inflight", 32, "the Java client's requests in flight per session")
+	extraDur := flag.Duration("extra-duration", 5*time.Second, "measured time per run of the -lowconc and -java rows")
+	extraReps := flag.Int("extra-reps", 2, "runs per server of each -lowconc and -java row, alternating")
+	doPlots := flag.Bool("plots", true, "with -out, write latency plots (SVG) into the directory bench/ beside it and link them from it")
 	size := flag.Int("members", 3, "members per ensemble; 1 runs each server alone (standalone), which takes the co-location of three members off a small machine (no failover then)")
 	flag.Parse()
 	if *size < 1 {
@@ -212,12 +219,28 @@ func main() {
 	if *size < 3 {
 		*doFailover = false // a kill leaves no quorum to elect
 	}
+	lowconcs, err := parseLowConc(*lowconcFlag)
+	if err != nil {
+		fail(err)
+	}
+	javaWls := splitList(*javaFlag)
+	for _, w := range javaWls {
+		if javaWorkloads[w] == "" {
+			fail(fmt.Errorf("-java %q: one of read, write, create-delete, mixed", w))
+		}
+	}
 	var wlArgs []string // passed to every workload run
 	if *inflight > 0 {
 		wlArgs = []string{"--inflight", fmt.Sprint(*inflight)}
 	}
 	if *sessions > 0 {
 		wlArgs = append(wlArgs, "--sessions", fmt.Sprint(*sessions))
+	}
+	var plots *plotSet
+	if *out != "" && *doPlots {
+		if plots, err = newPlotSet(*out, filepath.Join(filepath.Dir(*out), "bench")); err != nil {
+			fail(err)
+		}
 	}
 	root, err := os.MkdirTemp(*dir, "benchcompare")
 	if err != nil {
@@ -260,11 +283,22 @@ func main() {
 		{"read", "read (getData)"}, {"write", "write (setData)"}, {"create-delete", "create/delete"},
 		{"mixed", "mixed 90/10"}, {"ephemeral-churn", "ephemeral churn"}, {"watch-fanout", "watch fan-out"},
 	}
-	selected := map[string]bool{}
+	selected, warm := map[string]bool{}, map[string]bool{}
 	for _, w := range strings.Split(*only, ",") {
 		selected[strings.TrimSpace(w)] = true
+		warm[strings.TrimSpace(w)] = true
 	}
-	if *only != "" && *baseline == "" {
+	// The -lowconc and -java rows run after the workloads, on a JIT
+	// warmed by the same operations.
+	warm["write"] = warm["write"] || len(lowconcs) > 0
+	for _, w := range javaWls {
+		warm[w] = true
+	}
+	needWarm := false
+	for _, w := range workloads {
+		needWarm = needWarm || warm[w.name]
+	}
+	if needWarm && *baseline == "" {
 		// Every measured workload runs against ZooKeeper first, so the
 		// JIT has compiled the paths each one uses (session open and
 		// close for churn, watches for fan-out), not only a mixed
@@ -272,7 +306,7 @@ func main() {
 		// (7.1k, 9.9k, 11.6k ops/s) after a 20 s mixed warm-up alone.
 		fmt.Println("warming up ZooKeeper's JIT ...")
 		for _, w := range workloads {
-			if !selected[w.name] {
+			if !warm[w.name] {
 				continue
 			}
 			if _, err := runBench(*bin, zkE, w.name, *jitWarmup, wlArgs...); err != nil {
@@ -310,6 +344,11 @@ func main() {
 		for _, e := range both {
 			raw = append(raw, fmt.Sprintf("| %s | %s | %s |", w.label, e.Name, describe(runs[e.Name])))
 		}
+		zr, kr := representative(runs[ref]), representative(runs["zkraft"])
+		if err := plots.add(fileName(w.name), w.label, latencyFigure(w.label+": "+plotOps[w.name]+" latency, "+refLabel+" and zkraft ("+zkraftLoad(*sessions, *inflight)+")",
+			refLabel, plotOp(w.name, zr.ops), plotOp(w.name, kr.ops))); err != nil {
+			fail(err)
+		}
 		row(w.label+" throughput", z.opsPerSec, k.opsPerSec, "ops/s", true)
 		row(w.label+" p99", z.p99, k.p99, "ms", false)
 		row(w.label+" server CPU/op", float64(z.cpuPerOp.Microseconds()), float64(k.cpuPerOp.Microseconds()), "µs", false)
@@ -341,6 +380,25 @@ func main() {
 			raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.Name, strings.Join(parts, " · ")))
 		}
 		row("leader kill -9 → next acknowledged write", medianOf(fo[ref]), medianOf(fo["zkraft"]), "s", false)
+	}
+
+	// The rows beside the table, after the workloads and failover and
+	// before the populate that leaves a million znodes in both trees.
+	extra := ""
+	es := extraSettings{dur: *extraDur, reps: *extraReps, settle: min(*settle, 2*time.Second), refLabel: refLabel}
+	if len(lowconcs) > 0 {
+		sec, err := lowConcSection(both, ref, es, lowconcs, plots)
+		if err != nil {
+			fail(err)
+		}
+		extra += sec
+	}
+	if len(javaWls) > 0 {
+		sec, err := javaSection(both, ref, es, root, javaWls, *javaSessions, *javaInflight, plots)
+		if err != nil {
+			fail(err)
+		}
+		extra += sec
 	}
 
 	mem, memAnon, restart := map[string]float64{}, map[string]float64{}, map[string]float64{}
@@ -406,6 +464,7 @@ func main() {
 			"the hypervisor gave to other guests during the run):\n\n" +
 			"| workload | server | runs |\n|---|---|---|\n" + strings.Join(raw, "\n") + "\n"
 	}
+	table += extra + plots.markdown()
 	fmt.Println()
 	fmt.Print(table)
 	if *out != "" {
@@ -421,4 +480,15 @@ func fail(err error) { benchcluster.Fail("benchcompare", err) }
 func hostname() string {
 	h, _ := os.Hostname()
 	return h
+}
+
+// zkraftLoad describes the load `zkraft bench` puts on the servers.
+func zkraftLoad(sessions, inflight int) string {
+	if sessions == 0 {
+		sessions = 16
+	}
+	if inflight == 0 {
+		inflight = 32
+	}
+	return fmt.Sprintf("zkraft bench, %d sessions × %d in flight", sessions, inflight)
 }

@@ -64,8 +64,10 @@ func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, err
 }
 
 // TestMakeBenchEndToEnd is `make bench` in small: both ensembles, one
-// workload, the failover, memory and restart measurements, and the
-// Markdown table with a ratio on every row.
+// workload, the failover, memory and restart measurements, one setData
+// row through go-zookeeper with the floor beside it, one through the Java
+// client, the Markdown table with a ratio on every row, and the latency
+// plots beside it, linked.
 func TestMakeBenchEndToEnd(t *testing.T) {
 	needZooKeeper(t)
 	t.Parallel()
@@ -73,7 +75,8 @@ func TestMakeBenchEndToEnd(t *testing.T) {
 	zkraft, bc := buildBoth(t, dir)
 	tmp, table := t.TempDir(), filepath.Join(dir, "table.md")
 	out, err := runBenchcompare(t, bc, tmp, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
-		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "1000", "-load-settle", "1s", "-out", table)
+		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "1000", "-load-settle", "1s", "-out", table,
+		"-lowconc", "1x1", "-java", "write", "-extra-duration", "1s", "-extra-reps", "1")
 	if err != nil {
 		t.Fatalf("benchcompare: %v\n%s", err, out)
 	}
@@ -84,14 +87,21 @@ func TestMakeBenchEndToEnd(t *testing.T) {
 	md := string(b)
 	for _, row := range []string{"| write (setData) throughput |", "| write (setData) p99 |", "| write (setData) server CPU/op |",
 		"| leader kill -9 → next acknowledged write |", "| resident memory, 1000 znodes of 100 B (largest member) |",
-		"| of which anonymous", "| restart to serving with that tree |"} {
+		"| of which anonymous", "| restart to serving with that tree |",
+		"| setData, 1 in flight (1 connection) |", "| write (setData), Java client |", "= **", "fsync of a 256-byte append",
+		"[write (setData)](bench/write.svg)", "(bench/lowconc-1-in-flight.svg)", "(bench/java-write.svg)"} {
 		if !strings.Contains(md, row) {
 			t.Errorf("the table has no row %q:\n%s", row, md)
 		}
 	}
 	ratio := regexp.MustCompile(`\*\*([0-9.]+)x\*\*`)
-	if n := len(ratio.FindAllString(md, -1)); n != 7 {
-		t.Errorf("%d finite ratios in the table, want 7:\n%s", n, md)
+	if n := len(ratio.FindAllString(md, -1)); n != 13 { // 7 in the table, 3 for each of the two rows beside it
+		t.Errorf("%d finite ratios in the table, want 13:\n%s", n, md)
+	}
+	for _, svg := range []string{"write.svg", "lowconc-1-in-flight.svg", "java-write.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, "bench", svg)); err != nil {
+			t.Errorf("plot: %v", err)
+		}
 	}
 	assertNothingLeft(t, tmp)
 }

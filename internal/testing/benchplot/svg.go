@@ -212,6 +212,10 @@ func (p *Panel) write(b *bytes.Buffer) {
 		}
 		fmt.Fprintf(b, `<polyline data-series="%s" points="%s" fill="none" stroke="%s" stroke-width="1.6"%s><title>%s</title></polyline>`+"\n",
 			esc(se.Name), strings.Join(pts, " "), esc(color), dash, esc(se.Name))
+		if len(pts) == 1 { // a line of one point draws nothing: mark it
+			x, y, _ := strings.Cut(pts[0], ",")
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, esc(color))
+		}
 		// The legend: a row of samples above the plot area.
 		lx, ly := left+float64(i%3)*150, 26+float64(i/3)*13
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", lx, ly, lx+18, ly, esc(color), dash)

@@ -85,6 +85,19 @@ func TestFigureHasEverySeries(t *testing.T) {
 	}
 }
 
+// TestOnePointIsMarked: a series of one point (a run of one second) is
+// drawn as a dot, since a polyline of one point shows nothing.
+func TestOnePointIsMarked(t *testing.T) {
+	var b bytes.Buffer
+	f := Figure{Panels: []Panel{{Series: []Series{{Name: "one", Color: "red", X: []float64{1}, Y: []float64{2}}}}}}
+	if err := f.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if got := polylines(t, b.Bytes()); got["one"] != 1 || !bytes.Contains(b.Bytes(), []byte(`<circle `)) {
+		t.Fatalf("series %v, no dot in:\n%s", got, b.String())
+	}
+}
+
 // TestEmptyPanelStillDraws: a panel without data (a run that measured
 // nothing) is still a valid document, with no polyline points.
 func TestEmptyPanelStillDraws(t *testing.T) {
