@@ -44,6 +44,11 @@
 // measurement (client_cpu_seconds; per op in the table), so a run can be
 // checked for a client that took much of a machine it shares with the
 // servers.
+// Each row of the JSON also carries the latency at a spectrum of quantiles
+// (10% to the maximum) and the p50 and p99 of each whole second of the
+// measurement, from which scripts/benchcompare draws its plots; Summarize
+// and Histogram.RecordN give other load generators (the Java and
+// go-zookeeper clients there) rows of the same kind.
 //
 // The load classes of scripts/overload (issue 37) are Go entry points
 // rather than workloads, since each needs what only its caller can do
