@@ -202,10 +202,10 @@ func lowConcSection(both []*benchcluster.Ensemble, ref string, s extraSettings, 
 	return fmt.Sprintf("\n### setData at low concurrency (go-zookeeper client)\n\n"+
 		"go-zookeeper/zk, the client Go applications use: each goroutine waits for its reply (one request in flight), "+
 		"a znode of its own each, 100-byte values; the first connection goes to the leader, the others round the members. "+
-		"%v per run after 1 s of warm-up, the median of %d runs per server, alternating. "+
+		"%v per run after 1 s of warm-up, the median of %s per server, alternating. "+
 		"The floor of one write on this machine, measured with both ensembles idle: fsync of a %d-byte append in zkraft's first member's "+
 		"data directory p50 %.3f ms (p99 %.3f ms) + a loopback TCP round trip p50 %.3f ms (p99 %.3f ms) = **%.3f ms**.\n\n%s",
-		s.dur, max(s.reps, 1), benchfloor.RecordSize, benchfloor.Ms(floor.FsyncP50), benchfloor.Ms(floor.FsyncP99),
+		s.dur, nRuns(max(s.reps, 1)), benchfloor.RecordSize, benchfloor.Ms(floor.FsyncP50), benchfloor.Ms(floor.FsyncP99),
 		benchfloor.Ms(floor.RTTP50), benchfloor.Ms(floor.RTTP99), benchfloor.Ms(floor.Total()), sideTable(s.refLabel, rows, floor.Total())), nil
 }
 
@@ -246,8 +246,8 @@ func javaSection(both []*benchcluster.Ensemble, ref string, s extraSettings, dir
 	return fmt.Sprintf("\n### Apache ZooKeeper's Java client (asynchronous, as Kafka and HBase use it)\n\n"+
 		"Debian's zookeeper.jar, compiled against in the run: %d sessions × %d requests in flight, each session connected "+
 		"where the client's own choice among the members puts it, 1000 keys of 100 bytes, create/delete's creates and deletes "+
-		"both counted; %v per run after 2 s of warm-up, the median of %d runs per server, alternating.\n\n%s",
-		sessions, inflight, s.dur, max(s.reps, 1), sideTable(s.refLabel, rows, 0)), nil
+		"both counted; %v per run after 2 s of warm-up, the median of %s per server, alternating.\n\n%s",
+		sessions, inflight, s.dur, nRuns(max(s.reps, 1)), sideTable(s.refLabel, rows, 0)), nil
 }
 
 // splitList splits a comma-separated flag, dropping empty items.

@@ -454,11 +454,14 @@ func main() {
 	if *size == 1 {
 		members = "each server alone (one member, standalone) on loopback"
 	}
-	table := fmt.Sprintf("Measured %s on %s (%d CPUs), %s, fsync on, %v per run%s; "+
-		"workloads: the median of %d runs per server, the two servers alternating.\n\n"+
-		"| measure | %s | zkraft | zkraft / %s |\n|---|---|---|---|\n%s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), members, *dur, depth, max(*reps, 1),
-		refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
+	table := fmt.Sprintf("Measured %s on %s (%d CPUs), %s, fsync on", time.Now().UTC().Format("2006-01-02 15:04 MST"), hostname(), runtime.NumCPU(), members)
+	if len(rows) > 0 { // not when only the rows beside it were asked for
+		table += fmt.Sprintf(", %v per run%s; workloads: the median of %s per server, the two servers alternating.\n\n"+
+			"| measure | %s | zkraft | zkraft / %s |\n|---|---|---|---|\n%s\n",
+			*dur, depth, nRuns(max(*reps, 1)), refLabel, strings.TrimSuffix(refLabel, " 3.8"), strings.Join(rows, "\n"))
+	} else {
+		table += ".\n"
+	}
 	if len(raw) > 0 {
 		table += "\nEvery run, in order (throughput ops/s, p99 ms, server CPU µs/op, the bench client's own CPU µs/op, steal: the share of the machine's CPU time " +
 			"the hypervisor gave to other guests during the run):\n\n" +
@@ -491,4 +494,12 @@ func zkraftLoad(sessions, inflight int) string {
 		inflight = 32
 	}
 	return fmt.Sprintf("zkraft bench, %d sessions × %d in flight", sessions, inflight)
+}
+
+// nRuns is "1 run" or "n runs".
+func nRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
