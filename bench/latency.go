@@ -55,3 +55,8 @@ func Summarize(op string, s *HistSnapshot, d time.Duration) OpStats {
 	}
 	return row
 }
+
+// ProcessCPU is the CPU time (user + system) this process has used so
+// far, or 0 where it cannot be read: a load generator running inside
+// another program reports its ClientCPUSeconds with it.
+func ProcessCPU() time.Duration { return processCPU() }

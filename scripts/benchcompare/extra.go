@@ -85,6 +85,9 @@ func fromResult(workload string, res *bench.Result) result {
 	}
 	r.errors = res.TotalErrors()
 	r.ops = res.Ops
+	if n := res.TotalOps(); n > 0 {
+		r.clientPerOp = time.Duration(res.ClientCPUSeconds * float64(time.Second) / float64(n))
+	}
 	return r
 }
 
@@ -125,7 +128,7 @@ func sideTable(refLabel string, rows []sideRow, floor time.Duration) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nEvery run (ops/s / p50 ms / p99 ms / errors):\n\n| row | server | runs |\n|---|---|---|\n")
+	b.WriteString("\nEvery run (ops/s / p50 ms / p99 ms / errors / the client's own CPU µs per op):\n\n| row | server | runs |\n|---|---|---|\n")
 	for _, r := range rows {
 		for _, side := range []struct {
 			name string
@@ -133,7 +136,7 @@ func sideTable(refLabel string, rows []sideRow, floor time.Duration) string {
 		}{{ref, r.ref}, {"zkraft", r.kr}} {
 			parts := make([]string, len(side.runs))
 			for i, x := range side.runs {
-				parts[i] = fmt.Sprintf("%.4g / %.3g / %.3g / %d", x.opsPerSec, x.p50, x.p99, x.errors)
+				parts[i] = fmt.Sprintf("%.4g / %.3g / %.3g / %d / %.3g", x.opsPerSec, x.p50, x.p99, x.errors, float64(x.clientPerOp.Nanoseconds())/1e3)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.label, side.name, strings.Join(parts, " · "))
 		}
@@ -153,7 +156,7 @@ func measureSide(both []*benchcluster.Ensemble, ref string, s extraSettings, lab
 				return sideRow{}, err
 			}
 			runs[e.Name] = append(runs[e.Name], r)
-			fmt.Printf("%-34s %-9s %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  errors %d\n", label, e.Name, r.opsPerSec, r.p50, r.p99, r.errors)
+			fmt.Printf("%-34s %-9s %10.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  errors %d  client cpu/op %v\n", label, e.Name, r.opsPerSec, r.p50, r.p99, r.errors, r.clientPerOp)
 		}
 	}
 	return sideRow{label: label, ref: runs[ref], kr: runs["zkraft"], refM: median(runs[ref]), kM: median(runs["zkraft"])}, nil

@@ -84,13 +84,13 @@ func TestFileName(t *testing.T) {
 // every run listed.
 func TestSideTable(t *testing.T) {
 	z := result{opsPerSec: 400, p50: 2, p99: 8}
-	k := result{opsPerSec: 1000, p50: 0.5, p99: 2, errors: 1}
+	k := result{opsPerSec: 1000, p50: 0.5, p99: 2, errors: 1, clientPerOp: 12500 * time.Nanosecond}
 	rows := []sideRow{{label: "setData, 1 in flight (1 connection)", ref: []result{z}, kr: []result{k}, refM: z, kM: k}}
 	md := sideTable("ZooKeeper 3.8", rows, 400*time.Microsecond)
 	for _, want := range []string{
 		"| row | ZooKeeper 3.8 ops/s | zkraft ops/s | zkraft / ZooKeeper |",
 		"| setData, 1 in flight (1 connection) | 400 | 1000 | **2.50x** | 2 ms | 0.5 ms | **0.25x** | 8 ms | 2 ms | **0.25x** | 1.25x |",
-		"| setData, 1 in flight (1 connection) | zkraft | 1000 / 0.5 / 2 / 1 |",
+		"| setData, 1 in flight (1 connection) | zkraft | 1000 / 0.5 / 2 / 1 / 12.5 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in:\n%s", want, md)
@@ -141,5 +141,18 @@ func TestPlotsAreWrittenAndLinked(t *testing.T) {
 	var none *plotSet
 	if err := none.add("x", "x", latencyFigure("x", "ZooKeeper", nil, nil)); err != nil || none.markdown() != "" {
 		t.Fatal("plots off still plotted")
+	}
+}
+
+// TestFromResult: a client's run becomes a row with the plotted op's
+// p50, the worst p99, every row's throughput and the client's CPU per op.
+func TestFromResult(t *testing.T) {
+	res := &bench.Result{ClientCPUSeconds: 0.003, Errors: map[string]int64{"-4 connection loss": 2}, Ops: []bench.OpStats{
+		{Op: "create", Ops: 100, OpsPerSec: 50, P50Ms: 1, P99Ms: 3},
+		{Op: "delete", Ops: 200, OpsPerSec: 100, P50Ms: 2, P99Ms: 7},
+	}}
+	r := fromResult("create-delete", res)
+	if r.opsPerSec != 150 || r.p50 != 1 || r.p99 != 7 || r.errors != 2 || r.clientPerOp != 10*time.Microsecond || len(r.ops) != 2 {
+		t.Fatalf("row %+v", r)
 	}
 }

@@ -19,6 +19,7 @@
 //	SEC i ns:count ...                    requests answered in second i of the measurement
 //	ALL ns:count ...                      every measured request
 //	WINDOW ns                             the measurement's length
+//	CPU ns                                the JVM's CPU time during it (all its threads)
 //	ERROR code count                      measured requests that failed, by KeeperException code
 //	DONE
 //
@@ -167,6 +168,7 @@ public class JavaBench {
         Thread.sleep(warmupMs);
         second = new Hist();
         startNs = System.nanoTime();
+        long cpuAtStart = processCpu();
         PrintStream out = System.out;
         long deadline = startNs + durationMs * 1_000_000L;
         for (int i = 0; ; i++) {
@@ -181,6 +183,7 @@ public class JavaBench {
         }
         sleepUntil(deadline);
         endNs = System.nanoTime();
+        long cpu = processCpu() - cpuAtStart;
         stopping = true;
         long drain = System.nanoTime() + 60_000_000_000L;
         while (chains.get() > 0 && System.nanoTime() < drain) {
@@ -188,6 +191,9 @@ public class JavaBench {
         }
         out.println("ALL" + all.format());
         out.println("WINDOW " + (endNs - startNs));
+        if (cpu >= 0) {
+            out.println("CPU " + cpu);
+        }
         for (Map.Entry<Integer, AtomicLong> e : errors.entrySet()) {
             out.println("ERROR " + e.getKey() + " " + e.getValue().get());
         }
@@ -203,6 +209,15 @@ public class JavaBench {
         out.println("DONE");
         out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    /** processCpu is the JVM's CPU time in nanoseconds, or a negative number if unknown. */
+    static long processCpu() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
     }
 
     static void sleepUntil(long ns) throws InterruptedException {

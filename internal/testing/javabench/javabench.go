@@ -151,8 +151,9 @@ const op = "java-async"
 
 // Parse reads JavaBench's output into a Result with one row, op
 // "java-async", whose latencies come from the ALL histogram and whose
-// per-second p50/p99 come from the SEC lines. A run that did not end with
-// DONE is an error.
+// per-second p50/p99 come from the SEC lines; the JVM's CPU time in the
+// measurement is the client's (ClientCPUSeconds). A run that did not end
+// with DONE is an error.
 func Parse(r io.Reader) (*bench.Result, error) {
 	res := &bench.Result{Errors: map[string]int64{}}
 	var all bench.HistSnapshot
@@ -193,6 +194,15 @@ func Parse(r io.Reader) (*bench.Result, error) {
 				return nil, fmt.Errorf("javabench: window %q: %w", fields[1], errors.Join(err, errors.New("not positive")))
 			}
 			window = time.Duration(ns)
+		case "CPU":
+			if len(fields) != 2 {
+				return nil, fmt.Errorf("javabench: %q", sc.Text())
+			}
+			ns, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("javabench: %q: %w", sc.Text(), err)
+			}
+			res.ClientCPUSeconds = time.Duration(ns).Seconds()
 		case "ERROR":
 			if len(fields) != 3 {
 				return nil, fmt.Errorf("javabench: %q", sc.Text())

@@ -13,6 +13,7 @@ SEC 0 1000000:60
 SEC 1 1000000:40 20000000:1
 ALL 1000000:100 20000000:1
 WINDOW 2000000000
+CPU 1500000000
 ERROR -4 2
 DONE
 `
@@ -40,6 +41,9 @@ func TestParseReadsTheHistograms(t *testing.T) {
 	if len(row.PerSecond) != 2 || row.PerSecond[0].P99Ms > 1.02 || row.PerSecond[1].P99Ms != 20 {
 		t.Fatalf("per second %+v", row.PerSecond)
 	}
+	if res.ClientCPUSeconds != 1.5 {
+		t.Fatalf("client CPU %v s", res.ClientCPUSeconds)
+	}
 	if res.Errors["-4 connection loss"] != 2 || row.Errors["-4 connection loss"] != 2 || res.TotalErrors() != 2 {
 		t.Fatalf("errors %v", res.Errors)
 	}
@@ -56,6 +60,7 @@ func TestParseRejectsUnfinishedRuns(t *testing.T) {
 		"bad bucket":   strings.Replace(output, "ALL 1000000:100", "ALL 1000000=100", 1),
 		"bad count":    strings.Replace(output, "SEC 0 1000000:60", "SEC 0 1000000:x", 1),
 		"bad error":    strings.Replace(output, "ERROR -4 2", "ERROR -4", 1),
+		"bad CPU":      strings.Replace(output, "CPU 1500000000", "CPU x", 1),
 		"no histogram": strings.Replace(output, "ALL 1000000:100 20000000:1\n", "", 1),
 	} {
 		if _, err := Parse(strings.NewReader(out)); err == nil {

@@ -69,7 +69,7 @@ func TestJavaClientAgainstZkraft(t *testing.T) {
 			t.Fatal(err)
 		}
 		row := res.Ops[0]
-		if row.Ops == 0 || row.P50Ms <= 0 || row.P99Ms < row.P50Ms || len(row.PerSecond) != 1 || res.TotalErrors() != 0 {
+		if row.Ops == 0 || row.P50Ms <= 0 || row.P99Ms < row.P50Ms || len(row.PerSecond) != 1 || res.TotalErrors() != 0 || res.ClientCPUSeconds <= 0 {
 			t.Fatalf("%s: %+v, errors %v", wl, row, res.Errors)
 		}
 		if res.Workload != wl || res.Sessions != 2 || res.Inflight != 4 {

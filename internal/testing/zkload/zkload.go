@@ -42,7 +42,8 @@ func (quiet) Printf(string, ...interface{}) {}
 // Run connects cfg.Conns sessions, sets one znode per goroutine (its
 // own, so no two requests wait on each other's version) for the warm-up
 // and the measurement, and returns the measured requests: those sent in
-// the measurement window. The run's znodes are removed after.
+// the measurement window. The run's znodes are removed after. Its client
+// CPU is this whole process's during the measurement.
 func Run(ctx context.Context, cfg Config) (*bench.Result, error) {
 	if len(cfg.Servers) == 0 || cfg.Conns < 1 || cfg.PerConn < 1 || cfg.Duration <= 0 {
 		return nil, fmt.Errorf("zkload: bad config %+v", cfg)
@@ -167,7 +168,7 @@ func (l *load) measure(ctx context.Context, cfg Config) (*bench.Result, error) {
 	if err := wait(cfg.Warmup); err != nil {
 		return nil, err
 	}
-	start := l.now()
+	start, cpu := l.now(), bench.ProcessCPU()
 	l.start.Store(start)
 	prev := &bench.HistSnapshot{}
 	for i := 1; time.Duration(i)*time.Second <= cfg.Duration; i++ {
@@ -185,5 +186,5 @@ func (l *load) measure(ctx context.Context, cfg Config) (*bench.Result, error) {
 	end := l.now()
 	l.end.Store(end)
 	return &bench.Result{Workload: "write", Warmup: cfg.Warmup.Seconds(), Seconds: time.Duration(end - start).Seconds(),
-		Errors: map[string]int64{}}, nil
+		ClientCPUSeconds: (bench.ProcessCPU() - cpu).Seconds(), Errors: map[string]int64{}}, nil
 }

@@ -25,7 +25,7 @@ func TestRunMeasuresSetData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Ops) != 1 || res.Sessions != 2 || res.Inflight != 2 || res.TotalErrors() != 0 {
+	if len(res.Ops) != 1 || res.Sessions != 2 || res.Inflight != 2 || res.TotalErrors() != 0 || res.ClientCPUSeconds <= 0 {
 		t.Fatalf("result %+v", res)
 	}
 	row := res.Ops[0]
