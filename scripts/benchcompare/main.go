@@ -4,7 +4,13 @@
 // on loopback, driven by `zkraft bench` with the same workloads in
 // alternation (-reps runs each, the table shows medians). It prints a
 // table of zkraft/ZooKeeper ratios and writes it as Markdown for
-// docs/performance.md.
+// docs/performance.md. Beside the table: setData through go-zookeeper at
+// low concurrency (-lowconc) next to the floor of one write on the
+// machine (fsync + loopback round trip, internal/testing/benchfloor), and
+// Apache ZooKeeper's asynchronous Java client (-java,
+// internal/testing/javabench); with -out, SVG plots of latency per
+// second and by percentile for every workload and row go into bench/
+// beside the report.
 package main
 
 import (
