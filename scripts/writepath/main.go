@@ -3,7 +3,7 @@
 // loopback with stage tracing on (internal/base/stagetrace), drives it
 // with `zkraft bench --workload write` at a low concurrency, and prints,
 // for the median write, when it passed each stage on the leader and on
-// the quickest follower, beside the floor: one append+fdatasync of 256
+// the quickest follower, beside the floor: one append+fsync of 256
 // bytes in the members' directory and one loopback TCP round trip.
 //
 //	go run ./scripts/writepath -zkraft bin/zkraft             # 1 in flight, through the leader
@@ -24,6 +24,7 @@ import (
 
 	"github.com/zkraft/zkraft/bench"
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/internal/testing/benchfloor"
 )
 
 func main() {
@@ -49,7 +50,7 @@ func run(bin, via string, inflight int, duration time.Duration, keep bool) error
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	floor, err := measureFloor(dir)
+	floor, err := benchfloor.Measure(dir, 1000)
 	if err != nil {
 		return err
 	}
@@ -77,14 +78,11 @@ func run(bin, via string, inflight int, duration time.Duration, keep bool) error
 	rep := analyze(traces, ens.leader, target)
 	fmt.Printf("%d in flight through the %s (member %d), %s measured: %.0f ops/s, p50 %.3f ms, p99 %.3f ms\n",
 		inflight, via, target+1, duration, res.OpsPerSec, res.P50Ms, res.P99Ms)
-	fmt.Printf("floor: append+fdatasync of 256 B p50 %.3f ms (p99 %.3f), loopback round trip p50 %.3f ms: %.3f ms\n",
-		ms(floor.fsyncP50), ms(floor.fsyncP99), ms(floor.rttP50), ms(floor.fsyncP50+floor.rttP50))
-	fmt.Printf("bench p50 / floor: %.2fx\n\n", res.P50Ms/ms(floor.fsyncP50+floor.rttP50))
+	fmt.Printf("floor: %s\n", floor)
+	fmt.Printf("bench p50 / floor: %.2fx\n\n", res.P50Ms/benchfloor.Ms(floor.Total()))
 	fmt.Print(rep.table())
 	return nil
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // benchResult is what the table needs of `zkraft bench -o json`.
 type benchResult struct {
