@@ -14,7 +14,8 @@ type Console struct {
 	logins   *loginStore
 	throttle *loginThrottle // failed logins, per address and per user
 	lead     *leaderLog
-	ops      *opStats // the latencies of the console's own requests
+	ops      *opStats  // the latencies of the console's own requests
+	jobs     *jobStore // the logins' background subtree operations
 	mux      *http.ServeMux
 
 	stop     chan struct{}
@@ -31,6 +32,7 @@ func New(cfg Config) *Console {
 		throttle: newLoginThrottle(),
 		lead:     &leaderLog{},
 		ops:      &opStats{},
+		jobs:     newJobStore(),
 		stop:     make(chan struct{}),
 	}
 	c.mux = c.routes()
@@ -81,6 +83,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+p+"/api/set", c.write(c.handleSet, true))
 	mux.HandleFunc("POST "+p+"/api/delete", c.write(c.handleDelete, true))
 	mux.HandleFunc("POST "+p+"/api/setacl", c.write(c.handleSetACL, true))
+	c.subtreeRoutes(mux, p)
 	return mux
 }
 

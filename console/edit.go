@@ -36,7 +36,7 @@ type createRequest struct {
 // handleCreate creates a node in the chosen mode.
 func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeBody(w, r, &req) || dataTooLarge(w, req.Data) {
 		return
 	}
 	data, err := requestData(req.Data, req.DataBase64)
@@ -96,7 +96,7 @@ type conflictJSON struct {
 // that no longer matches answers 409 with the node as it is now.
 func (c *Console) handleSet(w http.ResponseWriter, r *http.Request) {
 	var req setRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeBody(w, r, &req) || dataTooLarge(w, req.Data) {
 		return
 	}
 	if req.Version == nil {

@@ -3,8 +3,6 @@ package console
 import (
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 
@@ -83,19 +81,9 @@ func codeOf(err error) string {
 }
 
 // decodeBody reads a JSON request body into v; it answers and returns
-// false when it cannot.
+// false when it cannot (413 for a body over maxBody).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
-		fail(w, http.StatusUnsupportedMediaType, "send application/json")
-		return false
-	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		fail(w, http.StatusBadRequest, "bad request body: "+err.Error())
-		return false
-	}
-	return true
+	return decodeLimited(w, r, v, maxBody)
 }
 
 // sameOrigin refuses a request whose Origin header names another host

@@ -89,7 +89,8 @@ func (f *following) start(s *Server, reg *metrics.Registry) error {
 	if err != nil {
 		return err
 	}
-	s.push(startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, f.mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)), st.listeners, s.log))
+	handler := guardAdmin(st, f.mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)))
+	s.push(startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, st.listeners, s.log))
 	return nil
 }
 

@@ -163,7 +163,7 @@ func (s *Server) startAdmin() error {
 	}
 	handler, closeConsole := adminHandler(st, s.srv, s.node, s.clientAddr, s.log)
 	s.push(closeConsole)
-	s.push(startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, st.listeners, s.log))
+	s.push(startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, guardAdmin(st, handler), st.listeners, s.log))
 	return nil
 }
 
