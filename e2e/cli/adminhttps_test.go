@@ -16,7 +16,8 @@ import (
 
 // TestAdminHTTPSServesConsole: with admin.forceHttps the AdminServer, and
 // the console beside it, answer over HTTPS with the ssl.quorum key store
-// and refuse plain HTTP; the console's session cookie is then Secure.
+// and refuse plain HTTP; every answer carries Strict-Transport-Security;
+// the console's session cookie is then Secure.
 func TestAdminHTTPSServesConsole(t *testing.T) {
 	dir := t.TempDir()
 	ks := filepath.Join(dir, "admin.pem")
@@ -50,6 +51,18 @@ func TestAdminHTTPSServesConsole(t *testing.T) {
 	}
 	if st, body := get("https://" + adminAddr + "/console/"); st != http.StatusOK || !strings.Contains(body, "zkraft console") {
 		t.Fatalf("https console: %d %.200s", st, body)
+	}
+	// Every answer over HTTPS, the commands', the console's and a
+	// refusal's, tells the browser to use nothing else.
+	for _, path := range []string{"/commands/ruok", "/console/", "/console/api/whoami"} {
+		resp, err := hc.Get("https://" + adminAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if hsts := resp.Header.Get("Strict-Transport-Security"); !strings.HasPrefix(hsts, "max-age=") {
+			t.Fatalf("GET %s over HTTPS: %d, Strict-Transport-Security %q", path, resp.StatusCode, hsts)
+		}
 	}
 	if resp, err := hc.Get("http://" + adminAddr + "/commands/ruok"); err == nil {
 		resp.Body.Close()
