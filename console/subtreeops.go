@@ -119,7 +119,7 @@ func (c *Console) handleStartJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := current(r)
-	j := &job{kind: req.Kind, from: req.From, to: req.To}
+	j := &job{kind: req.Kind, from: req.From, to: req.To, phase: "checking"}
 	var work func(ctx context.Context, j *job) error
 	switch req.Kind {
 	case "delete", "copy", "move":

@@ -524,6 +524,7 @@ $("#create-form").addEventListener("submit", async (ev) => {
 $("#delete").addEventListener("click", async () => {
   const r = await api("GET", `subtree?path=${q(state.selected)}`);
   if (r.status !== 200) { setMessage(`${r.body.code || r.status}: ${r.body.error}`, true); return; }
+  if (r.body.truncated) { subtreeDelete(state.selected); return; } // subtree.js: a background job
   showDeleteDialog(state.selected, r.body.paths, r.body.truncated);
 });
 
