@@ -47,4 +47,14 @@
 // go-zookeeper v1.0.4 has no addWatch) and sets one persistent recursive
 // watch, whose notifications the server filters by READ permission as for
 // any client.
+//
+// # Subtree jobs
+//
+// Copy, move, import and recursive delete of a subtree run as background
+// jobs of the login (jobs.go, subtreerun.go) on its own ZooKeeper session:
+// surveyed and confirmed first (a fingerprint of the subtree travels with
+// the job, which refuses if the subtree changed), one multi when small, in
+// batches otherwise, walking one directory listing per level (walk.go) so
+// memory does not grow with the subtree. A login runs one at a time and
+// its jobs end with it.
 package console

@@ -276,7 +276,7 @@ var serverSettings = []setting{
 		ptr: func(s *Config) any { return &s.ConsoleWritable }, zoo: zooConsole},
 	{Flag: "console-allowed-hosts", Keys: []string{"console.allowedHosts"}, Props: []string{"console.allowedHosts"}, Topic: catObservability,
 		Default: "IP addresses, localhost and this machine's host name",
-		Help:    "other host names (comma separated) the console answers for; a request under any other name is refused, against DNS rebinding",
+		Help:    "other host names (comma separated) the AdminServer and its console answer for, on every path; a request under any other name is refused with 421, against DNS rebinding",
 		apply: func(s *Config, c Flags) error {
 			s.ConsoleAllowedHosts = splitList(c.String("console-allowed-hosts"))
 			return nil

@@ -178,6 +178,9 @@ func TestConsoleSubtreeInBrowser(t *testing.T) {
 		t.Fatalf("job states shown: %+v", seen)
 	}
 	t.Logf("job states shown: %+v", seen)
+	if err := p.s.Exec(nil, `document.querySelector("#st-job").scrollIntoView({block: "center"});`); err != nil {
+		t.Fatal(err)
+	}
 	p.screenshot("console-subtree-delete-done.png")
 	if ok, _, _ := other.Exists("/many"); ok {
 		t.Fatal("/many is still there")

@@ -1,7 +1,8 @@
 // Package zkjson is the JSON form of what zkraft's user interfaces show
 // of ZooKeeper's records: the web console's page (package console) and
 // the shell's --output json (package shell) write a znode's Stat alike,
-// so a script and the page read the same fields.
+// so a script and the page read the same fields. Tree is the subtree file
+// the console exports and imports (tree.go).
 package zkjson
 
 import (
