@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -31,10 +32,12 @@ var errExportTooBig = fmt.Errorf("more than %d nodes or %d MiB of data: too larg
 
 // handleExport answers a subtree as a zkjson.Tree file to download: each
 // node's data and ACL as the login reads them, parents first; ephemeral
-// nodes are left out and listed in Skipped.
+// nodes are left out and listed in Skipped. Digest ACL entries have their
+// hash hidden, as on the page, unless the request asks for digests=keep
+// (a file to import elsewhere with the same digest ACLs).
 func (c *Console) handleExport(w http.ResponseWriter, r *http.Request) {
 	root := queryPath(r)
-	t, err := exportTree(r.Context(), current(r).zk, root)
+	t, err := exportTree(r.Context(), current(r).zk, root, r.URL.Query().Get("digests") == "keep")
 	if errors.Is(err, errExportTooBig) {
 		fail(w, http.StatusRequestEntityTooLarge, err.Error())
 		return
@@ -51,8 +54,9 @@ func (c *Console) handleExport(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, t)
 }
 
-// exportTree reads root's subtree as a file.
-func exportTree(ctx context.Context, conn *zkc, root string) (*zkjson.Tree, error) {
+// exportTree reads root's subtree as a file; digest entries keep their
+// hash only with keepDigests.
+func exportTree(ctx context.Context, conn *zkc, root string, keepDigests bool) (*zkjson.Tree, error) {
 	t := &zkjson.Tree{Format: zkjson.TreeFormat, Root: root, Nodes: []zkjson.TreeNode{}}
 	var bytes int
 	err := walk(ctx, conn, root, func(p string, st *zk.Stat) error {
@@ -81,7 +85,16 @@ func exportTree(ctx context.Context, conn *zkc, root string) (*zkjson.Tree, erro
 				rel = rel[1:]
 			}
 		}
-		t.Nodes = append(t.Nodes, zkjson.TreeNode{Path: rel, Data: data, ACL: zkjson.ACLOf(acl)})
+		list := zkjson.ACLOf(acl)
+		if !keepDigests {
+			for i, a := range list {
+				if a.Scheme == "digest" {
+					user, _, _ := strings.Cut(a.ID, ":")
+					list[i].ID = user + ":" + hiddenHash
+				}
+			}
+		}
+		t.Nodes = append(t.Nodes, zkjson.TreeNode{Path: rel, Data: data, ACL: list})
 		return nil
 	}, nil)
 	if err != nil {

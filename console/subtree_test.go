@@ -202,8 +202,9 @@ func TestBigDeleteAndMoveJobs(t *testing.T) {
 }
 
 // TestExportImport: an export is a zkjson.Tree file that zkjson.ReadTree
-// (what any tool reading such files uses) accepts, and imports under
-// another path with the same data and ACLs; a file written without the
+// (what any tool reading such files uses) accepts; with digest hashes
+// hidden (the default) it is refused for import, with them kept it imports
+// under another path with the same data and ACLs; a file written without the
 // console imports too; a target that exists, a file past the node bound
 // and a body past the size bound are refused.
 func TestExportImport(t *testing.T) {
@@ -218,18 +219,32 @@ func TestExportImport(t *testing.T) {
 	b := newBrowser(t, hs)
 	b.login("alice", "pw")
 
-	resp, err := b.hc.Get(b.base + "/api/export?path=/ex")
-	if err != nil {
-		t.Fatal(err)
+	export := func(query string) *zkjson.Tree {
+		t.Helper()
+		resp, err := b.hc.Get(b.base + "/api/export?path=/ex" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != http.StatusOK || !strings.Contains(cd, `filename=zk-ex.json`) {
+			t.Fatalf("export: %d, Content-Disposition %q", resp.StatusCode, cd)
+		}
+		file, err := zkjson.ReadTree(resp.Body, maxImportNodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return file
 	}
-	defer resp.Body.Close()
-	if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != http.StatusOK || !strings.Contains(cd, `filename=zk-ex.json`) {
-		t.Fatalf("export: %d, Content-Disposition %q", resp.StatusCode, cd)
+	// By default the digest hashes are hidden, as on the page, and such a
+	// file does not import.
+	hidden := export("")
+	if id := hidden.Nodes[0].ACL[0].ID; id != "alice:"+hiddenHash {
+		t.Fatalf("exported digest id %q", id)
 	}
-	file, err := zkjson.ReadTree(resp.Body, maxImportNodes)
-	if err != nil {
-		t.Fatal(err)
+	if st, out := b.post("/api/jobs", jobRequest{Kind: "import", To: "/imported", Tree: hidden}); st != http.StatusBadRequest || !strings.Contains(out["error"].(string), "alice") {
+		t.Fatalf("import of hidden digests: %d %v", st, out)
 	}
+	file := export("&digests=keep")
 	var rels []string
 	for _, n := range file.Nodes {
 		rels = append(rels, n.Path)

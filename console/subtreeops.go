@@ -160,6 +160,11 @@ func (c *Console) handleStartJob(w http.ResponseWriter, r *http.Request) {
 			fail(w, status, "import: "+err.Error())
 			return
 		}
+		if user := hiddenDigest(req.Tree); user != "" {
+			fail(w, http.StatusBadRequest, "import: the file hides the digest hash of "+user+
+				" (exported without digest hashes): export it again with them, or edit that ACL entry")
+			return
+		}
 		if !c.targetFree(w, l, req.To) {
 			return
 		}
@@ -238,4 +243,17 @@ func (c *Console) subtreeRoutes(mux *http.ServeMux, p string) {
 	mux.HandleFunc("GET "+p+"/api/jobs/{id}", c.read(c.handleJob))
 	mux.HandleFunc("POST "+p+"/api/jobs", c.write(c.handleStartJob, true))
 	mux.HandleFunc("POST "+p+"/api/jobs/{id}/cancel", c.write(c.handleCancelJob, false))
+}
+
+// hiddenDigest is the user of the first digest entry in t whose hash the
+// export hid, "" if none.
+func hiddenDigest(t *zkjson.Tree) string {
+	for _, n := range t.Nodes {
+		for _, a := range n.ACL {
+			if user, hash, _ := strings.Cut(a.ID, ":"); a.Scheme == "digest" && hash == hiddenHash {
+				return user
+			}
+		}
+	}
+	return ""
 }

@@ -17,6 +17,8 @@ const subtree = { plan: null, job: null, timer: null, history: [] };
     el("h3", {}, "Subtree"),
     el("div", { class: "inline" },
       el("button", { id: "st-export", title: "download this node and everything below it as JSON", onclick: () => exportSubtree(state.selected) }, "Export JSON"),
+      el("label", { class: "hint", title: "without them, digest ACL entries are exported as user:(hash hidden) and the file cannot be imported" },
+        el("input", { type: "checkbox", id: "st-digests" }), " with digest hashes"),
       el("span", { class: "writes st-writes" },
         el("button", { id: "st-copy", onclick: () => askTarget("copy") }, "Copy…"),
         el("button", { id: "st-move", onclick: () => askTarget("move") }, "Move…"),
@@ -222,7 +224,8 @@ async function jobEnded(j) {
 
 // ---- export ----
 async function exportSubtree(path) {
-  const resp = await fetch(`api/export?path=${q(path)}`, { credentials: "same-origin" });
+  const digests = $("#st-digests").checked ? "&digests=keep" : "";
+  const resp = await fetch(`api/export?path=${q(path)}${digests}`, { credentials: "same-origin" });
   if (!resp.ok) {
     let e = {};
     try { e = await resp.json(); } catch (x) { /* empty */ }

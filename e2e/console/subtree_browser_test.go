@@ -98,10 +98,11 @@ func TestConsoleSubtreeInBrowser(t *testing.T) {
 	}
 
 	// Export: the page's download is a subtree file any tool reads.
+	p.click("#st-digests")
 	p.click("#st-export")
 	p.waitText("#message", "Exported /proj-renamed")
 	var exported string
-	if err := p.s.Exec(&exported, `const r = await fetch(arguments[0]); return await r.text();`, p.base+"api/export?path=/proj-renamed"); err != nil {
+	if err := p.s.Exec(&exported, `const r = await fetch(arguments[0]); return await r.text();`, p.base+"api/export?path=/proj-renamed&digests=keep"); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "zk-proj-renamed.json")
