@@ -35,8 +35,8 @@ func createAll(t *testing.T, c *zk.Conn, paths []string) {
 // jobWait bounds the wait for a big job's end.
 const jobWait = 2 * time.Minute
 
-// mustData fails unless p holds want.
-func mustData(t *testing.T, c *zk.Conn, p, want string) {
+// mustHold fails unless p holds want (any version).
+func mustHold(t *testing.T, c *zk.Conn, p, want string) {
 	t.Helper()
 	if data, _, err := c.Get(p); err != nil || string(data) != want {
 		t.Fatalf("%s: %q %v, want %q", p, data, err, want)
@@ -84,7 +84,7 @@ func TestConsoleSubtreeInBrowser(t *testing.T) {
 	p.click("#st-yes")
 	p.waitText("#message", "Copied 4 of 4. 1 ephemeral node(s) left out: /proj/jobs/lock")
 	p.waitText("#node-path", "/proj-copy")
-	mustData(t, other, "/proj-copy/cfg/db", "d:/proj/cfg/db")
+	mustHold(t, other, "/proj-copy/cfg/db", "d:/proj/cfg/db")
 	if ok, _, _ := other.Exists("/proj-copy/jobs/lock"); ok {
 		t.Fatal("the ephemeral was copied")
 	}
@@ -138,7 +138,7 @@ func TestConsoleSubtreeInBrowser(t *testing.T) {
 	p.click("#st-yes")
 	p.waitText("#message", "Imported 4 of 4")
 	p.waitText("#node-path", "/restored")
-	mustData(t, other, "/restored/cfg/db", "d:/proj/cfg/db")
+	mustHold(t, other, "/restored/cfg/db", "d:/proj/cfg/db")
 
 	// A move of a subtree holding an ephemeral is refused in the dialog.
 	p.click(nodeCSS("/proj", ".name"))
