@@ -7,21 +7,12 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/acl"
+	"github.com/zkraft/zkraft/internal/cli/zkjson"
 )
 
 // aclJSON is one ACL entry with its permissions as zkCli writes them
-// ("cdrwa").
-type aclJSON struct {
-	Scheme string `json:"scheme"`
-	ID     string `json:"id"`
-	Perms  string `json:"perms"`
-}
-
-// permLetters are the permission bits in zkCli's order.
-var permLetters = []struct {
-	bit    int32
-	letter byte
-}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}}
+// ("cdrwa"), as export files have them too.
+type aclJSON = zkjson.ACL
 
 // hiddenHash stands for a digest ACL entry's password hash on the page: a
 // hash is a password verifier, open to offline guessing, so the console
@@ -38,13 +29,7 @@ func toACL(list []zk.ACL) []aclJSON {
 			user, _, _ := strings.Cut(id, ":")
 			id = user + ":" + hiddenHash
 		}
-		var b strings.Builder
-		for _, p := range permLetters {
-			if a.Perms&p.bit != 0 {
-				b.WriteByte(p.letter)
-			}
-		}
-		out = append(out, aclJSON{Scheme: a.Scheme, ID: id, Perms: b.String()})
+		out = append(out, aclJSON{Scheme: a.Scheme, ID: id, Perms: zkjson.PermString(a.Perms)})
 	}
 	return out
 }
@@ -67,18 +52,9 @@ func fromACL(list []aclJSON, current []zk.ACL) ([]zk.ACL, error) {
 				return nil, fmt.Errorf("digest user %q has no entry to keep; give user:password", user)
 			}
 		}
-		var perms int32
-		for i := 0; i < len(a.Perms); i++ {
-			found := false
-			for _, p := range permLetters {
-				if a.Perms[i] == p.letter {
-					perms |= p.bit
-					found = true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("permission %q is not one of cdrwa", a.Perms[i])
-			}
+		perms, err := zkjson.ParsePerms(a.Perms)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, zk.ACL{Perms: perms, Scheme: a.Scheme, ID: a.ID})
 	}

@@ -53,15 +53,39 @@ var permLetters = []struct {
 func ACLOf(list []zk.ACL) []ACL {
 	out := make([]ACL, 0, len(list))
 	for _, a := range list {
-		var b strings.Builder
-		for _, p := range permLetters {
-			if a.Perms&p.bit != 0 {
-				b.WriteByte(p.letter)
-			}
-		}
-		out = append(out, ACL{Scheme: a.Scheme, ID: a.ID, Perms: b.String()})
+		out = append(out, ACL{Scheme: a.Scheme, ID: a.ID, Perms: PermString(a.Perms)})
 	}
 	return out
+}
+
+// PermString is perms in zkCli's letters, in its order ("cdrwa").
+func PermString(perms int32) string {
+	var b strings.Builder
+	for _, p := range permLetters {
+		if perms&p.bit != 0 {
+			b.WriteByte(p.letter)
+		}
+	}
+	return b.String()
+}
+
+// ParsePerms reads permissions in zkCli's letters; a letter that is not
+// one of cdrwa is an error.
+func ParsePerms(letters string) (int32, error) {
+	var perms int32
+	for i := 0; i < len(letters); i++ {
+		found := false
+		for _, p := range permLetters {
+			if letters[i] == p.letter {
+				perms |= p.bit
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("permission %q is not one of cdrwa", letters[i])
+		}
+	}
+	return perms, nil
 }
 
 // ZK is the ACL of a file's node; an empty one is world:anyone:cdrwa.
@@ -71,18 +95,9 @@ func (n TreeNode) ZK() ([]zk.ACL, error) {
 	}
 	out := make([]zk.ACL, 0, len(n.ACL))
 	for _, a := range n.ACL {
-		var perms int32
-		for i := 0; i < len(a.Perms); i++ {
-			found := false
-			for _, p := range permLetters {
-				if a.Perms[i] == p.letter {
-					perms |= p.bit
-					found = true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("%q: permission %q is not one of cdrwa", n.Path, a.Perms[i])
-			}
+		perms, err := ParsePerms(a.Perms)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", n.Path, err)
 		}
 		out = append(out, zk.ACL{Perms: perms, Scheme: a.Scheme, ID: a.ID})
 	}
