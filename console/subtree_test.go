@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkraft/zkraft/acl"
 	"github.com/zkraft/zkraft/internal/cli/zkjson"
+	"github.com/zkraft/zkraft/session"
 )
 
 // mkTree creates paths (parents first) with data "d:<path>" as conn, in
@@ -160,11 +161,15 @@ func TestBigDeleteAndMoveJobs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 2,500 nodes")
 	}
-	addr := startZK(t)
+	// 2,500 nodes walked, moved and deleted under -race on a busy machine:
+	// a session timeout of seconds could lapse between two replies.
+	addr := startZKWith(t, session.Config{TickTime: 200 * time.Millisecond, MaxSessionTimeout: 60 * time.Second})
 	other := dialZK(t, addr)
 	paths := wide("/big", 2500)
 	mkTree(t, other, zk.WorldACL(zk.PermAll), paths...)
-	b := newBrowser(t, startConsole(t, addr, true))
+	cfg := consoleConfig(addr, false)
+	cfg.Writable, cfg.SessionTimeout = true, 60*time.Second
+	b := newBrowser(t, serveConsole(t, cfg))
 	b.login("", "")
 
 	_, sub := b.get("/api/subtree?path=/big")

@@ -35,6 +35,28 @@ func (n *Node) HandOff(timeout time.Duration) error {
 	if n.fwd == nil || !n.IsLeader() {
 		return nil
 	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		err := n.handOffOnce(deadline.C)
+		if err == nil || errors.Is(err, ErrHandOffTimeout) || errors.Is(err, errSuccessorSilent) ||
+			errors.Is(err, ErrNoSuccessor) || !n.IsLeader() {
+			return err
+		}
+		// Raft gives a transfer one election timeout: on a loaded machine
+		// the follower may not have caught up or campaigned by then, and
+		// this member is still the leader. Try again, to the follower
+		// that is most up to date now, until the caller's time runs out.
+		select {
+		case <-deadline.C:
+			return err
+		default:
+		}
+	}
+}
+
+// handOffOnce is one leadership transfer to the best follower now.
+func (n *Node) handOffOnce(deadline <-chan time.Time) error {
 	id, addr, ok := n.handOffTarget()
 	if !ok {
 		return ErrNoSuccessor
@@ -42,8 +64,6 @@ func (n *Node) HandOff(timeout time.Duration) error {
 	f := n.raft.LeadershipTransferToServer(id, addr)
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
 	check := time.NewTicker(n.campaignStep())
 	defer check.Stop()
 	for {
@@ -53,7 +73,7 @@ func (n *Node) HandOff(timeout time.Duration) error {
 				return fmt.Errorf("ensemble: leadership hand-off: %w", err)
 			}
 			return nil
-		case <-deadline.C:
+		case <-deadline:
 			return ErrHandOffTimeout
 		case <-check.C:
 			if !n.answering(addr) {
