@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/internal/testing/testmember"
+	"github.com/zkraft/zkraft/jute"
 )
 
 // TestFirstSessionIDAsZooKeeper: a member's first session id is ZooKeeper's
@@ -40,8 +41,10 @@ func TestSessionsUniqueAcrossIDsEqualModulo256(t *testing.T) {
 	if nodes == nil {
 		return
 	}
-	a := New(Config{ServerID: 1, TickTime: 200 * time.Millisecond}, nodes[0])
-	b := New(Config{ServerID: 257, TickTime: 200 * time.Millisecond}, nodes[1])
+	// The sessions must outlive the test without pings: on a busy machine
+	// creating 40 can take longer than a few ticks.
+	a := New(Config{ServerID: 1, TickTime: 200 * time.Millisecond, MaxSessionTimeout: time.Minute}, nodes[0])
+	b := New(Config{ServerID: 257, TickTime: 200 * time.Millisecond, MaxSessionTimeout: time.Minute}, nodes[1])
 	start := a.nextSession.Load()
 	b.nextSession.Store(start)
 	addrs := []string{testmember.Serve(t, a), testmember.Serve(t, b)}
@@ -49,7 +52,12 @@ func TestSessionsUniqueAcrossIDsEqualModulo256(t *testing.T) {
 	const each = 20
 	for i := 0; i < each; i++ {
 		for m, addr := range addrs {
-			resp := rawclient.Dial(t, addr).Connect(false)
+			c := rawclient.Dial(t, addr)
+			c.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
+			var resp jute.ConnectResponse
+			if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
+				t.Fatal(err)
+			}
 			if resp.SessionID == 0 {
 				t.Fatalf("session %d on member %d not created", i, m)
 			}

@@ -42,7 +42,9 @@ func checkElection(t *testing.T, addr, path string, rival electRival, both bool,
 	}
 	waitLines(t, listener, "(no leader)", "rival")
 	waiter := startElect(t, append(append([]string{"--server", addr}, flags...), path, "zk", "--", "true")...)
-	time.Sleep(500 * time.Millisecond)
+	// Its candidate node must exist before the rival resigns, or the
+	// listener rightly sees nobody lead in between.
+	awaitCandidates(t, addr, path, 2)
 	if waiter.exited() {
 		t.Fatalf("zkraft elect led while the rival did\n%s", waiter.stderr.String())
 	}
@@ -101,4 +103,22 @@ func TestElectWithCurator(t *testing.T) {
 	c := startLineClient(t, java, args...)
 	millis := func(d time.Duration) string { return fmt.Sprint(d.Milliseconds()) }
 	checkElection(t, addr, "/election/curator", lineRival(t, c, millis), true)
+}
+
+// awaitCandidates waits until path has n children (candidates' nodes).
+func awaitCandidates(t *testing.T, addr, path string, n int) {
+	t.Helper()
+	conn := procs.ConnectTo(t, addr)
+	defer conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		kids, _, err := conn.Children(path)
+		if err == nil && len(kids) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: candidates %v (%v), want %d", path, kids, err, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -402,7 +402,15 @@ public class CuratorCompat {
             leaders += l.hasLeadership() ? 1 : 0;
         }
         eq("latch/exactly-one", 1, leaders);
-        eq("latch/participants", 3, leader.getParticipants().size());
+        // The latches start asynchronously: one may lead before the last
+        // one's node exists (on a busy machine, long before).
+        int participants = leader.getParticipants().size();
+        deadline = System.currentTimeMillis() + 10000;
+        while (participants < 3 && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+            participants = leader.getParticipants().size();
+        }
+        eq("latch/participants", 3, participants);
         eq("latch/leader-agreed", leader.getId(), latches.get(0).getLeader().getId());
         leader.close();
         latches.remove(leader);
