@@ -19,6 +19,7 @@ type Config struct {
 	ReadRatio      float64       // mixed: fraction of getData
 	Watchers       int           // watch-fanout: watcher sessions
 	Nodes          int           // populate: znodes to create
+	Shape          string        // populate: "flat" (directories of 1000) or "realistic" (bench/treeshape)
 	Ephemerals     int           // ephemeral-churn: ephemerals per session
 	SessionTimeout time.Duration // requested session timeout
 	ConnectTimeout time.Duration // TCP connect + handshake limit
@@ -61,6 +62,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: --watchers must be at least 1")
 	case c.Nodes < 1:
 		return fmt.Errorf("bench: --nodes must be at least 1")
+	case c.Shape != "" && c.Shape != "flat" && c.Shape != "realistic":
+		return fmt.Errorf("bench: --shape must be flat or realistic")
 	case c.Ephemerals < 0:
 		return fmt.Errorf("bench: --ephemerals must not be negative")
 	case c.SessionTimeout < time.Second:

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/bench/treeshape"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -13,14 +14,19 @@ import (
 const populateDirSize = 1000
 
 // populateWorkload builds a large tree: --nodes znodes of --value-size bytes
-// in directories of 1000 under <root>/tree, the creates spread over the
-// sessions and pipelined. It ends when every znode is created (no warm-up,
-// --duration unused) and then checks the count with getAllChildrenNumber.
+// under <root>/tree, in directories of 1000 (--shape flat) or laid out by
+// bench/treeshape (--shape realistic: exactly --nodes znodes, directories
+// included, which hold --value-size bytes too), the creates spread over
+// the sessions and pipelined. It ends when every znode is created (no
+// warm-up, --duration unused) and then checks the count with
+// getAllChildrenNumber.
 type populateWorkload struct {
-	dir   string
-	dirs  []string
-	conns []*conn
-	ok    atomic.Int64 // creates answered OK
+	dir    string
+	ndirs  int
+	leaves int
+	leaf   func(i int) string // leaf i's path
+	conns  []*conn
+	ok     atomic.Int64 // creates answered OK
 }
 
 func (w *populateWorkload) finite() bool { return true }
@@ -30,20 +36,42 @@ func (w *populateWorkload) setup(ctx context.Context, r *run) (int, error) {
 	if err := ensurePath(ctx, r.admin, w.dir); err != nil {
 		return 0, err
 	}
-	n := (r.cfg.Nodes + populateDirSize - 1) / populateDirSize
-	w.dirs = make([]string, n)
-	for i := range w.dirs {
-		w.dirs[i] = fmt.Sprintf("%s/d%05d", w.dir, i)
+	levels := w.layout(r.cfg)
+	var data []byte // the flat layout's directories are empty
+	if r.cfg.Shape == "realistic" {
+		data = r.value
 	}
 	conns, _, err := r.dialAll(ctx, r.cfg.Sessions, nil)
 	if err != nil {
 		return 0, err
 	}
 	w.conns = conns
-	if err := createAll(ctx, conns, w.dirs, nil); err != nil {
-		return 0, err
+	for _, dirs := range levels { // a level's parents exist before it is created
+		w.ndirs += len(dirs)
+		if err := createAll(ctx, conns, dirs, data); err != nil {
+			return 0, err
+		}
 	}
 	return len(conns), nil
+}
+
+// layout sets the leaves and returns the directories, by depth.
+func (w *populateWorkload) layout(cfg *Config) [][]string {
+	if cfg.Shape == "realistic" {
+		s, err := treeshape.New(w.dir, cfg.Nodes, 1)
+		if err == nil {
+			w.leaves, w.leaf = s.Leaves(), s.Leaf
+			return s.Levels()
+		}
+		// Too few for the shape: the flat layout.
+	}
+	dirs := make([]string, (cfg.Nodes+populateDirSize-1)/populateDirSize)
+	for i := range dirs {
+		dirs[i] = fmt.Sprintf("%s/d%05d", w.dir, i)
+	}
+	w.leaves = cfg.Nodes
+	w.leaf = func(i int) string { return fmt.Sprintf("%s/n%07d", dirs[i/populateDirSize], i) }
+	return [][]string{dirs}
 }
 
 // handleReply counts successful creates.
@@ -55,9 +83,8 @@ func (w *populateWorkload) handleReply(_ *pendingOp, err jute.ErrCode, _ []byte)
 
 func (w *populateWorkload) work(ctx context.Context, r *run, i int) error {
 	c := w.conns[i]
-	for j := i; j < r.cfg.Nodes && !r.stopping() && ctx.Err() == nil; j += len(w.conns) {
-		path := fmt.Sprintf("%s/n%07d", w.dirs[j/populateDirSize], j)
-		if err := c.Create(path, r.value, jute.FlagPersistent, classCreate, w, 0); err != nil {
+	for j := i; j < w.leaves && !r.stopping() && ctx.Err() == nil; j += len(w.conns) {
+		if err := c.Create(w.leaf(j), r.value, jute.FlagPersistent, classCreate, w, 0); err != nil {
 			return fmt.Errorf("session %d: %w", i, err)
 		}
 	}
@@ -103,8 +130,8 @@ func (w *populateWorkload) teardown(ctx context.Context, r *run, res *Result) er
 		res.Notes = append(res.Notes, fmt.Sprintf("getAllChildrenNumber(%s) failed: %v", w.dir, jute.ErrCode(got)))
 		return nil
 	}
-	want := int64(len(w.dirs)) + w.ok.Load()
-	res.Notes = append(res.Notes, fmt.Sprintf("%s holds %d znodes (%d directories + %d leaves created)", w.dir, got, len(w.dirs), w.ok.Load()))
+	want := int64(w.ndirs) + w.ok.Load()
+	res.Notes = append(res.Notes, fmt.Sprintf("%s holds %d znodes (%d directories + %d leaves created)", w.dir, got, w.ndirs, w.ok.Load()))
 	if got != want {
 		res.Problems = append(res.Problems, fmt.Sprintf("getAllChildrenNumber(%s) = %d, want %d", w.dir, got, want))
 	}
