@@ -43,6 +43,9 @@ type Config struct {
 	// Pprof makes zkraft members serve Go's profiles on a free port
 	// (Member.PprofAddr).
 	Pprof bool
+	// Admin makes zkraft members serve the AdminServer on a free port
+	// (Member.AdminAddr), e.g. for `zkraft snapshot save`.
+	Admin bool
 	// LogLevel is zkraft members' --log-level (default warn).
 	LogLevel string
 }
@@ -58,6 +61,7 @@ type Member struct {
 	ID         int
 	ClientAddr string
 	PprofAddr  string // "" unless Config.Pprof (zkraft only)
+	AdminAddr  string // "" unless Config.Admin (zkraft only)
 	Dir        string // data directory, zoo.cfg and server.log
 	argv       []string
 	cmd        *exec.Cmd
@@ -97,6 +101,13 @@ func New(cfg Config) (*Ensemble, error) {
 			}
 			m.PprofAddr = p
 		}
+		if cfg.Admin && cfg.Name != ZooKeeper {
+			p, err := testport.Addr()
+			if err != nil {
+				return nil, fmt.Errorf("benchcluster: %w", err)
+			}
+			m.AdminAddr = p
+		}
 		e.Members = append(e.Members, m)
 	}
 	settings := mergeSettings(defaultSettings, cfg.Settings)
@@ -124,6 +135,9 @@ func New(cfg Config) (*Ensemble, error) {
 			m.argv = []string{cfg.Bin, "server", "--config", cfgPath, "--log-level", level}
 			if m.PprofAddr != "" {
 				m.argv = append(m.argv, "--pprof-addr", m.PprofAddr)
+			}
+			if m.AdminAddr != "" {
+				m.argv = append(m.argv, "--admin-addr", m.AdminAddr)
 			}
 		}
 	}
