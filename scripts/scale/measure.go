@@ -195,12 +195,13 @@ func catchUp(e *benchcluster.Ensemble, f *benchcluster.Member, minNodes int, lim
 	return 0, fmt.Errorf("%s member %d not caught up after %v; its log ends:\n%s", e.Name, f.ID, limit, benchcluster.LogTail(f.LogPath(), 20))
 }
 
-// timed runs bin with args and returns its wall time.
+// timed runs bin with args and returns its wall time (also when it
+// fails).
 func timed(bin string, args ...string) (time.Duration, error) {
 	start := time.Now()
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args, " "), err, out)
+		return time.Since(start), fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args, " "), err, out)
 	}
 	return time.Since(start), nil
 }
