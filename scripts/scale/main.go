@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,9 @@ func main() {
 		bigF = f
 	}
 	table := render(zkF, krF, bigF, *compare, *nodes, *members, started)
+	if slices.Contains(o.krSettings, "forceSync=no") {
+		table = strings.Replace(table, ", fsync on;", ", zkraft's log not fsynced;", 1)
+	}
 	if len(o.krSettings) > 0 {
 		table = fmt.Sprintf("zkraft's members ran with %s in zoo.cfg.\n\n", strings.Join(o.krSettings, ", ")) + table
 	}
@@ -425,7 +429,7 @@ func render(zkF, krF, bigF *figures, compare, nodes, members int, started time.T
 	}
 	if bigF != nil {
 		rows = append(rows,
-			rowDef{"`zkraft snapshot save` from the leader (file size)", func(f *figures) (string, float64) {
+			rowDef{"`zkraft snapshot save` (file size)", func(f *figures) (string, float64) {
 				return fmt.Sprintf("%s (%s)", sec(f.save), mib(f.saveSize)), 0
 			}},
 			rowDef{"writer's longest stall: snapshot save", func(f *figures) (string, float64) {

@@ -20,7 +20,7 @@ func TestRender(t *testing.T) {
 		"| restart of every member (kill -9) to serving the whole tree | 10.00 s | 2.00 s | 0.20x |",
 		"| zkraft at 10000000 znodes | |",
 		"| resident memory, largest member | 4000 MiB |",
-		"| `zkraft snapshot save` from the leader (file size) | 30.00 s (2048 MiB) |",
+		"| `zkraft snapshot save` (file size) | 30.00 s (2048 MiB) |",
 		"| new follower (empty data directory) caught up | 0.00 s (by log replay) |",
 	} {
 		if !strings.Contains(out, want) {
