@@ -24,8 +24,10 @@
 //     watcher is notified. Rows: fanout-round, watch-event (setData →
 //     one watcher's event), watch-arm (getData with watch), setData.
 //     Duplicate or unexpected notifications are reported as problems.
-//   - populate: create --nodes znodes (1000 per directory); the measurement
-//     ends when all exist, and the count is checked with getAllChildrenNumber.
+//   - populate: create --nodes znodes (1000 per directory; with --shape
+//     realistic, exactly --nodes znodes laid out by bench/treeshape like a
+//     real ensemble's tree, as scripts/scale uses); the measurement ends when
+//     all exist, and the count is checked with getAllChildrenNumber.
 //   - idle-sessions: connect --sessions sessions and hold them, sending only
 //     pings, for the warm-up and --duration; there is no op. It is the load
 //     under which a server's memory and CPU per connected client are read
