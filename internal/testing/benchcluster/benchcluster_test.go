@@ -34,7 +34,7 @@ func TestSettingsReplaceDefaults(t *testing.T) {
 // asked for profiles get a --pprof-addr of their own.
 func TestNewWritesEachMembersConfig(t *testing.T) {
 	root := t.TempDir()
-	e, err := New(Config{Name: "zkraft", Root: root, Bin: "/bin/zkraft", Size: 3, Settings: []string{"maxSessionTimeout=60000"}, Pprof: true})
+	e, err := New(Config{Name: "zkraft", Root: root, Bin: "/bin/zkraft", Size: 3, Settings: []string{"maxSessionTimeout=60000"}, Pprof: true, Admin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +54,9 @@ func TestNewWritesEachMembersConfig(t *testing.T) {
 		}
 		if m.PprofAddr == "" || !slices.Contains(m.argv, m.PprofAddr) {
 			t.Errorf("member %d: pprof address %q, argv %q", m.ID, m.PprofAddr, m.argv)
+		}
+		if i := slices.Index(m.argv, "--admin-addr"); i < 0 || i+1 >= len(m.argv) || m.argv[i+1] != m.AdminAddr || m.AdminAddr == "" {
+			t.Errorf("member %d: AdminServer address %q, argv %q", m.ID, m.AdminAddr, m.argv)
 		}
 		if m.Running() || m.Pid() != 0 {
 			t.Errorf("member %d runs before Start", m.ID)
