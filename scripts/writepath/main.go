@@ -78,7 +78,7 @@ func run(bin, via string, inflight int, duration time.Duration, keep bool) error
 	rep := analyze(traces, ens.leader, target)
 	fmt.Printf("%d in flight through the %s (member %d), %s measured: %.0f ops/s, p50 %.3f ms, p99 %.3f ms\n",
 		inflight, via, target+1, duration, res.OpsPerSec, res.P50Ms, res.P99Ms)
-	fmt.Printf("floor: %s\n", floor)
+	fmt.Printf("%s\n", floor)
 	fmt.Printf("bench p50 / floor: %.2fx\n\n", res.P50Ms/benchfloor.Ms(floor.Total()))
 	fmt.Print(rep.table())
 	return nil
