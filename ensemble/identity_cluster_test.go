@@ -68,8 +68,12 @@ func TestClusterFormsWithOneEnsembleID(t *testing.T) {
 	if got := c.waitEnsemble(2); got != id {
 		t.Fatalf("the id changed from %s to %s", id, got)
 	}
-	if c.nodes[f].fsm.restores.Load() == 0 {
-		t.Fatal("the wiped member did not catch up by snapshot")
+	// On a busy machine the restore may be counted a little after the
+	// members agree: wait for it rather than look once.
+	for deadline := time.Now().Add(20 * time.Second); c.nodes[f].fsm.restores.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the wiped member did not catch up by snapshot")
+		}
 	}
 }
 
