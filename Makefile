@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/zkraft
 PKGS    ?= ./...
 
-.PHONY: all build release deb image run test test-all test-core-race test-race test-short test-faults soak difftest model vet fuzz bench overload watchmem gobench clean
+.PHONY: all build release deb image run test test-all test-soak test-core-race test-race test-short test-faults soak difftest model vet fuzz bench overload watchmem gobench clean
 
 all: build
 
@@ -77,17 +77,26 @@ vet:
 # and oracle, sizes) in which it has no race to find; the first pass runs
 # them. Every package stays under 40% of its 10 minutes (docs/testing.md).
 TESTP    ?= 4
-SLOWPKGS ?= ./e2e/ ./e2e/following/ ./e2e/soak/ ./scripts/overload/ ./e2e/migration/ ./e2e/stress/ \
+SLOWPKGS ?= ./e2e/ ./e2e/following/ ./scripts/overload/ ./e2e/migration/ ./e2e/stress/ \
 	./e2e/packaging/ ./ensemble/ ./session/ ./e2e/overload/load/ ./bench/ ./internal/zookeeper/learner/ \
 	./console/ ./shell/ ./e2e/cluster/ ./scripts/benchcompare/ ./e2e/console/ ./e2e/cli/ ./znode/
 RACEPKGS ?= ./jute/ ./acl/ ./znode/ ./watches/ ./session/ ./ensemble/ ./ensemble/storage/ ./operator/ ./console/ ./operator/metrics/ ./internal/zookeeper/learner/
 RACESKIP ?= ^(TestOracle|TestModel|TestChildNamesLockWorkIsConstant|TestPackedLogFileStaysNearItsLiveSize)$$
 test: vet
 	@$(MAKE) --no-print-directory -j2 test-all test-core-race
+	@$(if $(filter ./...,$(PKGS)),$(MAKE) --no-print-directory test-soak)
 
-# make test's two passes (make runs them side by side).
+# make test's two passes (make runs them side by side), then the soak on
+# its own: its five containers under faults must acknowledge a minimum of
+# writes, which four other packages and the race pass beside it starved
+# (it passed alone in 94 s and failed three runs in four among them).
+# With PKGS=./... the first pass is every package but the soak.
+SOAKPKG  := ./e2e/soak/
 test-all:
-	GO=$(GO) scripts/gotest.sh -count=1 -p $(TESTP) -timeout 10m $(if $(filter ./...,$(PKGS)),$(SLOWPKGS)) $(PKGS)
+	GO=$(GO) scripts/gotest.sh -count=1 -p $(TESTP) -timeout 10m \
+		$(if $(filter ./...,$(PKGS)),$(SLOWPKGS) $(shell $(GO) list ./... | grep -v '/e2e/soak$$'),$(PKGS))
+test-soak:
+	GO=$(GO) scripts/gotest.sh -count=1 -timeout 10m $(SOAKPKG)
 test-core-race:
 	@echo "go test -race $(RACEPKGS): its output when it ends"; \
 	log=$$(mktemp); \
