@@ -44,9 +44,14 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 		flooders = 4
 		perConn  = 4 << 20 // the per-connection limit and one 1 MB reply, with room
 	)
-	ts := startServer(t)
+	// The other client's session must outlive a slow start under -race
+	// on a busy machine (it sends no pings): 60 s, not rawclient's 3 s.
+	ts := startServer(t, func(c *Config) { c.MaxSessionTimeout = time.Minute })
 	setup := rawclient.Dial(t, ts.addr)
-	setup.Connect(false)
+	setup.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
+	if err := jute.Unmarshal(setup.Frame(), new(jute.ConnectResponse)); err != nil {
+		t.Fatal(err)
+	}
 	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
 	setup.Request(2, jute.OpCreate, &jute.CreateRequest{Path: "/small", Data: []byte("s"), ACL: openACL})
 	for i := 0; i < 2; i++ {
