@@ -125,6 +125,7 @@ type load struct {
 	start, end atomic.Int64 // the measurement window, nanoseconds since epoch
 	stop       atomic.Bool
 	hist       bench.Histogram
+	recorded   atomic.Int64          // requests recorded in hist
 	seconds    []bench.LatencySecond // written by measure
 
 	mu   sync.Mutex
@@ -149,11 +150,13 @@ func (l *load) loop(c *zk.Conn, key string, value []byte) {
 			continue
 		}
 		l.hist.Record(took)
+		l.recorded.Add(1)
 	}
 }
 
-// measure waits out the warm-up, opens the window for cfg.Duration and
-// takes the median and p99 of each whole second in it.
+// measure waits out the warm-up, opens the window for cfg.Duration (or
+// longer, until a request has completed in it) and takes the median and
+// p99 of each whole second in it.
 func (l *load) measure(ctx context.Context, cfg Config) (*bench.Result, error) {
 	wait := func(d time.Duration) error {
 		t := time.NewTimer(d)
@@ -182,6 +185,15 @@ func (l *load) measure(ctx context.Context, cfg Config) (*bench.Result, error) {
 	}
 	if err := wait(time.Duration(start + int64(cfg.Duration) - l.now())); err != nil {
 		return nil, err
+	}
+	// A window in which no request completed (a server stalled for
+	// longer than it, as a starved JVM can) measures nothing: it is
+	// extended until one does, up to ten times its length, and the
+	// result's Seconds is the window as it was.
+	for limit := start + 10*int64(cfg.Duration); l.recorded.Load() == 0 && l.now() < limit; {
+		if err := wait(50 * time.Millisecond); err != nil {
+			return nil, err
+		}
 	}
 	end := l.now()
 	l.end.Store(end)

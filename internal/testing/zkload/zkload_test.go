@@ -47,3 +47,26 @@ func TestRunRejectsAnEmptyConfig(t *testing.T) {
 		t.Fatal("no connections accepted")
 	}
 }
+
+// TestRunWaitsOutAStalledServer: a server that answers nothing for
+// longer than the whole measurement window (a starved JVM under a busy
+// machine) still gives a measured row: the window is extended until a
+// request completes in it, not reported empty.
+func TestRunWaitsOutAStalledServer(t *testing.T) {
+	_, _, addr := testmember.Start(t, znode.Options{}, func(n *ensemble.Node) *session.Server {
+		return session.New(session.Config{TickTime: testmember.TickTime}, n)
+	})
+	p := newStallingProxy(t, addr)
+	// The gate closes 200 ms after the client connects, for 1.5 s: the
+	// warm-up (300 ms) and the window (500 ms) fall inside the stall, and
+	// the request in flight when it began was sent before the window.
+	p.stallAfter(200*time.Millisecond, 1500*time.Millisecond)
+	res, err := Run(context.Background(), Config{Servers: []string{p.addr}, Conns: 1, PerConn: 1,
+		Warmup: 300 * time.Millisecond, Duration: 500 * time.Millisecond, Root: "/zkload", ValueSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := res.Ops[0]; row.Ops == 0 || row.P50Ms <= 0 {
+		t.Fatalf("a stall longer than the window left it empty: %+v", row)
+	}
+}
