@@ -155,9 +155,15 @@ type seenResponse struct {
 	body    string
 }
 
+// browserTimeout bounds one request of a test's browser: long enough for
+// a request that waits on the member (an Exists) to be answered on a
+// machine running a second make test with this package under -race
+// (one took more than 20 s there), short of the package's timeout.
+const browserTimeout = time.Minute
+
 func newBrowser(t testing.TB, hs *httptest.Server) *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, base: hs.URL + "/console", hc: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
+	return &browser{t: t, base: hs.URL + "/console", hc: &http.Client{Jar: jar, Timeout: browserTimeout}}
 }
 
 // do sends a request and returns the status and the decoded JSON body.
