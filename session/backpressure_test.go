@@ -120,9 +120,16 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 // pipelines requests is paused, not cut off; once it reads again it gets
 // every reply, in order, and the watch events its reads set.
 func TestAuditPausedReaderLosesNothing(t *testing.T) {
-	ts := startServer(t)
+	// While it is paused the client's requests are not read, so nothing
+	// touches its session: under -race on a busy machine the pause (the
+	// other client's connect and setData) outlasted rawclient's 3 s
+	// session, which expired. 60 s sessions, as the backlog test's.
+	ts := startServer(t, func(c *Config) { c.MaxSessionTimeout = time.Minute })
 	c := rawclient.Dial(t, ts.addr)
-	c.Connect(false)
+	c.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
+	if err := jute.Unmarshal(c.Frame(), new(jute.ConnectResponse)); err != nil {
+		t.Fatal(err)
+	}
 	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
 	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)
