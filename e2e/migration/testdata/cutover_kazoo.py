@@ -84,8 +84,17 @@ for line in sys.stdin:
         failures.append("leaders %s" % leader)
     name = leader[0]
     for n, zk in clients.items():
-        if zk.client_id is None or zk.client_id[0] != sessions[n]:
-            failures.append("session of %s is %s, was %x" % (n, zk.client_id, sessions[n]))
+        # client_id is None while the client is not connected, and a client
+        # that just reconnected may be dropped again (a member that loses
+        # its quorum closes its read-write connections): wait for it.
+        cid = zk.client_id
+        for _ in range(300):
+            if cid is not None:
+                break
+            time.sleep(0.1)
+            cid = zk.client_id
+        if cid is None or cid[0] != sessions[n]:
+            failures.append("session of %s is %s, was %x" % (n, cid, sessions[n]))
     contenders = clients[name].retry(elections[name].contenders)
     if contenders[:1] != [name] or sorted(contenders) != ["one", "two"]:
         failures.append("contenders %s" % contenders)
