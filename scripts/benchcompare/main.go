@@ -205,6 +205,7 @@ func main() {
 	only := flag.String("workloads", "read,write,create-delete,mixed,ephemeral-churn,watch-fanout", "workloads to run (comma separated; empty for none)")
 	keep := flag.Bool("keep", false, "keep the ensembles' data directories and logs (printed at start)")
 	dir := flag.String("dir", "", "where the ensembles' directories go (default: the system's temporary directory)")
+	zkJVM := flag.String("zk-jvm-flags", "", "more java options for the ZooKeeper members, space separated (the end-to-end test starts them C1-only with SerialGC, to spend less CPU; a measurement leaves ZooKeeper's JIT as it is)")
 	baseline := flag.String("baseline", "", "another zkraft binary to run in Apache ZooKeeper's place: an A/B comparison of two builds, same workloads, same client (-zkraft's bench)")
 	inflight := flag.Int("inflight", 0, "requests in flight per session for the workloads (0: the bench's default, 32); e.g. 1 for clients that wait for each reply")
 	sessions := flag.Int("sessions", 0, "sessions (ephemeral-churn: workers) per workload (0: the bench's default, 16); e.g. 64 to compare the servers at saturation")
@@ -267,7 +268,7 @@ func main() {
 		ref, refLabel, refBin = "baseline", "baseline "+*baseline, *baseline
 	}
 	var both []*benchcluster.Ensemble
-	for _, c := range []benchcluster.Config{{Name: ref, Bin: refBin}, {Name: "zkraft", Bin: *bin}} {
+	for _, c := range []benchcluster.Config{{Name: ref, Bin: refBin, JVMFlags: strings.Fields(*zkJVM)}, {Name: "zkraft", Bin: *bin}} {
 		c.Root, c.Size = root, *size
 		e, err := benchcluster.New(c)
 		if err != nil {

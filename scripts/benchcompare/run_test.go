@@ -63,6 +63,11 @@ func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, err
 	return out.String(), err
 }
 
+// testJVMFlags start the tests' ZooKeeper members C1-only with SerialGC,
+// as e2e's: the tests check what benchcompare does, not ZooKeeper's
+// speed, and its JIT and collector cost seconds of CPU a member.
+const testJVMFlags = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 // TestMakeBenchEndToEnd is `make bench` in small: both ensembles, one
 // workload, the failover, memory and restart measurements, one setData
 // row through go-zookeeper with the floor beside it, one through the Java
@@ -76,7 +81,8 @@ func TestMakeBenchEndToEnd(t *testing.T) {
 	tmp, table := t.TempDir(), filepath.Join(dir, "table.md")
 	out, err := runBenchcompare(t, bc, tmp, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
 		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "1000", "-load-settle", "1s", "-out", table,
-		"-lowconc", "1x1", "-java", "write", "-extra-duration", "1s", "-extra-reps", "1")
+		"-lowconc", "1x1", "-java", "write", "-extra-duration", "1s", "-extra-reps", "1",
+		"-zk-jvm-flags", testJVMFlags)
 	if err != nil {
 		t.Fatalf("benchcompare: %v\n%s", err, out)
 	}
@@ -121,7 +127,7 @@ func TestFailedRunStopsItsEnsembles(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	out, err := runBenchcompare(t, bc, tmp, "-zkraft", wrapper, "-workloads", "write", "-duration", "1s", "-reps", "1",
-		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "0", "-failover=false")
+		"-settle", "0s", "-jit-warmup", "1s", "-nodes", "0", "-failover=false", "-zk-jvm-flags", testJVMFlags)
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
 		t.Fatalf("benchcompare: %v, want exit status 1\n%s", err, out)
@@ -162,7 +168,7 @@ func TestInterruptedRunStopsItsEnsembles(t *testing.T) {
 	zkraft, bc := buildBoth(t, t.TempDir())
 	tmp := t.TempDir()
 	cmd := exec.Command(bc, "-dir", tmp, "-zkraft", zkraft, "-workloads", "write", "-duration", "1s", "-reps", "1",
-		"-jit-warmup", "1m", "-nodes", "0", "-failover=false")
+		"-jit-warmup", "1m", "-nodes", "0", "-failover=false", "-zk-jvm-flags", testJVMFlags)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ import (
 // options are the command's flags.
 type options struct {
 	bin, baseline   string
+	zkJVM           []string // more java options for the ZooKeeper members (-zk-jvm-flags)
 	classes         map[string]bool
 	herd            []int
 	herdRounds      int
@@ -74,6 +75,8 @@ func main() {
 	var o options
 	var classes, herd string
 	flag.StringVar(&o.bin, "zkraft", "bin/zkraft", "zkraft binary (servers, and the bench workers that hold the sessions)")
+	flag.Func("zk-jvm-flags", "more java options for the ZooKeeper members, space separated (the end-to-end test starts them C1-only with SerialGC, to spend less CPU; a measurement leaves ZooKeeper's JIT as it is)",
+		func(v string) error { o.zkJVM = strings.Fields(v); return nil })
 	flag.StringVar(&o.baseline, "baseline", "", "another zkraft binary to run in Apache ZooKeeper's place (an A/B of two builds)")
 	flag.StringVar(&classes, "classes", "herd,storm,overload,table", "load classes to run (comma separated)")
 	flag.StringVar(&herd, "herd", "1000,10000,48000", "herd sizes: watcher sessions (comma separated; 16,000 per member at most under a 20,000 open-file limit, see -table)")
@@ -241,7 +244,7 @@ func startEnsemble(o *options, class string, n int, server string) *benchcluster
 		Name: server, Root: filepath.Join(o.root, fmt.Sprintf("%02d-%s-%d", seq, class, n)), Bin: bin, Size: 3,
 		// Sessions of up to a minute (ZooKeeper's default maximum is 20
 		// ticks, 40 s), profiles for the heap per session and -pprof-dir.
-		Settings: []string{"maxSessionTimeout=60000"}, Pprof: true, LogLevel: o.logLevel,
+		Settings: []string{"maxSessionTimeout=60000"}, Pprof: true, LogLevel: o.logLevel, JVMFlags: o.zkJVM,
 	})
 	if err != nil {
 		fail(err)
