@@ -93,15 +93,17 @@ func Run(o Options) (int, error) {
 	if announce == nil {
 		announce = printToken
 	}
+	sigs, stopSigs := notifyStop() // before the token is out (notifyStop)
+	defer stopSigs()
 	if err := announce(out, l, o.JSON); err != nil {
 		return ExitFailed, err
 	}
 	status := 0
 	if len(o.Cmd) == 0 {
-		err = Hold(o.Stdin, guard.Lost())
+		err = Hold(o.Stdin, sigs, guard.Lost())
 	} else {
 		child := Child{Args: o.Cmd, Env: []string{TokenEnv + "=" + strconv.FormatInt(l.Token, 10)},
-			Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Grace: o.Grace}
+			Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Grace: o.Grace, Signals: sigs}
 		status, err = child.Run(guard.Lost())
 	}
 	if errors.Is(err, ErrLost) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"syscall"
 	"time"
 )
@@ -21,6 +20,9 @@ type Child struct {
 	// Grace is how long the command has between SIGTERM and SIGKILL
 	// once the session is lost.
 	Grace time.Duration
+	// Signals are this process's stop signals, caught since before the
+	// lock was announced (nil: Run catches them itself).
+	Signals <-chan os.Signal
 }
 
 // Run runs the command in a process group of its own until it exits or
@@ -36,9 +38,12 @@ func (c Child) Run(lost <-chan struct{}) (int, error) {
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	sigs := c.Signals
+	if sigs == nil {
+		caught, stop := notifyStop()
+		defer stop()
+		sigs = caught
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", c.Args[0], err)
 	}
