@@ -176,6 +176,16 @@ func runCliMt(addr string, cmds []string) (string, error) {
 		}
 		time.Sleep(climtPause)
 	}
+	// cli_mt exits at the end of its input, dropping events still on the
+	// way: on a busy machine the last command's event came later than
+	// climtPause. Wait until its output has been still for a second
+	// (at most ten).
+	for last, still, end := out.String(), time.Now(), time.Now().Add(10*time.Second); time.Since(still) < time.Second && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+		if now := out.String(); now != last {
+			last, still = now, time.Now()
+		}
+	}
 	stdin.Close()
 	err = cmd.Wait()
 	if ctx.Err() != nil {
