@@ -41,7 +41,10 @@ func checkElection(t *testing.T, addr, path string, rival electRival, both bool,
 		t.Fatal("the rival was not elected alone")
 	}
 	waitLines(t, listener, "(no leader)", "rival")
-	waiter := startElect(t, append(append([]string{"--server", addr}, flags...), path, "zk", "--", "true")...)
+	// Its CMD leads for a second: a leadership that ends before the
+	// listener reads the new leader's node is not printed (one ended by
+	// "true" was missed under a second make test).
+	waiter := startElect(t, append(append([]string{"--server", addr}, flags...), path, "zk", "--", "sleep", "1")...)
 	// Its candidate node must exist before the rival resigns, or the
 	// listener rightly sees nobody lead in between.
 	awaitCandidates(t, addr, path, 2)
