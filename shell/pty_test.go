@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/zkraft/zkraft/internal/testing/tcpproxy"
 )
 
 // ptySession drives "zkraft shell" on a pseudo-terminal, as a user would.
@@ -101,16 +103,16 @@ func TestInteractivePTY(t *testing.T) {
 	resetRoot(t, addr, "/t_pty")
 	t.Cleanup(func() { resetRoot(t, addr, "/t_pty") })
 	hist := filepath.Join(t.TempDir(), "history")
-	proxy := newCutProxy(t, addr)
+	proxy := tcpproxy.Start(t, addr)
 
-	s := startPTY(t, proxy.addr(), hist)
+	s := startPTY(t, proxy.Addr(), hist)
 	s.expect("Welcome to ZooKeeper!")
 	s.expect("JLine support is enabled")
-	s.expect("[zk: " + proxy.addr() + "(")
+	s.expect("[zk: " + proxy.Addr() + "(")
 	s.expect(") 0] ")
 	s.send("create /t_pty\r")
 	s.expect("Created /t_pty")
-	s.expect("[zk: " + proxy.addr() + "(CONNECTED) 1] ")
+	s.expect("[zk: " + proxy.Addr() + "(CONNECTED) 1] ")
 	s.send("create /t_pty/alpha-node 1\r")
 	s.expect("Created /t_pty/alpha-node")
 	s.expect("(CONNECTED) 2] ")
@@ -132,11 +134,11 @@ func TestInteractivePTY(t *testing.T) {
 	// Connection loss and recovery are announced plainly, besides zkCli's
 	// WATCHER:: events.
 	// The prompt is printed again after such asynchronous output.
-	proxy.cut()
-	s.expect("Connection to " + proxy.addr() + " lost; reconnecting...")
+	proxy.Cut()
+	s.expect("Connection to " + proxy.Addr() + " lost; reconnecting...")
 	s.expect("WatchedEvent state:Disconnected type:None path:null")
 	s.expect("(CONNECTING) 4] ")
-	s.expect("Reconnected to " + proxy.addr() + " (session 0x")
+	s.expect("Reconnected to " + proxy.Addr() + " (session 0x")
 	s.expect("WatchedEvent state:SyncConnected type:None path:null")
 	s.expect("(CONNECTED) 4] ")
 

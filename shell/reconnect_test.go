@@ -3,76 +3,15 @@ package shell
 import (
 	"bytes"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/internal/testing/tcpproxy"
 )
-
-// cutProxy forwards TCP connections to a server and can drop them all,
-// simulating a network failure without touching the server.
-type cutProxy struct {
-	l      net.Listener
-	mu     sync.Mutex
-	conns  []net.Conn
-	paused bool // refuse new connections (accept and close them)
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{l: l}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			paused := p.paused
-			p.mu.Unlock()
-			if paused {
-				c.Close()
-				continue
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(s, c); s.Close() }()
-			go func() { _, _ = io.Copy(c, s); c.Close() }()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); p.cut() })
-	return p
-}
-
-func (p *cutProxy) addr() string { return p.l.Addr().String() }
-
-func (p *cutProxy) pause(on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.paused = on
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
 
 // syncBuffer is a bytes.Buffer safe for the shell's writers and the test.
 type syncBuffer struct {
@@ -113,13 +52,13 @@ func TestReconnect(t *testing.T) {
 	addr := testServer(t)
 	resetRoot(t, addr, "/t_reconnect")
 	t.Cleanup(func() { resetRoot(t, addr, "/t_reconnect") })
-	proxy := newCutProxy(t, addr)
+	proxy := tcpproxy.Start(t, addr)
 
 	pr, pw := io.Pipe()
 	var out syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(Options{Server: proxy.addr(), Timeout: 20 * time.Second}, nil, "", pr, &out, &out)
+		done <- Run(Options{Server: proxy.Addr(), Timeout: 20 * time.Second}, nil, "", pr, &out, &out)
 	}()
 	send := func(line string) {
 		if _, err := io.WriteString(pw, line+"\n"); err != nil {
@@ -134,7 +73,7 @@ func TestReconnect(t *testing.T) {
 	send("get -w /t_reconnect")
 	waitFor(t, &out, "\nx\n", 1)
 
-	proxy.cut()
+	proxy.Cut()
 	waitFor(t, &out, "WatchedEvent state:Disconnected type:None path:null", 1)
 	waitFor(t, &out, "WatchedEvent state:SyncConnected type:None path:null", 2)
 
@@ -177,12 +116,12 @@ func TestExpiry(t *testing.T) {
 	addr := testServer(t)
 	resetRoot(t, addr, "/t_expire")
 	t.Cleanup(func() { resetRoot(t, addr, "/t_expire") })
-	proxy := newCutProxy(t, addr)
+	proxy := tcpproxy.Start(t, addr)
 	pr, pw := io.Pipe()
 	var out syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(Options{Server: proxy.addr(), Timeout: 4 * time.Second}, nil, "", pr, &out, &out)
+		done <- Run(Options{Server: proxy.Addr(), Timeout: 4 * time.Second}, nil, "", pr, &out, &out)
 	}()
 	send := func(line string) {
 		if _, err := io.WriteString(pw, line+"\n"); err != nil {
@@ -193,11 +132,11 @@ func TestExpiry(t *testing.T) {
 	send("create -e /t_expire/e")
 	waitFor(t, &out, "Created /t_expire/e", 1)
 
-	proxy.pause(true)
-	proxy.cut()
+	proxy.Refuse(true)
+	proxy.Cut()
 	waitFor(t, &out, "WatchedEvent state:Disconnected type:None path:null", 1)
 	time.Sleep(7 * time.Second) // > 4 s session timeout, plus the server's expiry tick
-	proxy.pause(false)
+	proxy.Refuse(false)
 	waitFor(t, &out, "WatchedEvent state:Expired type:None path:null", 1)
 	send("ls /t_expire")
 	waitFor(t, &out, "Not connected", 1)

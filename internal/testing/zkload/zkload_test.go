@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/ensemble"
+	"github.com/zkraft/zkraft/internal/testing/tcpproxy"
 	"github.com/zkraft/zkraft/internal/testing/testmember"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/znode"
@@ -56,12 +57,19 @@ func TestRunWaitsOutAStalledServer(t *testing.T) {
 	_, _, addr := testmember.Start(t, znode.Options{}, func(n *ensemble.Node) *session.Server {
 		return session.New(session.Config{TickTime: testmember.TickTime}, n)
 	})
-	p := newStallingProxy(t, addr)
-	// The gate closes 200 ms after the client connects, for 1.5 s: the
-	// warm-up (300 ms) and the window (500 ms) fall inside the stall, and
-	// the request in flight when it began was sent before the window.
-	p.stallAfter(200*time.Millisecond, 1500*time.Millisecond)
-	res, err := Run(context.Background(), Config{Servers: []string{p.addr}, Conns: 1, PerConn: 1,
+	p := tcpproxy.Start(t, addr)
+	// The proxy holds every byte from 200 ms after the client connects,
+	// for 1.5 s: the warm-up (300 ms) and the window (500 ms) fall inside
+	// the stall, and the request in flight when it began was sent before
+	// the window.
+	go func() {
+		<-p.Connected()
+		time.Sleep(200 * time.Millisecond)
+		p.Hold(true)
+		time.Sleep(1500 * time.Millisecond)
+		p.Hold(false)
+	}()
+	res, err := Run(context.Background(), Config{Servers: []string{p.Addr()}, Conns: 1, PerConn: 1,
 		Warmup: 300 * time.Millisecond, Duration: 500 * time.Millisecond, Root: "/zkload", ValueSize: 100})
 	if err != nil {
 		t.Fatal(err)
