@@ -48,10 +48,7 @@ func TestAuditNonReadingClientsBoundedBacklog(t *testing.T) {
 	// on a busy machine (it sends no pings): 60 s, not rawclient's 3 s.
 	ts := startServer(t, func(c *Config) { c.MaxSessionTimeout = time.Minute })
 	setup := rawclient.Dial(t, ts.addr)
-	setup.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
-	if err := jute.Unmarshal(setup.Frame(), new(jute.ConnectResponse)); err != nil {
-		t.Fatal(err)
-	}
+	setup.ConnectFor(60000)
 	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
 	setup.Request(2, jute.OpCreate, &jute.CreateRequest{Path: "/small", Data: []byte("s"), ACL: openACL})
 	for i := 0; i < 2; i++ {
@@ -126,10 +123,7 @@ func TestAuditPausedReaderLosesNothing(t *testing.T) {
 	// session, which expired. 60 s sessions, as the backlog test's.
 	ts := startServer(t, func(c *Config) { c.MaxSessionTimeout = time.Minute })
 	c := rawclient.Dial(t, ts.addr)
-	c.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
-	if err := jute.Unmarshal(c.Frame(), new(jute.ConnectResponse)); err != nil {
-		t.Fatal(err)
-	}
+	c.ConnectFor(60000)
 	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 1000000), ACL: openACL})
 	if h := c.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("create: %+v", h)

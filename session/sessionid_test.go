@@ -6,7 +6,6 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/internal/testing/testmember"
-	"github.com/zkraft/zkraft/jute"
 )
 
 // TestFirstSessionIDAsZooKeeper: a member's first session id is ZooKeeper's
@@ -53,11 +52,7 @@ func TestSessionsUniqueAcrossIDsEqualModulo256(t *testing.T) {
 	for i := 0; i < each; i++ {
 		for m, addr := range addrs {
 			c := rawclient.Dial(t, addr)
-			c.Send(&jute.ConnectRequest{TimeOut: 60000, Passwd: make([]byte, 16)})
-			var resp jute.ConnectResponse
-			if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
-				t.Fatal(err)
-			}
+			resp := c.ConnectFor(60000)
 			if resp.SessionID == 0 {
 				t.Fatalf("session %d on member %d not created", i, m)
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/testing/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
@@ -63,10 +64,11 @@ func runBenchcompare(t *testing.T, bin, tmp string, args ...string) (string, err
 	return out.String(), err
 }
 
-// testJVMFlags start the tests' ZooKeeper members C1-only with SerialGC,
-// as e2e's: the tests check what benchcompare does, not ZooKeeper's
-// speed, and its JIT and collector cost seconds of CPU a member.
-const testJVMFlags = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+// testJVMFlags start the tests' ZooKeeper members as the tests' other
+// JVMs start (procs.JVMFlags: C1 only, SerialGC): the tests check what
+// benchcompare does, not ZooKeeper's speed, and its JIT and collector
+// cost seconds of CPU a member.
+var testJVMFlags = strings.Join(procs.JVMFlags, " ")
 
 // TestMakeBenchEndToEnd is `make bench` in small: both ensembles, one
 // workload, the failover, memory and restart measurements, one setData

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/internal/testing/benchcluster"
+	"github.com/zkraft/zkraft/internal/testing/procs"
 	"github.com/zkraft/zkraft/internal/testing/testenv"
 	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
@@ -49,7 +50,7 @@ func TestMakeOverloadEndToEnd(t *testing.T) {
 	cmd := testproc.CommandContext(ctx, overload, "-dir", tmp, "-zkraft", zkraft, "-out", md, "-per-worker", "100",
 		"-herd", "150", "-herd-rounds", "1", "-storm", "150", "-table", "150", "-table-settle", "0s",
 		"-overload-time", "2s", "-capacity-time", "3s", "-overload-sessions", "8", "-overload-idle", "20",
-		"-session-timeout", "10s", "-jit-warmup", "0s", "-zk-jvm-flags", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+		"-session-timeout", "10s", "-jit-warmup", "0s", "-zk-jvm-flags", strings.Join(procs.JVMFlags, " "))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -108,7 +108,20 @@ func (c *Client) Reply(body jute.Record) jute.ReplyHeader {
 // Connect performs the handshake of a new session (timeout 3 s).
 func (c *Client) Connect(readOnlyByte bool) jute.ConnectResponse {
 	c.t.Helper()
-	c.Send(&jute.ConnectRequest{TimeOut: 3000, Passwd: make([]byte, 16), HasReadOnly: readOnlyByte})
+	return c.connect(3000, readOnlyByte)
+}
+
+// ConnectFor opens a new session asking for a timeout of ms milliseconds
+// (without the read-only byte), for a client that must outlive rawclient's
+// usual 3 s without pinging; the server must allow that much.
+func (c *Client) ConnectFor(ms int32) jute.ConnectResponse {
+	c.t.Helper()
+	return c.connect(ms, false)
+}
+
+func (c *Client) connect(ms int32, readOnlyByte bool) jute.ConnectResponse {
+	c.t.Helper()
+	c.Send(&jute.ConnectRequest{TimeOut: ms, Passwd: make([]byte, 16), HasReadOnly: readOnlyByte})
 	var resp jute.ConnectResponse
 	if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
 		c.t.Fatal(err)
