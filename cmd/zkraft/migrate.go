@@ -56,6 +56,10 @@ func followCommand() *cli.Command {
 }
 
 func runFollow(c *cli.Context) error {
+	// Caught from the start: a signal while the saved tree loads ends the
+	// follow as one later does, not the process.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	log, err := newLogger(c.String("log-level"), c.String("log-format"))
 	if err != nil {
 		return err
@@ -76,8 +80,6 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	l := b.Learner()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	done := make(chan struct{})
 	go func() { _ = l.Run(ctx); close(done) }()
 	tick := time.NewTicker(c.Duration("status-interval"))

@@ -90,7 +90,7 @@ func Run(o Options) error {
 	if o.Recursive {
 		mode = "persistent recursive watch"
 	}
-	fmt.Fprintf(o.Stderr, "watching %s (%s, %d nodes)\n", root, mode, len(w.snap))
+	fmt.Fprintf(o.Stderr, "watching %s (%s, %d nodes) from %s\n", root, mode, len(w.snap), s.RemoteAddr())
 	stop := o.Stop
 	if stop == nil {
 		sigs := make(chan os.Signal, 1)
