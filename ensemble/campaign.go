@@ -1,7 +1,6 @@
 package ensemble
 
 import (
-	"errors"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -163,16 +162,13 @@ func (c *campaigner) tickFirst(now time.Time) {
 		c.next = quiet // another member is campaigning
 		return
 	}
-	rank, voters := n.voterRank("")
-	if n.cfg.ElectAtOnce && rank == 0 && n.othersAnswer() {
-		// Raft counts P from its start before it elects; members started
-		// together from one seed need not wait for that.
-		if err := n.startElection(); err != nil && !errors.Is(err, errNotFollower) {
-			n.log.Warn("cannot start the first election", zap.Error(err))
-		}
-		c.next = now.Add(time.Duration(voters) * step)
-		return
-	}
+	_, voters := n.voterRank("")
+	// A heartbeat check, not a TimeoutNow: a candidacy Raft begins for a
+	// TimeoutNow (a leadership transfer's) does not yield to a leader
+	// elected in its own term, and another member may win this one (its
+	// turn comes a step later, and this member's vote requests may be
+	// slower than that). It stays a candidate that knows the leader for up
+	// to 2P, ignores its death and refuses the others' pre-votes.
 	if n.raft.State() == raft.Follower {
 		if err := n.checkLeaderNow(); err != nil {
 			n.log.Warn("cannot start the first election", zap.Error(err))

@@ -64,13 +64,6 @@ type Config struct {
 	// watches are in already.
 	Watches *watches.Registry
 
-	// ElectAtOnce: the members start together from one seed (a live
-	// migration's cutover). The first voter in order of id starts the
-	// first election as soon as every voter's port answers, rather than
-	// once it has heard from no leader for P (Raft counts P from its
-	// start), so the ensemble serves within milliseconds.
-	ElectAtOnce bool
-
 	// Peers lists every member (zoo.cfg server.N lines) including this
 	// one. With fewer than two, the member runs alone on an in-memory
 	// transport and needs no member port.

@@ -33,17 +33,6 @@ func (n *Node) voterRank(except string) (rank, voters int) {
 	return rank, voters
 }
 
-// othersAnswer reports whether every other voting member answers a probe.
-func (n *Node) othersAnswer() bool {
-	members, _ := n.currentMembers()
-	for _, p := range members {
-		if p.ID != n.cfg.ID && !p.Observer && n.probe(p.Addr) != probeAnswered {
-			return false
-		}
-	}
-	return true
-}
-
 // earlierAlive reports whether a voting member before this one in the
 // order of voterRank(except) answers a probe (leaderloss.go).
 func (n *Node) earlierAlive(except string) bool {

@@ -38,7 +38,6 @@ func openMember(st Config, m backend.Metrics, log *zap.Logger, sd *seed) (*ensem
 		}
 		tree.ResetConfig()
 		cfg.Watches = sd.from.Watches()
-		cfg.ElectAtOnce = true
 		if err := ensemble.Seed(cfg, tree, uint64(sd.zxid)); err != nil {
 			return nil, fmt.Errorf("seed the new ensemble: %w", err)
 		}
