@@ -50,10 +50,12 @@ type conn struct {
 	stats connStats
 
 	// fr is the reader's buffered input; parkedFD the socket's fd while
-	// the connection is parked without a reader goroutine (guarded by the
-	// parker's mu), -1 otherwise.
-	fr       *frameReader
-	parkedFD int32
+	// the connection is parked without a reader goroutine, -1 otherwise;
+	// watchedFD the socket's fd once it is in the parker's epoll set,
+	// armed (parked) or not, -1 before (both guarded by the parker's mu).
+	fr        *frameReader
+	parkedFD  int32
+	watchedFD int32
 }
 
 var _ watches.StaleWatcher = (*conn)(nil)
@@ -79,7 +81,7 @@ func (c *conn) session() sessionIdent {
 func (c *conn) Stale() bool { return c.stale.Load() }
 
 func newConn(srv *Server, nc net.Conn) *conn {
-	c := &conn{srv: srv, nc: nc, out: newOutbound(&srv.backlog), parkedFD: -1}
+	c := &conn{srv: srv, nc: nc, out: newOutbound(&srv.backlog), parkedFD: -1, watchedFD: -1}
 	if srv.parker != nil {
 		c.out.beforeClose = c.unpark
 	}

@@ -10,6 +10,12 @@ import (
 // its own, watched by one goroutine, which starts a reader for a
 // connection when its socket becomes readable. An idle session then costs
 // no goroutine stack at all.
+//
+// A socket stays in the set from its first parking until it closes: the
+// one-shot event disarms it when it fires, and the next parking re-arms it
+// (EPOLL_CTL_MOD), so waking a parked connection costs no epoll_ctl at
+// all and parking it again one modification, not a deletion and an
+// insertion each time (a herd of watchers wakes every parked connection).
 type parker struct {
 	epfd int
 	wake [2]int // a pipe: a byte on it stops the loop (Server.Close)
@@ -52,10 +58,15 @@ func (p *parker) closeFDs() {
 func (p *parker) park(fd int, c *conn) bool {
 	p.mu.Lock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
-	if syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
+	op := syscall.EPOLL_CTL_ADD
+	if c.watchedFD == int32(fd) {
+		op = syscall.EPOLL_CTL_MOD // in the set, disarmed since it fired
+	}
+	if syscall.EpollCtl(p.epfd, op, fd, &ev) != nil {
 		p.mu.Unlock()
 		return false
 	}
+	c.watchedFD = int32(fd)
 	p.byFD[int32(fd)] = c
 	c.parkedFD = int32(fd)
 	n := len(p.byFD)
@@ -71,30 +82,38 @@ func (p *parker) park(fd int, c *conn) bool {
 	return true
 }
 
-// unpark takes c out of the set if it is parked (its socket is about to
-// be closed: the fd must leave the set first, or a new connection given
-// the same number could be mistaken for it) and starts its reader, which
+// unpark takes c's socket out of the set (it is about to be closed: the
+// fd must leave the set first, or a new connection given the same number
+// could be mistaken for it) and, if c is parked, starts its reader, which
 // then finds the socket closed and tears the connection down.
 func (p *parker) unpark(c *conn) {
 	p.mu.Lock()
-	fd := c.parkedFD
+	if c.watchedFD >= 0 {
+		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, int(c.watchedFD), nil)
+		c.watchedFD = -1
+	}
+	resume := p.takeLocked(c.parkedFD, c)
 	p.mu.Unlock()
-	if p.take(fd, c) {
+	if resume {
 		go c.resume()
 	}
 }
 
-// take removes fd from the set if c holds it there, reporting whether it
-// did (exactly one of the loop and unpark resumes a parked connection).
+// take marks c, parked on fd, as no longer parked, reporting whether it
+// was (exactly one of the loop and unpark resumes a parked connection).
+// Its socket stays in the set, disarmed by the one-shot event that fired.
 func (p *parker) take(fd int32, c *conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if fd < 0 || p.byFD[fd] != c || c == nil {
+	return p.takeLocked(fd, c)
+}
+
+func (p *parker) takeLocked(fd int32, c *conn) bool {
+	if fd < 0 || c == nil || p.byFD[fd] != c {
 		return false
 	}
 	delete(p.byFD, fd)
 	c.parkedFD = -1
-	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
 	return true
 }
 

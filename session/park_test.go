@@ -31,8 +31,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestParkedConnectionServes: a connection idle for parkAfter is parked
 // without a goroutine; it still gets its watch events, is answered when a
-// request comes, and is torn down when its client goes away or the server
-// closes.
+// request comes, each time it was parked, and is torn down when its client
+// goes away or the server closes.
 func TestParkedConnectionServes(t *testing.T) {
 	ts := startServer(t)
 	if ts.srv.parker == nil {
@@ -64,6 +64,13 @@ func TestParkedConnectionServes(t *testing.T) {
 		t.Fatalf("getData after parking: %+v %q", h, resp.Data)
 	}
 	waitFor(t, "both idle connections are parked", func() bool { return parkedCount(ts.srv) == 2 })
+	// Parked again, its socket re-armed in the set it never left: the
+	// next request wakes it as the first did.
+	c.Request(4, jute.OpGetData, &jute.PathWatchRequest{Path: "/p"})
+	if h := c.Reply(&resp); h.Err != jute.OK || h.Xid != 4 {
+		t.Fatalf("getData after parking twice: %+v", h)
+	}
+	waitFor(t, "it is parked a third time", func() bool { return parkedCount(ts.srv) == 2 })
 	c.Conn.Close()
 	waitFor(t, "the closed connection is torn down", func() bool {
 		ts.srv.mu.Lock()
