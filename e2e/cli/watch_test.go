@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/internal/testing/procs"
+	"github.com/zkraft/zkraft/internal/testing/testproc"
 )
 
 // watchLine is one text line of zkraft watch.
@@ -318,10 +319,14 @@ func TestWatchReportsChangesAcrossFailover(t *testing.T) {
 	if serving == nil {
 		t.Fatalf("the watcher names no follower: %s", w.stderr.String())
 	}
-	if err := serving.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	// Stopped, every thread: on a loaded machine a member's threads went on
+	// for the create's round trip after kill(2) returned, and the watcher
+	// got the event live.
+	err := testproc.Stop(serving.Pid(), 10*time.Second)
+	defer func() { _ = serving.Cmd.Process.Signal(syscall.SIGCONT) }()
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = serving.Cmd.Process.Signal(syscall.SIGCONT) }()
 	if _, err := writer.Create("/f/during", []byte("x"), 0, acl); err != nil {
 		t.Fatal(err)
 	}

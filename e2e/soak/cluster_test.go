@@ -318,7 +318,7 @@ func (c *cluster) teardown() error {
 	}
 	if c.network != "" {
 		if out, _ := dockerOut("network", "ls", "-q", "--filter", "name=^"+c.network+"$"); out != "" {
-			if _, err := dockerOut("network", "rm", c.network); err != nil {
+			if err := removeNetwork(c.network); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -337,6 +337,21 @@ func (c *cluster) teardown() error {
 	}
 	pruneImages(c.logf)
 	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network whose containers were just removed. The
+// daemon may still count their endpoints for a moment after docker rm -f
+// returns ("has active endpoints"; seen once in make test, the network
+// empty a minute later), so that error is retried for up to 10 s.
+func removeNetwork(name string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := dockerOut("network", "rm", name)
+		if err == nil || !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // imageTag names the soak's image. It stays between runs; a run whose

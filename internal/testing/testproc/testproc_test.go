@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/testing/testenv"
 )
 
 // gone waits up to 5 s for pid to be gone (or a zombie: dead, only not
@@ -127,5 +129,45 @@ func TestDiesWithTheTestBinary(t *testing.T) {
 	if !gone(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("the helper's child %d outlived it", pid)
+	}
+}
+
+// TestStopWaitsForEveryThread: Stop returns with every thread of a
+// multi-threaded process stopped, and it runs on after SIGCONT.
+func TestStopWaitsForEveryThread(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		testenv.Require(t, fmt.Errorf("python3, a multi-threaded process to stop: %w", err))
+	}
+	cmd := Command(python, "-c", "import threading\ndef spin():\n    while True: pass\n"+
+		"for _ in range(4): threading.Thread(target=spin).start()\n")
+	if err := Start(t, cmd); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid)); len(tasks) >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("python3 did not start its threads")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := Stop(cmd.Process.Pid, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := runningThreads(cmd.Process.Pid); err != nil || n != 0 {
+		t.Fatalf("%d threads running after Stop (%v)", n, err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if n, _ := runningThreads(cmd.Process.Pid); n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still stopped after SIGCONT")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
