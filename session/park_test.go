@@ -38,8 +38,10 @@ func TestParkedConnectionServes(t *testing.T) {
 	if ts.srv.parker == nil {
 		t.Skip("no parker on this platform")
 	}
+	// Sessions that outlive the test: rawclient does not ping, and an
+	// expired session's connection leaves the parker's set.
 	c := rawclient.Dial(t, ts.addr)
-	c.Connect(false)
+	c.ConnectFor(60000)
 	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/p", Data: []byte("a"), ACL: openACL})
 	c.Request(2, jute.OpGetData, &jute.PathWatchRequest{Path: "/p", Watch: true})
 	for i := 0; i < 2; i++ {
@@ -50,7 +52,7 @@ func TestParkedConnectionServes(t *testing.T) {
 	waitFor(t, "the idle connection is parked", func() bool { return parkedCount(ts.srv) == 1 })
 
 	other := rawclient.Dial(t, ts.addr)
-	other.Connect(false)
+	other.ConnectFor(60000)
 	other.Request(1, jute.OpSetData, &jute.SetDataRequest{Path: "/p", Data: []byte("b"), Version: -1})
 	if h := other.Reply(nil); h.Err != jute.OK {
 		t.Fatalf("setData: %+v", h)

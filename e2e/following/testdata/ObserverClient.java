@@ -192,6 +192,9 @@ public class ObserverClient {
         zk.create(root + "/acl", "a".getBytes(), ZooDefs.Ids.CREATOR_ALL_ACL, CreateMode.PERSISTENT);
         out("acl-read-own", new String(zk.getData(root + "/acl", false, null)));
         out("acl", zk.getACL(root + "/acl", st).get(0).getId().getScheme());
+        // other is on a ZooKeeper server, which may not have applied the
+        // create yet (NONODE, seen under load) unless it syncs first.
+        sync(other, root + "/acl");
         try {
             other.getData(root + "/acl", false, null);
         } catch (KeeperException e) {
