@@ -52,6 +52,7 @@ func compareTranscripts(t *testing.T, client, viaObserver, viaZooKeeper string) 
 // kind, versioned get/set, children, watches fired by writes made on
 // ZooKeeper, transactions, deletes and the session's ephemerals at close.
 func TestKazooThroughObserver(t *testing.T) {
+	t.Parallel()
 	python, err := exec.LookPath("/usr/bin/python3") // Debian's, where python3-kazoo is
 	if err == nil {
 		err = testproc.Command(python, "-c", "import kazoo").Run()
@@ -72,6 +73,7 @@ func TestKazooThroughObserver(t *testing.T) {
 // TestJavaClientThroughObserver is TestKazooThroughObserver with the
 // Java client of Debian's libzookeeper-java (testdata/ObserverClient.java).
 func TestJavaClientThroughObserver(t *testing.T) {
+	t.Parallel()
 	_, java := procs.JavaTools(t)
 	classes := compileClients(t)
 	e := zktest.Start(t)
@@ -93,6 +95,7 @@ func TestJavaClientThroughObserver(t *testing.T) {
 // Curator reconnects within its session (RECONNECTED, never LOST) and
 // keeps its ephemeral and leadership, and writes work.
 func TestCuratorOnObserverSurvivesLeaderKill(t *testing.T) {
+	t.Parallel()
 	procs.JavaTools(t) // skips without Java, before anything starts
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
@@ -109,6 +112,7 @@ func TestCuratorOnObserverSurvivesLeaderKill(t *testing.T) {
 // is killed fire for writes made on ZooKeeper after the Java client
 // reconnected (its SetWatches2 re-registers them on the observer).
 func TestJavaWatchesOnObserverSurviveLeaderKill(t *testing.T) {
+	t.Parallel()
 	classes := compileClients(t)
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)

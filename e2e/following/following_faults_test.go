@@ -84,6 +84,7 @@ func retryWrite(t *testing.T, what string, write func() error) {
 // leader, and the watches it set before the kill fire for writes made
 // after it (re-sent by SetWatches when the observer dropped it).
 func TestObserverSurvivesLeaderKill(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	c, wait := sessionEvents(t, obs.ClientAddr)
@@ -236,6 +237,7 @@ func waitServes(t *testing.T, m *procs.Member, mode string) {
 // syncs by DIFF, serves what was written while it was down, and takes
 // the session back.
 func TestObserverRestartKeepsSessions(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	d := &cuttingDialer{}
@@ -321,6 +323,7 @@ func TestObserverRestartKeepsSessions(t *testing.T) {
 // loses it and its ephemeral once the timeout passes, and when it comes
 // back the observer tells it its session expired.
 func TestObserverSessionTimeouts(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	d := &cuttingDialer{}
@@ -409,6 +412,7 @@ func TestObserverSessionTimeouts(t *testing.T) {
 // returns (none hangs), each one acknowledged is on ZooKeeper after the
 // election, and the writers carry on with their sessions.
 func TestObserverWritesAcrossLeaderKill(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	c, _ := sessionEvents(t, obs.ClientAddr)
@@ -497,6 +501,7 @@ func TestObserverWritesAcrossLeaderKill(t *testing.T) {
 // leader); once one server is back and a leader elected, the client
 // reconnects to the observer with its session, ephemeral and watch.
 func TestObserverAcrossQuorumLoss(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	c, ev, err := zk.Connect([]string{obs.ClientAddr}, 10*time.Second, zk.WithLogInfo(false))
@@ -590,6 +595,7 @@ func TestObserverAcrossQuorumLoss(t *testing.T) {
 // the older tree while ZooKeeper took more writes: it catches up and
 // reads what ZooKeeper holds.
 func TestObserverKilledResumesStaleState(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	zc := procs.ConnectTo(t, e.ClientAddrs()...)

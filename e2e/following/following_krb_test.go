@@ -17,6 +17,7 @@ import (
 // quorum.auth.kerberos.servicePrincipal=zkquorum/_HOST in zoo.cfg): a
 // client of the observer writes through it and reads ZooKeeper's writes.
 func TestFollowZooKeeperQuorumKerberos(t *testing.T) {
+	t.Parallel()
 	kdc := krbtest.Start(t)
 	e, q := zktest.StartQuorumKerberos(t, kdc)
 	zc := procs.ConnectTo(t, e.ClientAddrs()...)

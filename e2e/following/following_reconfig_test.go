@@ -27,6 +27,7 @@ import (
 // watch fires, conf lists the new membership, and a reconfig while frozen
 // for a cutover is refused as ReconfigInProgress.
 func TestReconfigThroughObserver(t *testing.T) {
+	t.Parallel()
 	e := zktest.StartWith(t, []string{"reconfigEnabled=true"},
 		"-Dzookeeper.DigestAuthenticationProvider.superDigest="+acl.DigestFromAuth("admin:secret"))
 	obs := procs.StartFollower(t, e, e.ObserverID, "reconfigEnabled=true")

@@ -15,6 +15,7 @@ import (
 // as a ZooKeeper observer's -Djava.security.auth.login.config): a client
 // of the observer writes through it and reads ZooKeeper's writes.
 func TestFollowZooKeeperQuorumSASL(t *testing.T) {
+	t.Parallel()
 	jaas := zktest.QuorumSASLJAAS(t, "learner", "s3cret")
 	e := zktest.StartQuorumSASL(t, jaas)
 	zc := procs.ConnectTo(t, e.ClientAddrs()...)

@@ -21,6 +21,7 @@ import (
 // ZooKeeper's answers, watches fired by writes made on ZooKeeper, sync,
 // and a session that moves from ZooKeeper to zkraft and back.
 func TestServeFollowingZooKeeper(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	zc := procs.ConnectTo(t, e.ClientAddrs()...)
@@ -179,6 +180,7 @@ func (d *switchDialer) moveTo(addr string) {
 // ZooKeeper server moves to the zkraft observer (REVALIDATE), keeps its
 // ephemeral and writes there, then moves back to ZooKeeper.
 func TestSessionMovesBetweenZooKeeperAndObserver(t *testing.T) {
+	t.Parallel()
 	e := zktest.Start(t)
 	obs := procs.StartFollower(t, e, e.ObserverID)
 	d, c, waitState := movingClient(t, e.ClientAddrs()[0])

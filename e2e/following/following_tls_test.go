@@ -50,6 +50,7 @@ func readWriteThrough(t *testing.T, zc, oc *zk.Conn) {
 // ZooKeeper observer's: a client of the observer reads a write made on
 // ZooKeeper and writes through it.
 func TestFollowZooKeeperQuorumTLS(t *testing.T) {
+	t.Parallel()
 	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +85,7 @@ func TestFollowZooKeeperQuorumTLS(t *testing.T) {
 // does not hold the authority of the ensemble's certificates does not
 // follow it: it keeps running, logs why once, and serves no tree.
 func TestFollowZooKeeperQuorumTLSUntrusted(t *testing.T) {
+	t.Parallel()
 	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func TestFollowZooKeeperQuorumTLSUntrusted(t *testing.T) {
 // connections alike. A zkraft observer follows it either way: plain
 // without the ssl.quorum.* settings, TLS with them.
 func TestFollowZooKeeperQuorumPortUnification(t *testing.T) {
+	t.Parallel()
 	ks, ts, err := zktlstest.PEMStores(t.TempDir(), pkix.Name{CommonName: "quorum", Organization: []string{"zkraft"}})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 // through B after a sync, a watch set on B fires for it, and a session
 // opened on A moves to B keeping its ephemeral and writing there.
 func TestTwoObserversOfOneEnsemble(t *testing.T) {
+	t.Parallel()
 	e := zktest.StartWithObservers(t, 2, nil)
 	a := procs.StartFollower(t, e, e.ObserverIDs[0])
 	b := procs.StartFollower(t, e, e.ObserverIDs[1])
