@@ -74,7 +74,7 @@ func TestLogBoundedBySize(t *testing.T) {
 	var logs memberLogs
 	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotBytes = limit; logs.tweak(cfg) })
 	l := c.leader()
-	mustPropose(t, l, newSession(1, 30000))
+	mustPropose(t, l, newSession(1, 300000)) // direct proposals do not touch it: it must outlive the test under load
 	mustPropose(t, l, createTxn(1, "/big", 0, 1))
 	data := bytes.Repeat([]byte{'v'}, value)
 	var res *znode.Result
