@@ -74,7 +74,7 @@ func serverAt(addr string) *zkServer {
 // known-identity check (cmd/zkraft's consoleKnows); without it every
 // identity is known, as in ZooKeeper.
 func consoleConfig(addr string, known bool) Config {
-	cfg := Config{ClientAddr: addr, SessionTimeout: 4 * time.Second}
+	cfg := Config{ClientAddr: addr, SessionTimeout: 30 * time.Second} // a login outlives a starved race pass
 	if zs := serverAt(addr); zs != nil {
 		cfg.Dial = zs.srv.DialInProcess
 		if known {
