@@ -1,26 +1,11 @@
 package ensemble
 
 import (
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 )
-
-// slowWriter delays every write on a connection while slow is set.
-type slowWriter struct {
-	net.Conn
-	slow *atomic.Bool
-}
-
-func (c slowWriter) Write(b []byte) (int, error) {
-	if c.slow.Load() {
-		time.Sleep(300 * time.Millisecond)
-	}
-	return c.Conn.Write(b)
-}
 
 // TestFirstElectionLoserFollows: members started together (as a live
 // migration's cutover starts its observers as an ensemble) elect while
@@ -33,25 +18,15 @@ func (c slowWriter) Write(b []byte) (int, error) {
 // without a leader for seconds after a kill -9 (seen on a loaded machine
 // in e2e/migration's cutover test: 9 s).
 func TestFirstElectionLoserFollows(t *testing.T) {
-	var slow atomic.Bool
-	slow.Store(true)
-	c := newCluster(t, 3, func(cfg *Config) {
-		if cfg.ID != 1 {
-			return
-		}
-		dial := cfg.Dial
-		cfg.Dial = func(addr string, timeout time.Duration) (net.Conn, error) {
-			nc, err := dial(addr, timeout)
-			if err != nil {
-				return nil, err
-			}
-			return slowWriter{Conn: nc, slow: &slow}, nil
-		}
-	})
+	net := newFaultNet()
+	net.slow(1, 2, 300*time.Millisecond)
+	net.slow(1, 3, 300*time.Millisecond)
+	c := newClusterOn(t, net, []int64{1, 2, 3}, 3, nil)
 	l := c.leader()
-	slow.Store(false)
+	net.heal()
 	mustPropose(t, l, newSession(1, 60000))
-	deadline := time.Now().Add(c.nodes[1].electionTimeout() / 2)
+	wait := c.nodes[1].electionTimeout() / 2
+	deadline := time.Now().Add(wait)
 	for _, n := range c.nodes {
 		if n == l {
 			continue
@@ -60,7 +35,7 @@ func TestFirstElectionLoserFollows(t *testing.T) {
 			if time.Now().After(deadline) {
 				addr, _ := n.raft.LeaderWithID()
 				t.Fatalf("member %d is a %v that knows leader %q, %v after member %d was elected",
-					n.ID(), n.raft.State(), addr, time.Since(deadline.Add(-c.nodes[1].electionTimeout()/2)), l.ID())
+					n.ID(), n.raft.State(), addr, wait, l.ID())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

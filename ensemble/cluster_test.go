@@ -164,7 +164,14 @@ func newClusterWithObservers(t *testing.T, voters, observers int, tweak func(*Co
 // vote, the rest observe.
 func newClusterOf(t *testing.T, ids []int64, voters int, tweak func(*Config)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, net: newFaultNet(), dirs: map[int64]string{}, nodes: map[int64]*Node{}, tweak: tweak}
+	return newClusterOn(t, newFaultNet(), ids, voters, tweak)
+}
+
+// newClusterOn is newClusterOf on net, whose faults (slow links) may be
+// set before the members start and elect.
+func newClusterOn(t *testing.T, net *faultNet, ids []int64, voters int, tweak func(*Config)) *cluster {
+	t.Helper()
+	c := &cluster{t: t, net: net, dirs: map[int64]string{}, nodes: map[int64]*Node{}, tweak: tweak}
 	for i, id := range ids {
 		addr, err := testport.Addr() // below the ephemeral range: no client takes it meanwhile
 		if err != nil {

@@ -1,7 +1,9 @@
 package testproc
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,18 +46,31 @@ func runningThreads(pid int) (int, error) {
 	}
 	running := 0
 	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
+		st, err := procState(f)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // the thread exited
 		}
-		// pid (comm) state ...: comm may hold spaces and parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) {
-			return 0, fmt.Errorf("%s: %q", f, b)
+		if err != nil {
+			return 0, err
 		}
-		if st := b[i+2]; st != 'T' && st != 't' {
+		if st != 'T' && st != 't' {
 			running++
 		}
 	}
 	return running, nil
+}
+
+// procState reads the state letter of a /proc stat file (a process's or a
+// thread's): R, S, T, Z...
+func procState(path string) (byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, fmt.Errorf("%s: %q", path, b)
+	}
+	return b[i+2], nil
 }

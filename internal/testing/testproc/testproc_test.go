@@ -19,12 +19,8 @@ import (
 // yet waited for by the parent it was given).
 func gone(pid int) bool {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true
-		}
-		// pid (comm) state ...: Z is a zombie.
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+		st, err := procState(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || st == 'Z' {
 			return true
 		}
 	}
