@@ -266,7 +266,17 @@ func (c *conn) readLoop(fr *frameReader) bool {
 			return true
 		}
 		c.requested(h)
-		if !c.dispatch(h, frame[8:]) {
+		// A read is answered on this goroutine; its reply is written
+		// here too unless more requests are already buffered (endHold).
+		inline := kindOf(h.Type) == kindRead
+		if inline {
+			c.out.hold()
+		}
+		ok := c.dispatch(h, frame[8:])
+		if inline {
+			c.out.endHold(fr.br != nil && fr.br.Buffered() > 0)
+		}
+		if !ok {
 			return true
 		}
 		c.holdReads()

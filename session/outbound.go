@@ -54,6 +54,10 @@ type outbound struct {
 	// instead of exiting and being started again for the next reply.
 	readerActive bool
 	lingering    bool
+	// holding: the reader is answering a read on its own goroutine and
+	// writes what is queued meanwhile itself once it is done (endHold),
+	// rather than have a writer goroutine started for one reply.
+	holding bool
 	cond         sync.Cond
 	// beforeClose, if set, runs before the writer closes nc (the conn
 	// takes a parked socket out of the parker's set).
@@ -264,8 +268,83 @@ func (o *outbound) kickLocked() {
 		o.wakeWriterLocked()
 		return
 	}
+	if o.holding && !o.dead && !o.closing {
+		return // the reader writes it (endHold)
+	}
 	o.writing = true
 	go o.flush()
+}
+
+// hold tells o that the reader is about to answer a read on its own
+// goroutine: what is queued until endHold waits for it.
+func (o *outbound) hold() {
+	o.mu.Lock()
+	o.holding = true
+	o.mu.Unlock()
+}
+
+// endHold ends hold. If the reader has more requests buffered (more), or
+// a writer runs, or the connection is going away, the writer goroutine
+// takes what is queued as before. Otherwise the reader, about to wait for
+// its next request anyway, writes it in one call itself: a lone read's
+// reply (a ping's, a watcher's re-read) then costs no goroutine start, no
+// hand-off and no lingering writer to wake. Whatever is queued while that
+// write runs goes to a writer goroutine, so the reader is never kept
+// writing a stream of notifications.
+func (o *outbound) endHold(more bool) {
+	o.mu.Lock()
+	o.holding = false
+	if more || o.writing || o.nc == nil || o.finished || o.dead || o.closing ||
+		(len(o.w.Buf) == 0 && len(o.lazy) == 0) {
+		o.kickLocked()
+		o.mu.Unlock()
+		return
+	}
+	select {
+	case <-o.done:
+		o.kickLocked() // the writer finishes the connection
+		o.mu.Unlock()
+		return
+	default:
+	}
+	o.writing = true
+	buf, lazy, taken := o.takeLocked()
+	o.mu.Unlock()
+	if err := o.writeOut(buf, lazy); err != nil {
+		o.kill()
+		o.finish()
+		return
+	}
+	o.mu.Lock()
+	o.wroteLocked(buf, lazy, taken)
+	o.writing = false
+	o.kickLocked() // what was queued meanwhile, if anything
+	o.mu.Unlock()
+}
+
+// takeLocked takes every queued frame for one write, leaving the buffers
+// empty; the bytes taken stay in the backlog (inflight) until written.
+func (o *outbound) takeLocked() (buf []byte, lazy []lazyFrame, taken int) {
+	buf, lazy = o.w.Buf, o.lazy
+	o.w.Buf, o.spare = o.spare[:0], nil
+	o.lazy, o.lazySpare = o.lazySpare[:0], nil
+	taken = len(buf) + o.lazyBytes
+	o.lazyBytes = 0
+	o.inflight = taken
+	return buf, lazy, taken
+}
+
+// wroteLocked accounts a write of what takeLocked took, and keeps its
+// buffers for the next.
+func (o *outbound) wroteLocked(buf []byte, lazy []lazyFrame, taken int) {
+	clear(lazy) // the bodies' data is the tree's: drop it
+	o.inflight = 0
+	o.releasedLocked(taken, o.unsentLocked())
+	o.wakeReaderLocked()
+	if cap(buf) <= retainBufferSize {
+		o.spare = buf[:0]
+	}
+	o.lazySpare = lazy[:0]
 }
 
 // wakeWriterLocked wakes the writer if it lingers.
@@ -305,13 +384,14 @@ func (o *outbound) flush() {
 		default:
 		}
 		o.mu.Lock()
-		buf, lazy, dead, closing := o.w.Buf, o.lazy, o.dead, o.closing
-		if dead || (closing && len(buf) == 0 && len(lazy) == 0) {
+		dead, closing := o.dead, o.closing
+		empty := len(o.w.Buf) == 0 && len(o.lazy) == 0
+		if dead || (closing && empty) {
 			o.mu.Unlock()
 			o.finish()
 			return
 		}
-		if len(buf) == 0 && len(lazy) == 0 {
+		if empty {
 			if o.readerActive {
 				o.lingering = true
 				o.cond.Wait()
@@ -323,32 +403,21 @@ func (o *outbound) flush() {
 			o.mu.Unlock()
 			return
 		}
-		o.w.Buf, o.spare = o.spare[:0], nil
-		o.lazy, o.lazySpare = o.lazySpare[:0], nil
-		taken := len(buf) + o.lazyBytes
-		o.lazyBytes = 0
-		o.inflight = taken
+		buf, lazy, taken := o.takeLocked()
 		o.mu.Unlock()
 		if err := o.writeOut(buf, lazy); err != nil {
 			o.kill()
 			o.finish()
 			return
 		}
-		clear(lazy) // the bodies' data is the tree's: drop it
 		o.mu.Lock()
-		o.inflight = 0
-		o.releasedLocked(taken, o.unsentLocked())
-		o.wakeReaderLocked()
-		if cap(buf) <= retainBufferSize {
-			o.spare = buf[:0]
-		}
-		o.lazySpare = lazy[:0]
+		o.wroteLocked(buf, lazy, taken)
 		o.mu.Unlock()
 	}
 }
 
 // writeOut writes buf with the lazy frames encoded in their places
-// (writer goroutine only). A write that blocks for longer than about
+// (only by whoever set writing: the writer goroutine, or endHold). A write that blocks for longer than about
 // o.timeout fails.
 func (o *outbound) writeOut(buf []byte, lazy []lazyFrame) error {
 	pos := 0

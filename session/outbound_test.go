@@ -156,3 +156,71 @@ func TestOutboundWriteTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestEndHoldWritesOnTheReadersGoroutine checks that a read's reply,
+// queued while the reader holds the outbound buffer, is written by the
+// reader itself when it has nothing more buffered (no writer goroutine is
+// started for one reply), and by the writer goroutine when more requests
+// wait or a write is already under way.
+func TestEndHoldWritesOnTheReadersGoroutine(t *testing.T) {
+	server, client := net.Pipe() // a write blocks until the client reads it
+	defer client.Close()
+	o := newOutbound(nil)
+	startWriter(t, o, server, 30*time.Second)
+
+	writing := func() bool {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.writing
+	}
+	read := func() {
+		t.Helper()
+		buf := make([]byte, 256)
+		_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := client.Read(buf); err != nil {
+			t.Fatalf("reading the reply: %v", err)
+		}
+	}
+
+	// A lone read: nothing is started while the reader holds; endHold
+	// writes, so it returns only once the client has read the reply.
+	o.hold()
+	o.reply(1, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, 10)})
+	// A watch event queued meanwhile (by the FSM's goroutine) waits too.
+	o.reply(jute.XidNotification, 2, jute.OK, &jute.WatcherEvent{Type: jute.EventNodeDataChanged, Path: "/a"})
+	if writing() {
+		t.Fatal("a writer goroutine was started while the reader held the buffer")
+	}
+	returned := make(chan struct{})
+	go func() { o.endHold(false); close(returned) }()
+	select {
+	case <-returned:
+		t.Fatal("endHold returned before the reply was read: it did not write it itself")
+	case <-time.After(50 * time.Millisecond):
+	}
+	read()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("endHold did not return after its write")
+	}
+	if writing() {
+		t.Fatal("the inline write left the writer flag set")
+	}
+
+	// More requests buffered: the writer goroutine takes the reply, and
+	// endHold returns at once although nobody reads yet.
+	o.hold()
+	o.reply(3, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, 10)})
+	done := make(chan struct{})
+	go func() { o.endHold(true); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("endHold(more) blocked on the write: it should leave it to the writer goroutine")
+	}
+	if !writing() {
+		t.Fatal("no writer goroutine took the reply")
+	}
+	read()
+}
