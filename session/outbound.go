@@ -54,11 +54,11 @@ type outbound struct {
 	// instead of exiting and being started again for the next reply.
 	readerActive bool
 	lingering    bool
+	cond         sync.Cond
 	// holding: the reader is answering a read on its own goroutine and
 	// writes what is queued meanwhile itself once it is done (endHold),
 	// rather than have a writer goroutine started for one reply.
 	holding bool
-	cond         sync.Cond
 	// beforeClose, if set, runs before the writer closes nc (the conn
 	// takes a parked socket out of the parker's set).
 	beforeClose func()
