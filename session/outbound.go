@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zkraft/zkraft/internal/base/stagetrace"
@@ -43,6 +44,7 @@ type outbound struct {
 	// The writer: nc, once start gave it; writing while a writer
 	// goroutine runs; finished once the connection is done.
 	nc       net.Conn
+	sock     syscall.RawConn // nc's socket, for endHold's attempt (nil: not a plain socket)
 	done     <-chan struct{}
 	timeout  time.Duration
 	deadline time.Time // the write deadline last set on nc (writer only)
@@ -252,6 +254,9 @@ func (o *outbound) kill() {
 func (o *outbound) start(nc net.Conn, done <-chan struct{}, timeout time.Duration) {
 	o.mu.Lock()
 	o.nc, o.done, o.timeout = nc, done, timeout
+	if sc, ok := nc.(syscall.Conn); ok {
+		o.sock, _ = sc.SyscallConn() // nil (no inline writes) if it fails
+	}
 	o.kickLocked()
 	o.mu.Unlock()
 }
@@ -273,53 +278,6 @@ func (o *outbound) kickLocked() {
 	}
 	o.writing = true
 	go o.flush()
-}
-
-// hold tells o that the reader is about to answer a read on its own
-// goroutine: what is queued until endHold waits for it.
-func (o *outbound) hold() {
-	o.mu.Lock()
-	o.holding = true
-	o.mu.Unlock()
-}
-
-// endHold ends hold. If the reader has more requests buffered (more), or
-// a writer runs, or the connection is going away, the writer goroutine
-// takes what is queued as before. Otherwise the reader, about to wait for
-// its next request anyway, writes it in one call itself: a lone read's
-// reply (a ping's, a watcher's re-read) then costs no goroutine start, no
-// hand-off and no lingering writer to wake. Whatever is queued while that
-// write runs goes to a writer goroutine, so the reader is never kept
-// writing a stream of notifications.
-func (o *outbound) endHold(more bool) {
-	o.mu.Lock()
-	o.holding = false
-	if more || o.writing || o.nc == nil || o.finished || o.dead || o.closing ||
-		(len(o.w.Buf) == 0 && len(o.lazy) == 0) {
-		o.kickLocked()
-		o.mu.Unlock()
-		return
-	}
-	select {
-	case <-o.done:
-		o.kickLocked() // the writer finishes the connection
-		o.mu.Unlock()
-		return
-	default:
-	}
-	o.writing = true
-	buf, lazy, taken := o.takeLocked()
-	o.mu.Unlock()
-	if err := o.writeOut(buf, lazy); err != nil {
-		o.kill()
-		o.finish()
-		return
-	}
-	o.mu.Lock()
-	o.wroteLocked(buf, lazy, taken)
-	o.writing = false
-	o.kickLocked() // what was queued meanwhile, if anything
-	o.mu.Unlock()
 }
 
 // takeLocked takes every queued frame for one write, leaving the buffers
