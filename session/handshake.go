@@ -180,12 +180,16 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	return true
 }
 
-// connected sends the ConnectResponse of an open session.
+// connected sends the ConnectResponse of an open session. The reader
+// writes it itself when the client has sent nothing after its connect
+// request (endHold), as it writes a lone read's reply.
 func (c *conn) connected(req *jute.ConnectRequest, passwd []byte) {
+	c.out.hold()
 	c.out.record(&jute.ConnectResponse{
 		TimeOut: c.timeout, SessionID: c.sessionID, Passwd: passwd, HasReadOnly: req.HasReadOnly,
 	})
 	c.countSent()
+	c.out.endHold(c.fr != nil && c.fr.br != nil && c.fr.br.Buffered() > 0)
 }
 
 // hexID formats a session id as ZooKeeper logs it.
