@@ -88,6 +88,14 @@ func TestEndHoldWritesOnTheReadersGoroutine(t *testing.T) {
 // finishing it in order once the client reads.
 func TestEndHoldNeverWaitsForTheClient(t *testing.T) {
 	server, client := tcpPair(t)
+	// Small socket buffers (no autotuning): a reply of a few MiB cannot
+	// fit in them.
+	if err := server.(*net.TCPConn).SetWriteBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
 	o := newOutbound(nil)
 	startWriter(t, o, server, 30*time.Second)
 
@@ -108,7 +116,7 @@ func TestEndHoldNeverWaitsForTheClient(t *testing.T) {
 	returns("more requests buffered", func() { o.endHold(true) })
 
 	// A reply far larger than the socket buffers, nobody reading yet.
-	big := bytes.Repeat([]byte{'x'}, 32<<20)
+	big := bytes.Repeat([]byte{'x'}, 4<<20)
 	o.hold()
 	o.reply(2, 1, jute.OK, &jute.GetDataResponse{Data: big})
 	o.reply(3, 1, jute.OK, &jute.GetDataResponse{Data: []byte("after")})
@@ -119,7 +127,7 @@ func TestEndHoldNeverWaitsForTheClient(t *testing.T) {
 
 	_ = client.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var got []byte
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 256<<10)
 	for !bytes.Contains(got[max(len(got)-200, 0):], []byte("after")) {
 		n, err := client.Read(buf)
 		if err != nil {
