@@ -16,6 +16,7 @@ import (
 // address, localhost and a name in console.allowedHosts are served. The
 // console is off: the guard is the AdminServer's own.
 func TestAdminServerRefusesForeignHosts(t *testing.T) {
+	t.Parallel()
 	clientAddr, adminAddr := procs.FreeAddr(t), procs.FreeAddr(t)
 	procs.StartServer(t, clientAddr, "--client-addr", clientAddr, "--data-dir", t.TempDir(), "--admin-addr", adminAddr,
 		"--console-allowed-hosts", "zk1.example.com")

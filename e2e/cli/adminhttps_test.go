@@ -19,6 +19,7 @@ import (
 // and refuse plain HTTP; every answer carries Strict-Transport-Security;
 // the console's session cookie is then Secure.
 func TestAdminHTTPSServesConsole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ks := filepath.Join(dir, "admin.pem")
 	writePEMKeyStore(t, ks)

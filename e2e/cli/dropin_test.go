@@ -161,6 +161,7 @@ func runRefused(t *testing.T, want string, args ...string) {
 // unknown four-letter word. An unknown key starts the server with a
 // warning suggesting the key it resembles.
 func TestZooConfigRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	write := func(name, text string) string {
@@ -225,6 +226,7 @@ func TestZooConfigRefusals(t *testing.T) {
 // DigestAuthenticationProvider prints, and the server takes it as its
 // superDigest.
 func TestDigestCommand(t *testing.T) {
+	t.Parallel()
 	out, err := testproc.Command(procs.Binary(t), "digest", "super:secret").CombinedOutput()
 	if err != nil || string(out) != "super:secret->super:lK75jTNcA+U9vtVEw5vB51mj/w4=\n" {
 		t.Fatalf("zkraft digest: %v %q", err, out)
@@ -240,6 +242,7 @@ func TestDigestCommand(t *testing.T) {
 // aside and import-zookeeper does not write beside it; a client port in use is found before
 // any directory is made; a missing config file is named once.
 func TestStartErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	client := procs.FreeAddr(t)
@@ -285,6 +288,7 @@ func TestStartErrors(t *testing.T) {
 // version -m` reads them), and srvr, mntr and envi show them after
 // ZooKeeper's release, in ZooKeeper's format.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	bin := procs.Binary(t)
 	out, err := testproc.Command(bin, "version").CombinedOutput()
 	if err != nil {

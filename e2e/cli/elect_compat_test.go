@@ -80,6 +80,7 @@ func checkElection(t *testing.T, addr, path string, rival electRival, both bool,
 // turns both ways; without --kazoo, zkraft elect still waits for kazoo
 // (kazoo's Election does not see LeaderLatch-named nodes, the other way).
 func TestElectWithKazoo(t *testing.T) {
+	t.Parallel()
 	requireKazoo(t)
 	addr := lockServer(t)
 	script, _ := filepath.Abs(filepath.Join("testdata", "elect", "kazoo_elect.py"))
@@ -97,6 +98,7 @@ func TestElectWithKazoo(t *testing.T) {
 // TestElectWithCurator: Curator's LeaderLatch and zkraft elect take
 // turns both ways.
 func TestElectWithCurator(t *testing.T) {
+	t.Parallel()
 	_, java := procs.JavaTools(t)
 	src, _ := filepath.Abs(filepath.Join("testdata", "elect", "CuratorLatch.java"))
 	classes := procs.CompileJava(t, procs.CuratorClassPath, src)

@@ -39,6 +39,7 @@ func waitLines(t *testing.T, p *lockProc, want ...string) {
 // leadership when CMD ends, with CMD's status; --listen prints each
 // change of leader.
 func TestElectTakesOverWhenCmdEnds(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	listener := startElect(t, "--server", addr, "--listen", "/election/a")
 	waitLines(t, listener, "(no leader)")
@@ -84,6 +85,7 @@ func TestElectTakesOverWhenCmdEnds(t *testing.T) {
 // killed, its session expires and the waiting one leads; --listen -o
 // json reports both leaders with their nodes and tokens.
 func TestElectTakesOverWhenLeaderKilled(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	first := startElect(t, "--server", addr, "--session-timeout", "2s", "/election/k", "first")
 	first.token(t)
@@ -130,6 +132,7 @@ func TestElectTakesOverWhenLeaderKilled(t *testing.T) {
 // ignores it), SIGKILLs it after --grace, and exits 70, saying that
 // leadership (not a lock) was lost.
 func TestElectStopsCommandWhenSessionLost(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	first := startElect(t, "--server", addr, "--session-timeout", "1s", "--grace", "500ms", "/election/s", "first", "--",
@@ -166,6 +169,7 @@ func TestElectStopsCommandWhenSessionLost(t *testing.T) {
 // --timeout exits 75 saying it was not elected, and a relative NAME is
 // refused as an election path: neither message speaks of a lock.
 func TestElectMessagesSpeakOfElection(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	leader := startElect(t, "--server", addr, "/election/t", "leader")
 	leader.token(t)

@@ -21,6 +21,7 @@ import (
 // client port is taken (a ZooKeeper still running), done once it is free,
 // refused again over the state it wrote.
 func TestImportCommand(t *testing.T) {
+	t.Parallel()
 	golden, err := filepath.Abs(filepath.Join("..", "..", "internal", "zookeeper", "datadir", "testdata", "zk38"))
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestImportCommand(t *testing.T) {
 // and a write through one is seen on the others with a zxid after
 // ZooKeeper's last.
 func TestImportEnsemble(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
@@ -117,6 +119,7 @@ func TestImportEnsemble(t *testing.T) {
 // a write and a restart it must still serve the majority's history, not
 // its own newer seed.
 func TestImportEnsembleMemberAhead(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
@@ -217,6 +220,7 @@ func TestImportEnsembleMemberAhead(t *testing.T) {
 // theirs. /zookeeper/config is the new ensemble's membership, and the
 // data is ZooKeeper's.
 func TestImportZooKeeperEnsembleData(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three ZooKeeper servers, then three zkraft members")
 	}

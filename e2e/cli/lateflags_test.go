@@ -40,6 +40,7 @@ func runBinary(t *testing.T, stdin string, env []string, args ...string) (string
 // command that takes no arguments refuses them (status); server takes a
 // zoo.cfg as zkServer.sh gives it.
 func TestFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	// members: --server and --timeout after the id (the member is down).
 	_, errs, code := runBinary(t, "", nil, "members", "remove", "3", "--server", "127.0.0.1:1", "--timeout", "1s")
 	if code != 1 || !strings.Contains(errs, "connect to 127.0.0.1:1: no session") {

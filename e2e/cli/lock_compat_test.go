@@ -71,6 +71,7 @@ func checkExclusion(t *testing.T, addr, path string, rival lockRival) {
 // ["-lock-"], its option for Curator-named contenders) and zkraft lock
 // exclude each other both ways.
 func TestLockExcludesKazoo(t *testing.T) {
+	t.Parallel()
 	requireKazoo(t)
 	addr := lockServer(t)
 	script, _ := filepath.Abs(filepath.Join("testdata", "lock", "kazoo_lock.py"))
@@ -86,6 +87,7 @@ func TestLockExcludesKazoo(t *testing.T) {
 // TestLockExcludesCurator: Curator's InterProcessMutex and zkraft lock
 // exclude each other both ways.
 func TestLockExcludesCurator(t *testing.T) {
+	t.Parallel()
 	_, java := procs.JavaTools(t)
 	src, _ := filepath.Abs(filepath.Join("testdata", "lock", "CuratorLock.java"))
 	classes := procs.CompileJava(t, procs.CuratorClassPath, src)

@@ -10,6 +10,7 @@ import (
 // swapped for a free one: the second job gives up with 75, the third
 // runs with its token in the environment and its status comes back.
 func TestLockWorkedExample(t *testing.T) {
+	t.Parallel()
 	out := runWorkedExample(t, lockServer(t))
 	for _, want := range []string{`(?m)^busy: exit 75$`, `(?m)^ran with token [1-9]\d*$`, `(?m)^exit 3$`} {
 		if !regexp.MustCompile(want).Match(out) {

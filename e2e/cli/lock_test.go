@@ -31,6 +31,7 @@ func lockServer(t *testing.T) string {
 // once the holder lets go, with a larger fencing token in its
 // environment, exits with the command's status, and leaves no node.
 func TestLockExcludesRunsAndReleases(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	holder := startLock(t, "--server", addr, "/locks/a")
 	first := holder.token(t)
@@ -68,6 +69,7 @@ func TestLockExcludesRunsAndReleases(t *testing.T) {
 // TestLockHoldsUntilSignal: without CMD, SIGTERM ends the hold, exit 0,
 // and the node is gone.
 func TestLockHoldsUntilSignal(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	p := startLock(t, "--server", addr, "-o", "json", "/locks/sig")
 	waitUntil(t, 10*time.Second, "the token in JSON", func() bool { return strings.Contains(p.stdout.String(), `"token":`) })
@@ -88,6 +90,7 @@ func TestLockHoldsUntilSignal(t *testing.T) {
 // zkraft lock watches the second alone, keeps waiting when the first
 // goes, and takes the lock when the second goes.
 func TestLockWatchesOnlyItsPredecessor(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -132,6 +135,7 @@ func TestLockWatchesOnlyItsPredecessor(t *testing.T) {
 // it SIGTERMs CMD (which ignores it), SIGKILLs it after --grace, and
 // exits 70.
 func TestLockStopsCommandWhenSessionLost(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	p := startLock(t, "--server", addr, "--session-timeout", "1s", "--grace", "500ms", "/locks/s", "--",
@@ -167,6 +171,7 @@ func TestLockStopsCommandWhenSessionLost(t *testing.T) {
 // TestLockTokenGrowsAcrossLeaderChange: the fencing token taken after
 // the leader of three members is killed is larger than the one before.
 func TestLockTokenGrowsAcrossLeaderChange(t *testing.T) {
+	t.Parallel()
 	members := procs.StartEnsemble(t, 3)
 	servers := strings.Join(procs.ClientAddrs(members), ",")
 	first := startLock(t, "--server", servers, "/locks/f", "--", "true")
@@ -199,6 +204,7 @@ func TestLockTokenGrowsAcrossLeaderChange(t *testing.T) {
 // session timeout, SIGTERMs CMD and exits 70 without waiting on a
 // release no server can answer.
 func TestLockStopsCommandWhenServerDies(t *testing.T) {
+	t.Parallel()
 	addr := procs.FreeAddr(t)
 	server := procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", filepath.Join(t.TempDir(), "data"), "--tick-time", "500ms")
 	p := startLock(t, "--server", addr, "--session-timeout", "1s", "--grace", "5s", "/locks/d", "--", "sleep", "60")

@@ -48,6 +48,7 @@ func readmeBlock(t *testing.T, test string) []string {
 // (srvr alone), leader and term included, and a node created through one
 // member is read through another. No command is retried.
 func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}

@@ -64,6 +64,7 @@ func createAll(t *testing.T, c *zk.Conn, prefix string, n int) []string {
 // snapshot) and holds every acknowledged write, those from before the
 // damage and those made while it was down.
 func TestRejoinRecoversADamagedMember(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
@@ -194,6 +195,7 @@ func compactedPast(members []*procs.Member, except *procs.Member, index uint64) 
 // the server has no peers to catch up from, and moves nothing aside: the
 // server starts again with its data.
 func TestRejoinRefusesAStandaloneServer(t *testing.T) {
+	t.Parallel()
 	addr, dir := procs.FreeAddr(t), filepath.Join(t.TempDir(), "data")
 	cmd := procs.StartServer(t, addr, "--client-addr", addr, "--data-dir", dir)
 	c := procs.ConnectTo(t, addr)

@@ -24,6 +24,7 @@ import (
 // the same tree with the same Stats, keeps the snapshot's session until
 // it times out, and goes on from the snapshot's zxid.
 func TestSnapshotSaveInspectRestore(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts six server processes")
 	}

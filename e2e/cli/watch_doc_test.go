@@ -10,6 +10,7 @@ import (
 // watch section as written, with zkraft on the PATH and its server's
 // port swapped for a free one, and checks the events it prints.
 func TestWatchWorkedExample(t *testing.T) {
+	t.Parallel()
 	out := runWorkedExample(t, lockServer(t))
 	var events []string
 	for _, l := range strings.Split(string(out), "\n") {

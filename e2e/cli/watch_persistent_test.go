@@ -30,6 +30,7 @@ func watched(addr, p string) bool {
 // one-shot watches coalesces the changes made between an event and its
 // re-arm into one.
 func TestWatchEveryRapidDataChange(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -68,6 +69,7 @@ func TestWatchEveryRapidDataChange(t *testing.T) {
 // must list a new node, setting a watch, before it hears of its children
 // never sees a node created and deleted before that listing.
 func TestWatchRecursiveDeepCreates(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()

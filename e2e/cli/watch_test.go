@@ -89,6 +89,7 @@ func checkEvents(t *testing.T, got []watchEvent, want []string, zxids []int64) {
 // the zxid the writer's stats give, in order; a grandchild is not
 // followed. SIGTERM ends it with status 0.
 func TestWatchPrintsChangesWithZxids(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	w := startWatch(t, "--server", addr, "/app")
 	conn := procs.ConnectTo(t, addr)
@@ -147,6 +148,7 @@ func TestWatchPrintsChangesWithZxids(t *testing.T) {
 // data changes and deletion (a subtree's nodes each), one JSON document
 // a line with the data.
 func TestWatchRecursiveJSON(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -209,6 +211,7 @@ func TestWatchRecursiveJSON(t *testing.T) {
 // new session and prints those changes, marked "(while away)", in zxid
 // order, and goes on printing live ones unmarked.
 func TestWatchReportsChangesWhileAway(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -261,6 +264,7 @@ func TestWatchReportsChangesWhileAway(t *testing.T) {
 // TestWatchSkipsUnreadableNode: a child whose ACL refuses READ is
 // reported once on stderr; its siblings' changes are still printed.
 func TestWatchSkipsUnreadableNode(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -293,6 +297,7 @@ func TestWatchSkipsUnreadableNode(t *testing.T) {
 // other follower on the same session, prints that change marked
 // "(while away)".
 func TestWatchReportsChangesAcrossFailover(t *testing.T) {
+	t.Parallel()
 	members := procs.StartEnsemble(t, 3, "4lw.commands.whitelist=*")
 	leader := procs.LeaderOf(t, members, nil)
 	var followers []*procs.Member
@@ -345,6 +350,7 @@ func TestWatchReportsChangesAcrossFailover(t *testing.T) {
 // TestWatchBurst: fifty children created, then deleted, as fast as a
 // client can are each printed once per change: none is lost or doubled.
 func TestWatchBurst(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
@@ -387,6 +393,7 @@ func TestWatchBurst(t *testing.T) {
 // TestWatchAuth: a node only user:pw may read is refused (exit 1)
 // without credentials, and watched with them from $ZKRAFT_AUTH.
 func TestWatchAuth(t *testing.T) {
+	t.Parallel()
 	addr := lockServer(t)
 	conn := procs.ConnectTo(t, addr)
 	defer conn.Close()
