@@ -83,13 +83,7 @@ func (o *outbound) tryWrite(b []byte) (int, error) {
 // rest, waiting as long as the write timeout allows, then goes on as any
 // writer.
 func (o *outbound) flushRest(buf []byte, n, taken int) {
-	if err := o.writeOut(buf[n:], nil); err != nil {
-		o.kill()
-		o.finish()
-		return
+	if o.writeTaken(buf, nil, taken, n) {
+		o.flush()
 	}
-	o.mu.Lock()
-	o.wroteLocked(buf, nil, taken)
-	o.mu.Unlock()
-	o.flush()
 }

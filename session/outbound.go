@@ -363,20 +363,30 @@ func (o *outbound) flush() {
 		}
 		buf, lazy, taken := o.takeLocked()
 		o.mu.Unlock()
-		if err := o.writeOut(buf, lazy); err != nil {
-			o.kill()
-			o.finish()
+		if !o.writeTaken(buf, lazy, taken, 0) {
 			return
 		}
-		o.mu.Lock()
-		o.wroteLocked(buf, lazy, taken)
-		o.mu.Unlock()
 	}
 }
 
-// writeOut writes buf with the lazy frames encoded in their places
-// (only by whoever set writing: the writer goroutine, or endHold). A write that blocks for longer than about
-// o.timeout fails.
+// writeTaken writes what takeLocked took (buf from its byte from on, lazy
+// frames only when from is 0) and accounts it. A failed write ends the
+// connection and reports false.
+func (o *outbound) writeTaken(buf []byte, lazy []lazyFrame, taken, from int) bool {
+	if err := o.writeOut(buf[from:], lazy); err != nil {
+		o.kill()
+		o.finish()
+		return false
+	}
+	o.mu.Lock()
+	o.wroteLocked(buf, lazy, taken)
+	o.mu.Unlock()
+	return true
+}
+
+// writeOut writes buf with the lazy frames encoded in their places (only
+// whoever set writing calls it: the writer goroutine, or endHold). A
+// write that blocks for longer than about o.timeout fails.
 func (o *outbound) writeOut(buf []byte, lazy []lazyFrame) error {
 	pos := 0
 	for i := range lazy {
