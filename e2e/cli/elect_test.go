@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,17 +33,6 @@ func waitLines(t *testing.T, p *lockProc, want ...string) {
 	}
 }
 
-// waitCandidates waits until path holds n campaigners' nodes.
-func waitCandidates(t *testing.T, addr, path string, n int) {
-	t.Helper()
-	conn := procs.ConnectTo(t, addr)
-	defer conn.Close()
-	waitUntil(t, 10*time.Second, fmt.Sprintf("%d campaigners under %s", n, path), func() bool {
-		kids, _, err := conn.Children(path)
-		return err == nil && len(kids) == n
-	})
-}
-
 // TestElectTakesOverWhenCmdEnds: of two zkraft elect campaigners the
 // first leads, the second waits, then runs its CMD (with the fencing
 // token in its environment) once the first gives up, and gives up
@@ -62,7 +50,7 @@ func TestElectTakesOverWhenCmdEnds(t *testing.T) {
 		"sh", "-c", `echo "env=$ZKRAFT_FENCING_TOKEN"; read line; exit 3`)
 	// The second campaigns before the first gives up: otherwise, on a
 	// loaded machine, --listen rightly printed "(no leader)" between them.
-	waitCandidates(t, addr, "/election/a", 2)
+	awaitCandidates(t, addr, "/election/a", 2)
 	time.Sleep(500 * time.Millisecond)
 	if strings.Contains(second.stdout.String(), "env=") || second.exited() {
 		t.Fatalf("the second campaigner led while the first did: %s %s", second.stdout.String(), second.stderr.String())
@@ -109,7 +97,7 @@ func TestElectTakesOverWhenLeaderKilled(t *testing.T) {
 	// it is not printed (docs/operations.md), and on a loaded machine an
 	// instant CMD's was missed.
 	second := startElect(t, "--server", addr, "/election/k", "second", "--", "sh", "-c", "echo second-ran; sleep 1")
-	waitCandidates(t, addr, "/election/k", 2)
+	awaitCandidates(t, addr, "/election/k", 2)
 	time.Sleep(500 * time.Millisecond)
 	if second.exited() {
 		t.Fatalf("the second campaigner led while the first did: %s", second.stdout.String())
