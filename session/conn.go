@@ -274,7 +274,7 @@ func (c *conn) readLoop(fr *frameReader) bool {
 		}
 		ok := c.dispatch(h, frame[8:])
 		if inline {
-			c.out.endHold(fr.br != nil && fr.br.Buffered() > 0)
+			c.out.endHold(fr.buffered())
 		}
 		if !ok {
 			return true

@@ -189,7 +189,7 @@ func (c *conn) connected(req *jute.ConnectRequest, passwd []byte) {
 		TimeOut: c.timeout, SessionID: c.sessionID, Passwd: passwd, HasReadOnly: req.HasReadOnly,
 	})
 	c.countSent()
-	c.out.endHold(c.fr != nil && c.fr.br != nil && c.fr.br.Buffered() > 0)
+	c.out.endHold(c.fr.buffered())
 }
 
 // hexID formats a session id as ZooKeeper logs it.

@@ -138,6 +138,10 @@ func (r *frameReader) take() *bufio.Reader {
 	return r.br
 }
 
+// buffered reports whether bytes already read wait in the buffer (more
+// requests of a pipelined burst), without reading the socket.
+func (r *frameReader) buffered() bool { return r != nil && r.br != nil && r.br.Buffered() > 0 }
+
 // busy reports whether the reader holds bytes to read (or the buffer is
 // kept anyway): buffered ones, or those a read that does not wait finds
 // on the socket. If there are none the buffer goes back to the pool, and
