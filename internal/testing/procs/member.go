@@ -109,7 +109,7 @@ func (m *Member) Stop(t testing.TB) {
 	select {
 	case <-m.exited:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("server %d did not exit on SIGTERM", m.ID)
+		t.Fatalf("server %d did not exit on SIGTERM; its goroutines then:\n%s", m.ID, m.dumpStacks())
 	}
 }
 
