@@ -132,10 +132,18 @@ func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
 // ensureConnLocked connects to the current leader, waiting for one to be
 // elected: at most twice the election timeout, time for Raft's timers to
 // elect even after a split vote (a dead leader is replaced much sooner,
-// timeouts.go).
+// timeouts.go). It gives up at once when the member closes: goroutines
+// Close waits for (flushTouches, session expiry) call it, and a closing
+// member's dials all fail (dialed.go), so the wait would otherwise run to
+// its end before the member could stop.
 func (f *forwarder) ensureConnLocked() error {
 	deadline := time.Now().Add(2 * f.n.electionTimeout())
 	for {
+		select {
+		case <-f.n.done:
+			return ErrClosed
+		default:
+		}
 		if f.n.IsLeader() {
 			return errLeaderHere
 		}
@@ -161,7 +169,10 @@ func (f *forwarder) ensureConnLocked() error {
 			return errNoLeader
 		}
 		f.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-f.n.done:
+		case <-time.After(20 * time.Millisecond):
+		}
 		f.mu.Lock()
 	}
 }
