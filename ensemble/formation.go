@@ -92,7 +92,7 @@ func (n *Node) formEnsemble() {
 	for n.formationPending() {
 		// A leader first applies everything before its term (a restarted
 		// member's log may already hold the level), then decides.
-		if n.raftSet.Load() && n.IsLeader() && n.raft.Barrier(5*time.Second).Error() == nil && n.formationPending() {
+		if n.raftSet.Load() && n.IsLeader() && n.await(n.raft.Barrier(5*time.Second)) == nil && n.formationPending() {
 			if err := n.proposeLevel(n.ident.formed.level); err != nil && !errors.Is(err, ErrClosed) {
 				n.log.Debug("ensemble id not written yet", zap.Error(err))
 			}
