@@ -53,3 +53,26 @@ func TestConnectionLimits(t *testing.T) {
 		})
 	}
 }
+
+// A connection accepted while the server closes is refused, not served:
+// Close has killed every registered connection by then and waits for
+// their readers, and one admitted after would hold its reader (a silent
+// client for the first-frame timeout) with nobody to kill it, its count
+// in the WaitGroup rising while Close waits.
+func TestAdmitRefusedOnceClosing(t *testing.T) {
+	ts := startServer(t)
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newConn(ts.srv, a)
+	ts.srv.Close()
+	why, rl := ts.srv.admit(c)
+	if why == "" {
+		ts.srv.forget(c) // undo, for the test's own Close: c has no reader
+		ts.srv.wg.Done()
+		t.Fatal("admitted after Close")
+	}
+	if rl != nil {
+		t.Fatalf("refused after Close as %q, counted as a refusal; want refused as closing", why)
+	}
+}

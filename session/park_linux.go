@@ -55,8 +55,19 @@ func (p *parker) closeFDs() {
 
 // park registers c's socket fd; c's reader goroutine returns after it. It
 // reports false (c must wait in its goroutine) if fd cannot be watched.
+//
+// A connection going away (killed, or closing after a flush) is not
+// parked: its writer's unpark may have run already, and its socket,
+// closed next, would leave the epoll set without an event, leaving the
+// connection parked for good and Server.Close waiting for it. The writer
+// marks the connection gone before its unpark takes mu, so either this
+// sees it, or unpark finds the connection parked and resumes it.
 func (p *parker) park(fd int, c *conn) bool {
 	p.mu.Lock()
+	if c.out.isGone() {
+		p.mu.Unlock()
+		return false
+	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(fd)}
 	op := syscall.EPOLL_CTL_ADD
 	if c.watchedFD == int32(fd) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,5 +106,32 @@ func TestParkedConnectionsHoldNoGoroutine(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if extra := runtime.NumGoroutine() - before; extra > n/5 {
 		t.Fatalf("%d idle connections hold %d goroutines", n, extra)
+	}
+}
+
+// A connection whose writer is already taking it down (kill, or a close
+// after a flush) is not parked: the writer's unpark may have run already,
+// and its socket, closed next, would leave the parker's set without an
+// event, leaving the connection parked for good and Server.Close waiting
+// for its reader forever.
+func TestParkRefusesAConnectionGoingAway(t *testing.T) {
+	ts := startServer(t)
+	if ts.srv.parker == nil {
+		t.Skip("no parker on this platform")
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	c := &conn{srv: ts.srv, out: newOutbound(nil), parkedFD: -1, watchedFD: -1}
+	c.out.kill()
+	if ts.srv.parker.park(fds[0], c) {
+		ts.srv.parker.take(int32(fds[0]), c) // this fake connection has no reader to resume
+		t.Fatal("a killed connection was parked")
+	}
+	if n := parkedCount(ts.srv); n != 0 {
+		t.Fatalf("%d connections parked", n)
 	}
 }

@@ -126,6 +126,10 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 			c.unified = mode.tls
 		}
 		if why, rl := s.admit(c); why != "" {
+			if rl == nil {
+				nc.Close() // the server is closing
+				continue
+			}
 			s.cfg.Rejected.Add(mode.name) // before the close its client sees
 			if ok, n := rl.Allow(); ok {
 				c.logger().Warn(why, zap.Int("maxClientCnxns", s.cfg.MaxClientCnxns), zap.Int("maxCnxns", s.cfg.MaxCnxns),
@@ -134,18 +138,26 @@ func (s *Server) accept(ln net.Listener, mode acceptMode) error {
 			nc.Close()
 			continue
 		}
-		s.wg.Add(1) // done by c.finishServe
 		go c.serve()
 	}
 }
 
-// admit registers c unless the server is at maxCnxns (or ConnLimit, the
-// client ports' share of the file limit) or c's IP at maxClientCnxns
-// (checked in that order, as ZooKeeper's doAccept); it returns why not,
-// and the RateLog its warning goes through, or "".
+// admit registers c unless the server is closing (then why is set and
+// the RateLog nil), at maxCnxns (or ConnLimit, the client ports' share of
+// the file limit) or c's IP at maxClientCnxns (checked in that order, as
+// ZooKeeper's doAccept); it returns why not, and the RateLog its warning
+// goes through, or "". An admitted c counts in wg (done by
+// c.finishServe) from here, under mu: Close, which kills every
+// registered connection under mu and then waits, either kills c or finds
+// it refused, and never waits on a count that rises meanwhile.
 func (s *Server) admit(c *conn) (string, *netguard.RateLog) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	select {
+	case <-s.closed:
+		return "server closing", nil
+	default:
+	}
 	if n := s.cfg.connCap(); n > 0 && len(s.conns) >= n {
 		return "too many connections", &s.refusedAll
 	}
@@ -154,6 +166,7 @@ func (s *Server) admit(c *conn) (string, *netguard.RateLog) {
 	}
 	s.perIP[c.remote]++
 	s.conns[c] = struct{}{}
+	s.wg.Add(1)
 	return "", nil
 }
 
