@@ -132,15 +132,16 @@ func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
 // ensureConnLocked connects to the current leader, waiting for one to be
 // elected: at most twice the election timeout, time for Raft's timers to
 // elect even after a split vote (a dead leader is replaced much sooner,
-// timeouts.go). It gives up at once when the member closes: goroutines
-// Close waits for (flushTouches, session expiry) call it, and a closing
-// member's dials all fail (dialed.go), so the wait would otherwise run to
-// its end before the member could stop.
+// timeouts.go). It gives up at once when the member begins to close
+// (BeginClose): goroutines Close waits for (flushTouches, session expiry)
+// and the readers of client connections a closing server waits for call
+// it, and a closing member's dials all fail (dialed.go), so the wait would
+// otherwise run to its end before the member could stop.
 func (f *forwarder) ensureConnLocked() error {
 	deadline := time.Now().Add(2 * f.n.electionTimeout())
 	for {
 		select {
-		case <-f.n.done:
+		case <-f.n.closing:
 			return ErrClosed
 		default:
 		}
@@ -170,7 +171,7 @@ func (f *forwarder) ensureConnLocked() error {
 		}
 		f.mu.Unlock()
 		select {
-		case <-f.n.done:
+		case <-f.n.closing:
 		case <-time.After(20 * time.Millisecond):
 		}
 		f.mu.Lock()

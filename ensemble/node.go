@@ -109,6 +109,10 @@ type Node struct {
 	pending chan pending  // local proposals whose futures are checked for failure
 
 	closeOnce sync.Once
+	// closing is closed by BeginClose (Close's first step): nothing waits
+	// for a leader to forward to after it.
+	closing   chan struct{}
+	beginOnce sync.Once
 	fatalOnce sync.Once // fatal's one stop
 	// unrecoverable counts fatal's stops (UnrecoverableErrors).
 	unrecoverable atomic.Int64
@@ -156,6 +160,7 @@ func Open(cfg Config) (*Node, error) {
 		watches:   cfg.Watches,
 		pending:   make(chan pending, 4096),
 		done:      make(chan struct{}),
+		closing:   make(chan struct{}),
 		touched:   touchSet{m: make(map[int64]struct{})},
 		fwdConns:  make(map[net.Conn]struct{}),
 

@@ -126,11 +126,20 @@ func (n *Node) flushTouches() {
 	}
 }
 
+// BeginClose is Close's first step, which a server that closes its client
+// connections before the member takes early: every request waiting for a
+// reachable leader to forward it to fails at once with ErrClosed, as does
+// every later one, so no connection's reader waits out the forwarder's
+// two election timeouts while the server waits for its readers. Requests
+// already forwarded, and a leader's own proposals, go on until Close.
+func (n *Node) BeginClose() { n.beginOnce.Do(func() { close(n.closing) }) }
+
 // Close stops the member. Acknowledged writes are already durable in the
 // log; Close only stops background work and releases files.
 func (n *Node) Close() error {
 	var err error
 	n.closeOnce.Do(func() {
+		n.BeginClose()
 		close(n.done)
 		if n.fwd != nil {
 			n.fwd.close()

@@ -236,6 +236,11 @@ func (s *Server) Err() <-chan error { return s.errc }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		handOffLeadership(s.Member(), s.cfg, s.log)
+		if s.node != nil {
+			// The readers the session server waits for below may be
+			// waiting for a leader to forward a write to.
+			s.node.BeginClose()
+		}
 		if s.srv != nil {
 			_ = s.srv.Close()
 		}
