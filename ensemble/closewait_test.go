@@ -63,14 +63,6 @@ func clusterWithLeaderOutOfReach(t *testing.T, election time.Duration) (*cluster
 	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = election })
 	lead := c.leader()
 	f := c.follower()
-	c.net.mu.Lock()
-	c.net.blocked[[2]int64{f.ID(), lead.ID()}] = true
-	conns := append([]*faultConn(nil), c.net.conns...)
-	c.net.mu.Unlock()
-	for _, fc := range conns {
-		if fc.from == f.ID() && fc.to == lead.ID() {
-			fc.Conn.Close()
-		}
-	}
+	c.net.cut(f.ID(), lead.ID())
 	return c, f
 }

@@ -48,6 +48,22 @@ func (f *faultNet) partition(a, b []int64) {
 			f.blocked[[2]int64{y, x}] = true
 		}
 	}
+	f.mu.Unlock()
+	f.dropBlocked()
+}
+
+// cut blocks the link from → to alone: from can no longer dial to, and its
+// connections to it break; to still reaches from.
+func (f *faultNet) cut(from, to int64) {
+	f.mu.Lock()
+	f.blocked[[2]int64{from, to}] = true
+	f.mu.Unlock()
+	f.dropBlocked()
+}
+
+// dropBlocked closes the dialed connections whose link is blocked.
+func (f *faultNet) dropBlocked() {
+	f.mu.Lock()
 	conns := append([]*faultConn(nil), f.conns...)
 	f.mu.Unlock()
 	for _, c := range conns {
