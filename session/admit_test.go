@@ -61,10 +61,7 @@ func TestConnectionLimits(t *testing.T) {
 // in the WaitGroup rising while Close waits.
 func TestAdmitRefusedOnceClosing(t *testing.T) {
 	ts := startServer(t)
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	c := newConn(ts.srv, a)
+	c := pipeConn(t, ts)
 	ts.srv.Close()
 	why, rl := ts.srv.admit(c)
 	if why == "" {

@@ -19,10 +19,7 @@ import (
 // outbound buffer (a local read, no write in flight).
 func BenchmarkReadGetData(b *testing.B) {
 	ts := startServer(b)
-	a, z := net.Pipe()
-	defer a.Close()
-	defer z.Close()
-	c := newConn(ts.srv, a)
+	c := pipeConn(b, ts)
 	var w jute.Writer
 	req := jute.PathWatchRequest{Path: "/zookeeper/quota"}
 	req.Encode(&w)

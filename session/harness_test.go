@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/binary"
+	"net"
 	"testing"
 
 	"github.com/zkraft/zkraft/ensemble"
@@ -41,3 +42,11 @@ type ruokOnly struct{}
 func (ruokOnly) IsFourLetterWord(cmd string) bool { return cmd == "ruok" }
 
 func (ruokOnly) AnswerFourLetterWord(*Server, string) []byte { return []byte("imok") }
+
+// pipeConn is a connection of ts's server over one end of a net.Pipe,
+// not served (no reader): for calls into the connection's own code.
+func pipeConn(t testing.TB, ts *testServer) *conn {
+	a, z := net.Pipe()
+	t.Cleanup(func() { a.Close(); z.Close() })
+	return newConn(ts.srv, a)
+}
