@@ -30,6 +30,14 @@ func startZkraft(t *testing.T) string {
 // startZkraftBin is startZkraft that also returns the binary it built.
 func startZkraftBin(t *testing.T) (addr, bin string) {
 	t.Helper()
+	addr, bin, _ = startZkraftProc(t)
+	return addr, bin
+}
+
+// startZkraftProc is startZkraftBin that also returns the server's
+// process.
+func startZkraftProc(t *testing.T) (addr, bin string, srv *exec.Cmd) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a zkraft server subprocess")
 	}
@@ -49,7 +57,7 @@ func startZkraftBin(t *testing.T) (addr, bin string) {
 	addr = ln.Addr().String()
 	ln.Close()
 	var logs bytes.Buffer
-	srv := exec.Command(bin, "server", "--client-addr", addr, "--data-dir", filepath.Join(dir, "data"),
+	srv = exec.Command(bin, "server", "--client-addr", addr, "--data-dir", filepath.Join(dir, "data"),
 		"--max-client-cnxns", "0", "--log-level", "warn")
 	srv.Stdout, srv.Stderr = &logs, &logs
 	if err := testproc.Start(t, srv); err != nil {
@@ -67,7 +75,7 @@ func startZkraftBin(t *testing.T) (addr, bin string) {
 		c, err := dial(context.Background(), dialOptions{addr: addr, timeout: 10 * time.Second, dialWait: time.Second, inflight: 1})
 		if err == nil {
 			_ = c.Close(time.Second, classNone)
-			return addr, bin
+			return addr, bin, srv
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server at %s not ready: %v", addr, err)

@@ -41,8 +41,9 @@ type StormResult struct {
 	Failures, Breaks map[string]int
 	Expired          int // sessions a member answered were expired
 	NotBack          int // sessions neither resumed nor expired when the run gave up
-	// AllBack is the time from the kill to the last resumption; ResumeP50
-	// and ResumeP99 are over the resumed sessions.
+	// AllBack is the time from the kill to the last resumption, -1 when
+	// some session neither resumed nor expired; ResumeP50 and ResumeP99
+	// are over the resumed sessions (-1 without one).
 	AllBack, ResumeP50, ResumeP99 time.Duration
 	// ResumedBySecond counts the resumptions in each second after the
 	// kill, BrokeBySecond the breaks of the connections of the sessions
@@ -50,8 +51,11 @@ type StormResult struct {
 	ResumedBySecond, BrokeBySecond []int
 	// After a session timeout more, with every session resumed:
 	Answering  int // sessions that answered a request
-	Ephemerals int // the sessions' ephemerals still in the tree
+	Ephemerals int // the sessions' ephemerals still in the tree; -1 if no member served
 	FirstError string
+	// Unserved says why the ephemerals could not be counted: no member
+	// served by then ("" when one did).
+	Unserved string
 }
 
 // RunStorm runs the reconnect storm on cfg.Servers.
@@ -109,7 +113,10 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	}
 	res.Disconnects, res.Resumed, res.Expired, res.NotBack, res.FirstError = st.Disconnects, st.Resumed, st.Expired, st.Resuming+st.Lost, st.FirstError
 	res.Attempts, res.Failures, res.Breaks = st.Attempts, st.Failures, st.Breaks
-	if st.LastResume > killedAt {
+	switch {
+	case res.NotBack > 0:
+		res.AllBack = -1 // never, within the run
+	case st.LastResume > killedAt:
 		res.AllBack = time.Duration(st.LastResume - killedAt)
 	}
 	reps, err := f.all(ctx, func(int) workerRequest { return workerRequest{Op: "resumes", Since: killedAt} })
@@ -130,9 +137,15 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 		}
 	}
 	res.ResumeP50, res.ResumeP99 = time.Duration(quantile(times, 0.5)), time.Duration(quantile(times, 0.99))
+	if len(times) == 0 {
+		res.ResumeP50, res.ResumeP99 = -1, -1
+	}
 	res.ResumedBySecond, res.BrokeBySecond = bySecond(times), bySecond(broke)
-	cfg.logf("storm: %d resumed (all back %v after the kill), %d expired, %d not back; waiting a session timeout",
-		res.Resumed, res.AllBack.Round(time.Millisecond), res.Expired, res.NotBack)
+	back := "not all back"
+	if res.AllBack >= 0 {
+		back = fmt.Sprintf("all back %v after the kill", res.AllBack.Round(time.Millisecond))
+	}
+	cfg.logf("storm: %d resumed (%s), %d expired, %d not back; waiting a session timeout", res.Resumed, back, res.Expired, res.NotBack)
 
 	// A session a member wrongly let go expires within a session timeout
 	// of its last resumption: look after one.
@@ -147,8 +160,15 @@ func RunStorm(ctx context.Context, cfg StormConfig) (*StormResult, error) {
 	if res.FirstError == "" {
 		res.FirstError = st.FirstError
 	}
+	// An ensemble that has not recovered (a reference server's election
+	// can take longer than the run) is a finding, not a failed run.
 	if res.Ephemerals, err = countChildren(ctx, &cfg.LoadOptions, dir); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		res.Ephemerals = -1
+		res.Unserved = fmt.Sprintf("no member served %v after the kill: %v", time.Duration(wallNanos()-killedAt).Round(time.Second), err)
+		cfg.logf("storm: %s", res.Unserved)
 	}
 	return res, f.closeSessions(ctx)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,5 +90,30 @@ func TestOverloadSmall(t *testing.T) {
 	}
 	if res.LoadSeconds != 3 || len(res.Seconds) < 3 || res.Seconds[1].RSS == nil {
 		t.Errorf("%d seconds (%d of load), second 1's sample %v", len(res.Seconds), res.LoadSeconds, res.Seconds[1].RSS)
+	}
+}
+
+// TestStormOnAnEnsembleThatDoesNotComeBack: a storm whose ensemble never
+// serves again (its only member killed) is a finding, not a failed run:
+// every session not back, "never" for the resumption, and no count of
+// the ephemerals, with the reason.
+func TestStormOnAnEnsembleThatDoesNotComeBack(t *testing.T) {
+	t.Parallel() // mostly waiting for the sessions to give up
+	addr, _, srv := startZkraftProc(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := loadOptions(t, addr)
+	o.SessionTimeout = 2 * time.Second
+	res, err := RunStorm(ctx, StormConfig{LoadOptions: o, Sessions: 4, Watch: 500 * time.Millisecond, Kill: func() (string, error) {
+		return "the only member", srv.Process.Kill()
+	}})
+	if err != nil {
+		t.Fatalf("storm: %v", err)
+	}
+	if res.Resumed != 0 || res.NotBack+res.Expired != 4 || res.AllBack != -1 || res.ResumeP50 != -1 || res.ResumeP99 != -1 {
+		t.Errorf("storm: %+v; want no session back, and never", res)
+	}
+	if res.Ephemerals != -1 || !strings.Contains(res.Unserved, "no member served") {
+		t.Errorf("storm: %d ephemerals (%q); want none counted, and why", res.Ephemerals, res.Unserved)
 	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-deps.sh: make sure `make bench` has its reference server, Apache
 # ZooKeeper 3.8 from Debian's packages (the Java server in
-# /usr/share/java/zookeeper.jar, a JVM, slf4j's no-op binding). As root
+# /usr/share/java/zookeeper.jar, a JVM, slf4j's simple binding). As root
 # with apt-get it installs what is missing, as .ci/run does for the tests;
 # otherwise it names the packages and fails.
 set -euo pipefail
@@ -9,7 +9,7 @@ set -euo pipefail
 need=()
 command -v java >/dev/null || need+=(default-jre-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper libzookeeper-java)
-[ -f /usr/share/java/slf4j-nop.jar ] || need+=(libslf4j-java)
+[ -f /usr/share/java/slf4j-simple.jar ] || need+=(libslf4j-java)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

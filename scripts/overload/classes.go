@@ -138,7 +138,7 @@ func stormRun(ctx context.Context, o *options, e *benchcluster.Ensemble, n int, 
 		{key: "expired", name: "sessions expired", value: float64(res.Expired), unit: "count", note: res.FirstError},
 		{key: "notback", name: "sessions neither resumed nor expired", value: float64(res.NotBack), unit: "count"},
 		{key: "answering", name: "sessions answering a session timeout later", value: float64(res.Answering), unit: "count"},
-		{key: "ephemerals", name: "their ephemerals still in the tree", value: float64(res.Ephemerals), unit: "count"},
+		{key: "ephemerals", name: "their ephemerals still in the tree", value: float64(res.Ephemerals), unit: "count", note: res.Unserved},
 		{key: "connect", name: "connecting every session (and its ephemeral)", value: res.Connect.Seconds(), unit: "s", lowerBetter: true},
 		{key: "overflows", name: "connections dropped by full accept queues (the machine's ListenOverflows)", value: float64(overflows), unit: "count"},
 	}

@@ -29,6 +29,9 @@ type figures []figure
 func (f figure) format(v float64) string {
 	switch f.unit {
 	case "count":
+		if v < 0 {
+			return "unknown"
+		}
 		return thousands(int64(v))
 	case "ops/s":
 		return thousands(int64(math.Round(v))) + " ops/s"

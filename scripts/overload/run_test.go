@@ -50,7 +50,9 @@ func TestMakeOverloadEndToEnd(t *testing.T) {
 	cmd := testproc.CommandContext(ctx, overload, "-dir", tmp, "-zkraft", zkraft, "-out", md, "-per-worker", "100",
 		"-herd", "150", "-herd-rounds", "1", "-storm", "150", "-table", "150", "-table-settle", "0s",
 		"-overload-time", "2s", "-capacity-time", "3s", "-overload-sessions", "8", "-overload-idle", "20",
-		"-session-timeout", "10s", "-jit-warmup", "0s", "-zk-jvm-flags", strings.Join(procs.JVMFlags, " "))
+		"-session-timeout", "10s", "-jit-warmup", "0s",
+		// ZooKeeper's log at INFO: its elections, should one be slow.
+		"-zk-jvm-flags", strings.Join(append(procs.JVMFlags, "-Dorg.slf4j.simpleLogger.defaultLogLevel=info"), " "))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

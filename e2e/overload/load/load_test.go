@@ -158,7 +158,7 @@ func TestReconnectStorm(t *testing.T) {
 		t.Errorf("%d sessions expired, %d neither resumed nor expired (%s)", res.Expired, res.NotBack, res.FirstError)
 	}
 	if res.Answering != n || res.Ephemerals != n {
-		t.Errorf("a session timeout after the storm, %d of %d sessions answer and %d ephemerals are left", res.Answering, n, res.Ephemerals)
+		t.Errorf("a session timeout after the storm, %d of %d sessions answer and %d ephemerals are left %s", res.Answering, n, res.Ephemerals, res.Unserved)
 	}
 }
 

@@ -124,8 +124,11 @@ func New(cfg Config) (*Ensemble, error) {
 			return nil, fmt.Errorf("benchcluster: %w", err)
 		}
 		if cfg.Name == ZooKeeper {
-			m.argv = append(append([]string{"java", "-XX:-UsePerfData", "-Xms512m"}, cfg.JVMFlags...),
-				"-cp", m.Dir+":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
+			// Its log (slf4j-simple, on stderr into server.log) at WARN
+			// unless JVMFlags set -Dorg.slf4j.simpleLogger.defaultLogLevel.
+			m.argv = append(append([]string{"java", "-XX:-UsePerfData", "-Xms512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+				"-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}, cfg.JVMFlags...),
+				"-cp", m.Dir+":/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
 				"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
 		} else {
 			level := cfg.LogLevel
@@ -389,7 +392,7 @@ func ZooKeeperMissing() error {
 	if _, err := exec.LookPath("java"); err != nil {
 		missing = append(missing, "java")
 	}
-	for _, jar := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-nop.jar"} {
+	for _, jar := range []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-simple.jar"} {
 		if _, err := os.Stat(jar); err != nil {
 			missing = append(missing, jar)
 		}
