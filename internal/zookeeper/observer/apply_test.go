@@ -224,6 +224,25 @@ func TestLostLeader(t *testing.T) {
 	}
 }
 
+// TestLossBeforeTheLeaderWatcherRuns: a connection that synced and ended
+// before the goroutine watching for losses first ran (a loaded machine
+// schedules it late) is still reported, since Run counts the connections
+// already ended when it starts, not the goroutine.
+func TestLossBeforeTheLeaderWatcherRuns(t *testing.T) {
+	fx := start(t)
+	fx.c.Close()
+	fx.waitFor(func(st learner.Status) bool { return !st.Synced })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	late := make(chan struct{}, 1)
+	go fx.b.watchLeader(ctx, func() { late <- struct{}{} }, 0) // none had ended when Run started
+	select {
+	case <-late:
+	case <-time.After(wait):
+		t.Fatal("the loss before the watcher ran was not reported")
+	}
+}
+
 // TestResumeFromSavedState: a Backend started from the tree a previous
 // one saved announces that tree's last zxid and epoch, is synced by DIFF
 // with what it missed, and serves the tree it had.

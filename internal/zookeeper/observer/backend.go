@@ -90,7 +90,10 @@ func (b *Backend) Learner() *learner.Learner { return b.l }
 // watches; the clients reconnect, and their SetWatches catch them up.
 func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	if onLost != nil {
-		go b.watchLeader(ctx, onLost)
+		// Counted here, not in the goroutine: one scheduled late, after a
+		// first connection synced and ended, would count that loss as
+		// already seen and never report it.
+		go b.watchLeader(ctx, onLost, endedSyncs(b.l.Status()))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -119,13 +122,12 @@ func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	}
 }
 
-// watchLeader calls onLost each time a synced connection ends, once for
-// those that ended since it last looked. It counts them (the syncs
-// completed, less the one still on) rather than waiting to see each
-// connection synced: one that ends before this goroutine sees it synced
-// must be reported too.
-func (b *Backend) watchLeader(ctx context.Context, onLost func()) {
-	ended := endedSyncs(b.l.Status())
+// watchLeader calls onLost each time a synced connection ends after the
+// first ended ones, once for those that ended since it last looked. It
+// counts them (the syncs completed, less the one still on) rather than
+// waiting to see each connection synced: one that ends before this
+// goroutine sees it synced must be reported too.
+func (b *Backend) watchLeader(ctx context.Context, onLost func(), ended int) {
 	for {
 		st, err := b.l.WaitFor(ctx, func(st learner.Status) bool { return endedSyncs(st) > ended })
 		if err != nil {
