@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,8 +157,13 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...interface{}) {}
 
+// failoverLimit bounds the wait for a write after a leader kill.
+const failoverLimit = time.Minute
+
 // failover kills the leader under a write loop on the followers and
-// returns the time from the kill to the next acknowledged write.
+// returns the time from the kill to the next acknowledged write, or -1
+// when none was acknowledged within failoverLimit; either way it starts
+// the killed member again.
 func failover(e *benchcluster.Ensemble) (time.Duration, error) {
 	l := e.Leader()
 	if l == nil {
@@ -184,14 +190,34 @@ func failover(e *benchcluster.Ensemble) (time.Duration, error) {
 	}
 	killed := time.Now()
 	l.Kill()
-	for time.Since(killed) < time.Minute {
+	for time.Since(killed) < failoverLimit {
 		if _, err := c.Set("/failover", []byte("y"), -1); err == nil {
 			took := time.Since(killed)
 			return took, l.Start()
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("%s: no write acknowledged within a minute of the leader kill", e.Name)
+	return -1, l.Start()
+}
+
+// tableRow renders a row of the table: both servers' figures and
+// zkraft's ratio; a failover figure of +Inf (no write acknowledged within
+// failoverLimit) is "never", without a ratio.
+func tableRow(what string, zkv, krv float64, unit string, higherBetter bool) string {
+	cell := func(v float64) string {
+		if math.IsInf(v, 1) {
+			return fmt.Sprintf("never (none within %v)", failoverLimit)
+		}
+		return fmt.Sprintf("%.4g %s", v, unit)
+	}
+	if math.IsInf(zkv, 1) || math.IsInf(krv, 1) {
+		return fmt.Sprintf("| %s | %s | %s | – |", what, cell(zkv), cell(krv))
+	}
+	better := "lower is better"
+	if higherBetter {
+		better = "higher is better"
+	}
+	return fmt.Sprintf("| %s | %s | %s | **%.2fx** (%s) |", what, cell(zkv), cell(krv), krv/zkv, better)
 }
 
 func main() {
@@ -324,12 +350,7 @@ func main() {
 
 	var rows, raw []string
 	row := func(what string, zkv, krv float64, unit string, higherBetter bool) {
-		ratio := krv / zkv
-		better := "lower is better"
-		if higherBetter {
-			better = "higher is better"
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %.4g %s | %.4g %s | **%.2fx** (%s) |", what, zkv, unit, krv, unit, ratio, better))
+		rows = append(rows, tableRow(what, zkv, krv, unit, higherBetter))
 	}
 	for _, w := range workloads {
 		if !selected[w.name] {
@@ -371,8 +392,20 @@ func main() {
 				if err != nil {
 					fail(err)
 				}
-				fo[e.Name] = append(fo[e.Name], d.Seconds())
-				fmt.Printf("failover %-9s %v\n", e.Name, d)
+				switch {
+				case d >= 0:
+					fo[e.Name] = append(fo[e.Name], d.Seconds())
+					fmt.Printf("failover %-9s %v\n", e.Name, d)
+				case e.IsZooKeeper():
+					// The reference's slow election (one has
+					// taken over 45 s on a loaded CI machine) is
+					// a finding; zkraft's is a bug that stops the
+					// run.
+					fo[e.Name] = append(fo[e.Name], math.Inf(1))
+					fmt.Printf("failover %-9s no write acknowledged within %v of the kill\n", e.Name, failoverLimit)
+				default:
+					fail(fmt.Errorf("%s: no write acknowledged within %v of the leader kill", e.Name, failoverLimit))
+				}
 				if _, err := e.WaitServing(2*time.Minute, 0); err != nil {
 					fail(err)
 				}
@@ -383,6 +416,9 @@ func main() {
 			parts := make([]string, len(fo[e.Name]))
 			for i, d := range fo[e.Name] {
 				parts[i] = fmt.Sprintf("%.3g s", d)
+				if math.IsInf(d, 1) {
+					parts[i] = "never"
+				}
 			}
 			raw = append(raw, fmt.Sprintf("| leader kill -9 → next acknowledged write | %s | %s |", e.Name, strings.Join(parts, " · ")))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -43,6 +44,23 @@ func TestMedianOfFailovers(t *testing.T) {
 	}
 	if got := medianOf(nil); got != 0 {
 		t.Fatalf("median of none = %v", got)
+	}
+}
+
+// TestTableRowOfAFailoverThatNeverWrote: a reference whose election
+// outlasted the wait is "never", with no ratio; otherwise zkraft's figure
+// over the reference's.
+func TestTableRowOfAFailoverThatNeverWrote(t *testing.T) {
+	if got, want := tableRow("leader kill -9 → next acknowledged write", math.Inf(1), 0.5, "s", false),
+		"| leader kill -9 → next acknowledged write | never (none within 1m0s) | 0.5 s | – |"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, want := tableRow("leader kill -9 → next acknowledged write", medianOf([]float64{2, math.Inf(1), 1}), 0.5, "s", false),
+		"| leader kill -9 → next acknowledged write | 2 s | 0.5 s | **0.25x** (lower is better) |"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, want := tableRow("write throughput", 100, 250, "ops/s", true), "| write throughput | 100 ops/s | 250 ops/s | **2.50x** (higher is better) |"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
 

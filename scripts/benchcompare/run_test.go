@@ -103,8 +103,16 @@ func TestMakeBenchEndToEnd(t *testing.T) {
 		}
 	}
 	ratio := regexp.MustCompile(`\*\*([0-9.]+)x\*\*`)
-	if n := len(ratio.FindAllString(md, -1)); n != 13 { // 7 in the table, 3 for each of the two rows beside it
-		t.Errorf("%d finite ratios in the table, want 13:\n%s", n, md)
+	// 7 in the table, 3 for each of the two rows beside it; one less when
+	// ZooKeeper wrote nothing within the minute after its leader's kill
+	// (its slow election is reported, not a failed run).
+	want := 13
+	if strings.Contains(md, "| leader kill -9 → next acknowledged write | never") {
+		t.Logf("ZooKeeper acknowledged no write within a minute of its leader's kill:\n%s", out)
+		want--
+	}
+	if n := len(ratio.FindAllString(md, -1)); n != want {
+		t.Errorf("%d finite ratios in the table, want %d:\n%s", n, want, md)
 	}
 	for _, svg := range []string{"write.svg", "lowconc-1-in-flight.svg", "java-write.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, "bench", svg)); err != nil {

@@ -72,9 +72,14 @@ func TestMakeOverloadEndToEnd(t *testing.T) {
 	}
 	// Every row whose figure has a direction and both servers' values
 	// has a ratio; counts have none.
+	// A reference that never recovered (its figure "never" or "unknown")
+	// is reported, not a failed run: its rows have no ratio.
 	directed := regexp.MustCompile(`(?m)^\| [^|]+ \| [^|]+ \| [^|–]+ \| [^|]+ \| \*\*[0-9.]+x\*\* \((lower|higher) is better\) \|$`)
-	if n := len(directed.FindAllString(table, -1)); n < 20 {
-		t.Errorf("%d rows with a ratio, want at least 20:\n%s", n, table)
+	unrecovered := regexp.MustCompile(`(?m)^\| [^|]+ \| [^|]+ \| (never|unknown) \| [^|]+ \| +\|$`)
+	if n, m := len(directed.FindAllString(table, -1)), len(unrecovered.FindAllString(table, -1)); n+m < 20 {
+		t.Errorf("%d rows with a ratio and %d where ZooKeeper never recovered, want at least 20 in all:\n%s", n, m, table)
+	} else if m > 0 {
+		t.Logf("%d rows where ZooKeeper never recovered:\n%s", m, table)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		left := benchcluster.ProcessesUnder(tmp)
