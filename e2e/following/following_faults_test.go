@@ -515,9 +515,14 @@ func TestObserverAcrossQuorumLoss(t *testing.T) {
 			states <- e.State
 		}
 	}()
+	// waitState returns once the client has been in state want: by its
+	// events, or by its state polled, since a long outage's reconnection
+	// attempts can fill states and go-zookeeper then drops events.
 	waitState := func(want zk.State) {
 		t.Helper()
 		deadline := time.After(30 * time.Second)
+		poll := time.NewTicker(100 * time.Millisecond)
+		defer poll.Stop()
 		for {
 			select {
 			case s := <-states:
@@ -525,6 +530,10 @@ func TestObserverAcrossQuorumLoss(t *testing.T) {
 					t.Fatal("session expired")
 				}
 				if s == want {
+					return
+				}
+			case <-poll.C:
+				if c.State() == want {
 					return
 				}
 			case <-deadline:
