@@ -20,6 +20,20 @@ import (
 type expiry struct {
 	mu sync.RWMutex
 	m  map[int64]*liveness
+	// While a reset builds its table (resetMu held), add and remove are
+	// also journaled, to be replayed onto the new table before it goes
+	// in: the sessions are copied from the tree under its read lock, and
+	// the FSM may apply a createSession or closeSession before the swap.
+	resetMu    sync.Mutex
+	journaling bool
+	journal    []sessionChange
+}
+
+// sessionChange is an add or a remove made during a reset.
+type sessionChange struct {
+	id      int64
+	timeout time.Duration
+	removed bool
 }
 
 // liveness is one session's expiry state; its fields are atomics so that
@@ -32,17 +46,30 @@ type liveness struct {
 
 func newExpiry() *expiry { return &expiry{m: make(map[int64]*liveness)} }
 
+// newLiveness is a session's state with a full timeout from now.
+func newLiveness(timeout time.Duration, now time.Time) *liveness {
+	l := &liveness{timeout: timeout}
+	l.deadline.Store(now.Add(timeout).UnixNano())
+	return l
+}
+
 func (e *expiry) add(id int64, timeoutMs int32) {
-	l := &liveness{timeout: time.Duration(timeoutMs) * time.Millisecond}
-	l.deadline.Store(time.Now().Add(l.timeout).UnixNano())
+	timeout := time.Duration(timeoutMs) * time.Millisecond
+	l := newLiveness(timeout, time.Now())
 	e.mu.Lock()
 	e.m[id] = l
+	if e.journaling {
+		e.journal = append(e.journal, sessionChange{id: id, timeout: timeout})
+	}
 	e.mu.Unlock()
 }
 
 func (e *expiry) remove(id int64) {
 	e.mu.Lock()
 	delete(e.m, id)
+	if e.journaling {
+		e.journal = append(e.journal, sessionChange{id: id, removed: true})
+	}
 	e.mu.Unlock()
 }
 
@@ -55,17 +82,34 @@ func (e *expiry) touch(id int64) {
 	}
 }
 
-// reset replaces the table with sessions, each with a full timeout from now.
-func (e *expiry) reset(sessions []znode.SessionInfo) {
-	m := make(map[int64]*liveness, len(sessions))
+// reset replaces the table with the sessions that sessions returns, each
+// with a full timeout from now. Sessions added or removed from the moment
+// it starts are replayed onto the new table, in order, before the swap:
+// a session created meanwhile would otherwise be missing from the leader's
+// table and never expire (its ephemerals held for good by a dead client).
+// Adds and removes are set and delete by id, so replaying those that the
+// copy already reflects changes nothing.
+func (e *expiry) reset(sessions func() []znode.SessionInfo) {
+	e.resetMu.Lock()
+	defer e.resetMu.Unlock()
+	e.mu.Lock()
+	e.journaling, e.journal = true, nil
+	e.mu.Unlock()
+	list := sessions()
+	m := make(map[int64]*liveness, len(list))
 	now := time.Now()
-	for _, s := range sessions {
-		l := &liveness{timeout: time.Duration(s.Timeout) * time.Millisecond}
-		l.deadline.Store(now.Add(l.timeout).UnixNano())
-		m[s.ID] = l
+	for _, s := range list {
+		m[s.ID] = newLiveness(time.Duration(s.Timeout)*time.Millisecond, now)
 	}
 	e.mu.Lock()
-	e.m = m
+	for _, c := range e.journal {
+		if c.removed {
+			delete(m, c.id)
+		} else {
+			m[c.id] = newLiveness(c.timeout, now)
+		}
+	}
+	e.m, e.journaling, e.journal = m, false, nil
 	e.mu.Unlock()
 }
 
@@ -123,7 +167,7 @@ func (n *Node) expireSessions() {
 			resetTerm = 0
 			if isLeader {
 				resetTerm = n.raft.CurrentTerm()
-				n.tracker.reset(n.sessionsSnapshot())
+				n.tracker.reset(n.sessionsSnapshot)
 				n.writeInitialConfig()
 			}
 		case now := <-tick.C:

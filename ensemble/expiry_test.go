@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkraft/zkraft/znode"
 )
 
 // slowLeaderNews delays the leadership notifications members' expiry loops
@@ -117,5 +119,40 @@ func TestClusterNewLeaderGrantsFreshTimeout(t *testing.T) {
 	}
 	if gone := time.Since(told); gone < timeout {
 		t.Fatalf("the session expired %v after the new leader's reset, before its %v timeout", gone, timeout)
+	}
+}
+
+// TestResetKeepsSessionsChangedMeanwhile: a createSession or closeSession
+// the FSM applies while a new leader rebuilds its table from the tree's
+// sessions (after the copy, before the swap) is in the new table: a
+// session created then is tracked, and so expires once its client is
+// gone; one closed then is not.
+func TestResetKeepsSessionsChangedMeanwhile(t *testing.T) {
+	e := newExpiry()
+	e.add(1, 10_000)
+	e.add(2, 10_000)
+	e.reset(func() []znode.SessionInfo {
+		copied := []znode.SessionInfo{{ID: 1, Timeout: 10_000}, {ID: 2, Timeout: 10_000}}
+		// Applied after the copy, before the swap:
+		e.add(3, 1)
+		e.remove(2)
+		return copied
+	})
+	e.mu.RLock()
+	_, has1 := e.m[1]
+	_, has2 := e.m[2]
+	_, has3 := e.m[3]
+	journaling := e.journaling
+	e.mu.RUnlock()
+	if !has1 || has2 || !has3 || journaling {
+		t.Fatalf("after the reset: 1 %v, 2 %v, 3 %v (want true, false, true); journaling %v", has1, has2, has3, journaling)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if got := e.expired(time.Now(), time.Minute); len(got) != 1 || got[0].id != 3 {
+		t.Fatalf("expired %+v, want session 3 alone", got)
+	}
+	e.add(4, 1) // after the reset: not journaled
+	if e.journal != nil {
+		t.Fatalf("journal %+v after the reset", e.journal)
 	}
 }

@@ -318,7 +318,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.lastZxid.Store(t.LastZxid())
 	f.mu.Unlock()
 	f.size.reset()
-	f.tracker.reset(t.Sessions())
+	f.tracker.reset(t.Sessions) // on the FSM goroutine: nothing applies meanwhile
 	f.waiters.failAll(errRestored)
 	return nil
 }

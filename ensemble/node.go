@@ -450,7 +450,7 @@ func (n *Node) waitReady() error {
 			last = time.Now()
 		}
 	}
-	n.tracker.reset(n.sessionsSnapshot())
+	n.tracker.reset(n.sessionsSnapshot)
 	return nil
 }
 
