@@ -118,6 +118,10 @@ type Config struct {
 	// expiry loop hears of this member's leadership (Raft's LeaderCh);
 	// tests use it to delay the notifications. Nil in production.
 	leaderNotify func(<-chan bool) <-chan bool
+	// beforeLeadershipWatch, when set, runs at the start of
+	// watchLeadership, before its observer is registered; tests use it to
+	// hold the goroutine back as a loaded machine may. Nil in production.
+	beforeLeadershipWatch func(*Node)
 }
 
 // DefaultSnapshotThreshold is how many log entries a member applies

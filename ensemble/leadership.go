@@ -35,34 +35,53 @@ var errNotMember = errors.New("ensemble: no longer a member of the ensemble")
 //     successor at once (campaign.go), as after its process died.
 func (n *Node) watchLeadership() {
 	defer n.wg.Done()
+	if n.cfg.beforeLeadershipWatch != nil {
+		n.cfg.beforeLeadershipWatch(n)
+	}
 	ch, stop := n.observeLeadership()
 	defer stop()
+	// What Raft did before the observer was registered (this goroutine
+	// scheduled late on a loaded machine, after a first election) is read
+	// from its state; seeing it again in an observation changes nothing.
+	if addr, _ := n.raft.LeaderWithID(); addr != "" {
+		n.fwd.leaderIs(string(addr))
+	}
+	if st := n.raft.State(); st == raft.Leader {
+		n.stateIs(st)
+	}
 	for {
 		select {
 		case o := <-ch:
 			switch d := o.Data.(type) {
 			case raft.RaftState:
-				if d != raft.Leader {
-					n.leaderSince.Store(0)
-					n.dropServedForwards()
-				} else {
-					n.leaderSince.Store(time.Now().UnixNano())
-					n.leadingSince(n.raft.CurrentTerm())
-					select {
-					case n.quorumWake <- struct{}{}:
-					default:
-					}
-				}
-				if d == raft.Shutdown {
-					n.waiters.failAll(errNotMember)
-					n.leaveEnsemble()
-				}
+				n.stateIs(d)
 			case raft.LeaderObservation:
 				n.fwd.leaderIs(string(d.LeaderAddr))
 			}
 		case <-n.done:
 			return
 		}
+	}
+}
+
+// stateIs acts on Raft's state st (watchLeadership).
+func (n *Node) stateIs(st raft.RaftState) {
+	if st != raft.Leader {
+		n.leaderSince.Store(0)
+		n.dropServedForwards()
+	} else {
+		// Kept if already set: the state seen twice, from Raft's state
+		// and from its observation, is one leadership.
+		n.leaderSince.CompareAndSwap(0, time.Now().UnixNano())
+		n.leadingSince(n.raft.CurrentTerm())
+		select {
+		case n.quorumWake <- struct{}{}:
+		default:
+		}
+	}
+	if st == raft.Shutdown {
+		n.waiters.failAll(errNotMember)
+		n.leaveEnsemble()
 	}
 }
 

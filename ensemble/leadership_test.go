@@ -84,3 +84,28 @@ type chanWaiter struct{ failed chan error }
 
 func (w *chanWaiter) Applied(*znode.Result, *znode.Tree) {}
 func (w *chanWaiter) Failed(err error)                   { w.failed <- err }
+
+// TestLeadershipWonBeforeItsWatchStarts: a member that won the first
+// election before its watchLeadership goroutine registered its observer
+// (held back here until the election is over, as a loaded machine may
+// schedule it) still knows it leads: leader_uptime counts, where it read
+// 0 for the whole first term.
+func TestLeadershipWonBeforeItsWatchStarts(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) {
+		cfg.beforeLeadershipWatch = func(n *Node) {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if addr, _ := n.raft.LeaderWithID(); addr != "" {
+					return
+				}
+			}
+		}
+	})
+	l := c.leader()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.LeaderUptime() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader's uptime is 0: its leadership went unseen")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
