@@ -36,4 +36,10 @@ type Hooks struct {
 	// with a quorum and stops leading: it must serve nothing more (the
 	// session layer closes its read-write connections at once).
 	QuorumLost func()
+	// TreeReplaced is called after a leader's snapshot replaced the
+	// member's tree (a follower too far behind for the log): the tree
+	// changed without watch events, so the session layer closes its
+	// client connections, and the clients' SetWatches on reconnecting
+	// fire what they missed, as after a ZooKeeper follower's resync.
+	TreeReplaced func()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -219,5 +220,47 @@ func TestClusterHandOff(t *testing.T) {
 	}
 	if err := c.follower().HandOff(time.Second); err != nil {
 		t.Fatalf("a follower's hand-off must be a no-op: %v", err)
+	}
+}
+
+// TestSnapshotInstallDropsTheClients: a follower cut off until the log it
+// needs is compacted catches up by the leader's snapshot, which replaces
+// its tree without watch events; it tells the session layer (the
+// TreeReplaced hook), which closes its clients' connections so their
+// SetWatches fire what they missed, as a ZooKeeper follower's resync
+// does. Its own restart's restore of a local snapshot is not such a
+// replacement: no hooks are set yet then.
+func TestSnapshotInstallDropsTheClients(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotThreshold = 64 })
+	mustPropose(t, c.leader(), newSession(1, 60000))
+	lagging := c.follower()
+	replaced := make(chan struct{}, 4)
+	lagging.SetHooks(backend.Hooks{TreeReplaced: func() { replaced <- struct{}{} }})
+	var others []int64
+	for id := range c.nodes {
+		if id != lagging.ID() {
+			others = append(others, id)
+		}
+	}
+	c.net.partition([]int64{lagging.ID()}, others)
+	var last int64
+	for i := 0; i < 200; i++ {
+		last = mustPropose(t, c.leader(), createTxn(1, fmt.Sprintf("/r%03d", i), 0, 1)).Zxid
+	}
+	l := c.leader()
+	rc := l.raft.ReloadableConfig()
+	rc.TrailingLogs = 0 // the log the lagging member needs is compacted away
+	if err := l.raft.ReloadConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	c.net.heal()
+	c.converged(last)
+	select {
+	case <-replaced:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no TreeReplaced after %d restores", lagging.fsm.restores.Load())
 	}
 }

@@ -320,6 +320,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.size.reset()
 	f.tracker.reset(t.Sessions) // on the FSM goroutine: nothing applies meanwhile
 	f.waiters.failAll(errRestored)
+	if h := f.hooks.Load(); h != nil && h.TreeReplaced != nil {
+		h.TreeReplaced() // after the swap: a watch set from now on is on the new tree
+	}
 	return nil
 }
 

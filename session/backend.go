@@ -16,7 +16,8 @@ func (s *Server) backend() backend.Backend { return s.be.Load().Backend }
 
 // hooks are what the server asks its backend to call.
 func (s *Server) hooks() backend.Hooks {
-	return backend.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved, QuorumLost: s.quorumLost}
+	return backend.Hooks{SessionClosed: s.sessionClosed, SessionMoved: s.sessionMoved, QuorumLost: s.quorumLost,
+		TreeReplaced: func() { s.DropClients("a leader's snapshot replaced this member's tree") }}
 }
 
 // SwitchBackend makes b the backend served from now on, keeping every

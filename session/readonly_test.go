@@ -163,3 +163,15 @@ func TestLeaderLosingQuorumDropsClientsAtOnce(t *testing.T) {
 		t.Fatal("still serving")
 	}
 }
+
+// TestTreeReplacedDropsClients: when a leader's snapshot replaced the
+// member's tree (backend.Hooks.TreeReplaced), every client connection
+// with a session is closed, so the clients reconnect and their
+// SetWatches fire what the replacement skipped.
+func TestTreeReplacedDropsClients(t *testing.T) {
+	ts := startServer(t)
+	c := rawclient.Dial(t, ts.addr)
+	c.Connect(false)
+	ts.srv.hooks().TreeReplaced()
+	c.ExpectClosed()
+}
