@@ -354,6 +354,50 @@ func (c *Conn) Sync(hello Hello) {
 		c.Send(Packet{Type: Proposal, Zxid: t.Zxid, Data: t.Bytes()})
 		c.Send(Packet{Type: Commit, Zxid: t.Zxid})
 	}
+	c.finishSync()
+}
+
+// SyncSnap brings the learner up to date by SNAP, as ZooKeeper's leader
+// does when its committed log no longer reaches back to the learner's
+// last zxid: the snapshot of nodes (parents first; "/" first) at the
+// Leader's last zxid, with no sessions, every node with the open ACL
+// (ACL index -1), then NEWLEADER and UPTODATE, each acknowledged.
+func (c *Conn) SyncSnap(nodes []datadir.Node) {
+	c.t.Helper()
+	c.Send(Packet{Type: Snap, Zxid: c.l.LastZxid()})
+	var w jute.Writer
+	w.Int(0) // sessions
+	w.Int(0) // the ACL cache
+	for _, n := range nodes {
+		path := n.Path
+		if path == "/" {
+			path = ""
+		}
+		st := &n.Stat
+		w.String(path)
+		w.Buffer(n.Data)
+		w.Long(-1)
+		w.Long(st.Czxid)
+		w.Long(st.Mzxid)
+		w.Long(st.Ctime)
+		w.Long(st.Mtime)
+		w.Int(st.Version)
+		w.Int(st.Cversion)
+		w.Int(st.Aversion)
+		w.Long(st.EphemeralOwner)
+		w.Long(st.Pzxid)
+	}
+	w.String("/")
+	w.String("BenWasHere")
+	if err := c.WriteRaw(w.Buf); err != nil {
+		c.t.Errorf("zkleader: sending a snapshot: %v", err)
+	}
+	c.finishSync()
+}
+
+// finishSync sends NEWLEADER and UPTODATE and takes their ACKs.
+func (c *Conn) finishSync() {
+	c.t.Helper()
 	epoch := Zxid(c.l.Epoch(), 0)
 	c.Send(Packet{Type: NewLeader, Zxid: epoch})
 	if p := c.Expect(Ack); p.Zxid != epoch {

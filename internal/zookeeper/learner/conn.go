@@ -166,6 +166,7 @@ func (c *conn) sync(newEpoch int64) error {
 		l.mu.Lock()
 		l.f = f
 		l.status.LastZxid = f.Tree().LastZxid()
+		l.status.Replaced++
 		l.notify()
 		l.mu.Unlock()
 	case pktTrunc:
@@ -181,6 +182,7 @@ func (c *conn) sync(newEpoch int64) error {
 			// A tree cannot be rolled back: start over from nothing.
 			l.f = importer.NewFollower(l.cfg.Options)
 			l.status.LastZxid = 0
+			l.status.Replaced++
 			l.notify()
 			l.mu.Unlock()
 			return fmt.Errorf("learner: TRUNC to %#x from %#x: the tree is dropped, resyncing from zxid 0", p.zxid, last)

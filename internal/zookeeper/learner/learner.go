@@ -97,7 +97,11 @@ type Status struct {
 	Epoch    int64    // the leader's epoch (currentEpoch)
 	LastSync SyncKind // the last sync's kind
 	Syncs    int      // syncs completed
-	Applied  int      // transactions applied
+	// Replaced counts the trees replaced (a SNAP) or dropped (a TRUNC
+	// below the last zxid): changes made without a transaction applied,
+	// so without watch events.
+	Replaced int
+	Applied  int // transactions applied
 	// Stopped: the Learner stopped following at the zxid StopAt named
 	// (LastZxid), or short of it when it could not get there.
 	Stopped bool

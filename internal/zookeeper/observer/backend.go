@@ -34,6 +34,8 @@ type Backend struct {
 	wait time.Duration
 
 	hooks atomic.Pointer[backend.Hooks]
+	// onLost is Run's: the server drops its clients (Thaw calls it too).
+	onLost atomic.Pointer[func()]
 	// members are the ensemble's servers (SetMembers), set before
 	// serving and read only after.
 	members []backend.Peer
@@ -90,6 +92,7 @@ func (b *Backend) Learner() *learner.Learner { return b.l }
 // watches; the clients reconnect, and their SetWatches catch them up.
 func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	if onLost != nil {
+		b.onLost.Store(&onLost)
 		// Counted here, not in the goroutine: one scheduled late, after a
 		// first connection synced and ended, would count that loss as
 		// already seen and never report it.

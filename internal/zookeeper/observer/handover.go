@@ -54,8 +54,13 @@ type handover struct {
 	drained  *sync.Cond
 	held     []held
 	// gen counts Freezes: a Thaw's release ends if a Freeze came since.
-	gen  int
-	next Successor
+	gen int
+	// replaced is the learner's count of replaced trees when the first
+	// Freeze of a cutover came: a loss while frozen is not reported to
+	// the server (its clients are kept), so a Thaw drops the clients if
+	// a resync since replaced the tree without watch events.
+	replaced int
+	next     Successor
 	// active is set from Freeze until Thaw: the learner's stopping is
 	// not a lost leader, and clients keep being served.
 	active atomic.Bool
@@ -160,10 +165,14 @@ func (b *Backend) successor() Successor {
 // the last zxid applied then.
 func (b *Backend) Freeze(ctx context.Context) (int64, error) {
 	h := &b.ho
+	replaced := b.l.Status().Replaced // not under h.mu: the learner's lock is taken first elsewhere
 	h.mu.Lock()
 	if h.next != nil {
 		h.mu.Unlock()
 		return 0, fmt.Errorf("observer: handed over already")
+	}
+	if !h.active.Load() {
+		h.replaced = replaced
 	}
 	h.frozen = true
 	h.gen++
@@ -207,15 +216,27 @@ func (b *Backend) StopAt(ctx context.Context, zxid int64) error {
 // and clients are served as before. Until then the server keeps its
 // clients, as while frozen.
 func (b *Backend) Thaw() {
-	stopped := b.l.Status().Stopped
+	before := b.l.Status()
+	stopped := before.Stopped
 	b.l.Unstop()
 	b.ho.mu.Lock()
-	gen := b.ho.gen
+	gen, replaced := b.ho.gen, b.ho.replaced
 	b.ho.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), thawWait)
 		defer cancel()
-		_, _ = b.l.WaitFor(ctx, func(st learner.Status) bool { return st.Synced })
+		// Stopped, the learner needs a new connection synced: the old
+		// one's Synced may linger until its teardown.
+		st, _ := b.l.WaitFor(ctx, func(st learner.Status) bool { return st.Synced && (!stopped || st.Syncs > before.Syncs) })
+		if st.Replaced > replaced {
+			// A SNAP (or TRUNC) since the freeze replaced the tree
+			// without watch events, and the loss before it was not
+			// reported: the clients reconnect, and their SetWatches
+			// fire what they missed.
+			if f := b.onLost.Load(); f != nil {
+				(*f)()
+			}
+		}
 		if stopped {
 			// A new connection to the leader: it takes the sessions'
 			// requests from it only once they are revalidated there

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/internal/testing/zkleader"
+	"github.com/zkraft/zkraft/internal/zookeeper/datadir"
 	"github.com/zkraft/zkraft/internal/zookeeper/learner"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/znode"
@@ -172,10 +173,49 @@ func TestThawReleasesHeldInOrder(t *testing.T) {
 
 	// Unfrozen: a later write is forwarded at once.
 	unfrozen(t, fx.b)
+	select {
+	case <-fx.lost:
+		t.Error("a thaw after a DIFF dropped the clients")
+	default:
+	}
 	w := newWaiter(sessionA)
 	fx.b.Propose(create(sessionA, "/app/after", ""), w)
 	fx.c.Answer(fx.c.ExpectRequest(), jute.OpCreate, zkleader.CreateTxn("/app/after", nil, false))
 	w.result(t)
+}
+
+// TestThawAfterASnapDropsTheClients: a cutover called off after the stop
+// whose resync is a SNAP (ZooKeeper's leader committed too much
+// meanwhile for a DIFF) has had its tree replaced without watch events,
+// and the loss before it went unreported while frozen: the Thaw reports
+// it, so the server drops its clients and their SetWatches catch them
+// up. After a DIFF (TestThawReleasesHeldInOrder) the clients are kept.
+func TestThawAfterASnapDropsTheClients(t *testing.T) {
+	cut := freezeAndStop(t)
+	fx := cut.fixture
+	select {
+	case <-fx.lost:
+		t.Fatal("the cutover's stop was reported as a lost leader")
+	default:
+	}
+	fx.ldr.Log(zkleader.Txn{Session: 1<<56 | 1, Cxid: 20, Type: jute.OpCreate, Record: zkleader.CreateTxn("/app/skipped", nil, false)})
+	fx.b.Thaw()
+	c := fx.ldr.Accept()
+	c.Handshake()
+	fx.c = c
+	c.SyncSnap([]datadir.Node{{Path: "/"}, {Path: "/app", Data: []byte("v1")}, {Path: "/app/skipped"}, {Path: "/zookeeper"}, {Path: "/zookeeper/quota"}})
+	for range 2 {
+		id, _ := c.ExpectRevalidate()
+		c.Revalidated(id, true)
+	}
+	select {
+	case <-fx.lost:
+	case <-time.After(wait):
+		t.Fatal("a thaw after a SNAP kept the clients, whose watches missed the replaced tree")
+	}
+	if st := fx.b.Learner().Status(); st.LastSync != learner.SyncSnap || st.Replaced != 1 {
+		t.Errorf("status %+v, want synced by SNAP once", st)
+	}
 }
 
 // unfrozen waits until b lets requests through again (a Thaw's release
