@@ -22,6 +22,8 @@ type conn struct {
 	srv *Server
 	nc  net.Conn
 	out *outbound
+	// dropsAtConnect is srv.drops when the ConnectRequest was read.
+	dropsAtConnect uint64
 	// unified is the TLS configuration of a client port serving plaintext
 	// and TLS alike (ServeUnified): serve sniffs which this client speaks.
 	unified *tls.Config

@@ -46,6 +46,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		}
 		return false
 	}
+	c.dropsAtConnect = c.srv.drops.Load()
 	c.settle(&req)
 	if c.srv.cfg.LeaderServesNot && c.srv.backend().Mode() == "leader" {
 		// leaderServes=no: ZooKeeper's leader has no server for clients and
@@ -174,7 +175,9 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 		c.out.closeAfterFlush()
 		return false
 	}
-	c.srv.bind(c, req.SessionID, timeout, false, true)
+	if !c.srv.bind(c, req.SessionID, timeout, false, true) {
+		return false
+	}
 	c.srv.backend().TouchSession(c.sessionID)
 	c.connected(req, info.Passwd)
 	return true

@@ -136,6 +136,7 @@ func (s *Server) DropClients(why string) {
 	s.log.Info("closing client connections", zap.String("why", why))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.drops.Add(1)
 	for c := range s.allConnsLocked() {
 		if c.session().id != 0 {
 			c.out.kill()

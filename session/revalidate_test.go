@@ -72,3 +72,56 @@ func TestResumeSessionNotAppliedYet(t *testing.T) {
 		t.Fatalf("a session the leader does not know: %+v", resp)
 	}
 }
+
+// blockingRevalidate is revalidating whose leader answers only when the
+// test lets it (release).
+type blockingRevalidate struct {
+	revalidating
+	asked   chan struct{}
+	release chan struct{}
+}
+
+func (r *blockingRevalidate) Revalidate(id int64, timeout int32) (bool, error) {
+	r.asked <- struct{}{}
+	<-r.release
+	return r.revalidating.Revalidate(id, timeout)
+}
+
+// TestResumeOvertakenByADropIsClosed: DropClients closes the connections
+// with a session, so one still in its handshake (its session being
+// revalidated with the leader) is not among them; when it binds after
+// the drop, it is closed then, since what it was checked against may be
+// what the drop was about (an observer's leader lost, its tree about to
+// be replaced). A resume after the drop is served.
+func TestResumeOvertakenByADropIsClosed(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	be := &blockingRevalidate{revalidating: revalidating{Node: node}, asked: make(chan struct{}, 1), release: make(chan struct{})}
+	be.valid.Store(true)
+	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+
+	const id = 0x0400000000000009
+	c := rawclient.Dial(t, ln.Addr().String())
+	c.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: be.SessionPasswd(id)})
+	<-be.asked
+	srv.DropClients("test")
+	close(be.release)
+	c.ExpectClosed()
+
+	again := rawclient.Dial(t, ln.Addr().String())
+	again.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: be.SessionPasswd(id)})
+	<-be.asked
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(again.Frame(), &resp); err != nil || resp.SessionID != id {
+		t.Fatalf("a resume after the drop: %+v %v", resp, err)
+	}
+}

@@ -24,6 +24,9 @@ type Server struct {
 	log   *zap.Logger
 	stats *serverStats
 	thr   throttle // globalOutstandingLimit
+	// drops counts DropClients calls: a resume whose handshake began
+	// before one binds only to be closed (bind).
+	drops atomic.Uint64
 	// backlog is the reply bytes queued for every connection
 	// (backpressure.go).
 	backlog backlog
@@ -197,22 +200,34 @@ func (s *Server) forget(c *conn) {
 //
 // It runs on the connection's goroutine, which then reads the session
 // fields directly; other goroutines (the four-letter words, the
-// AdminServer, the quorum watcher) read the identity it publishes.
-func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) {
+// AdminServer, the quorum watcher) read the identity it publishes. It
+// reports false when it closed c instead: a resume that DropClients
+// overtook.
+func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bool {
 	c.sessionID, c.timeout, c.readOnly = id, timeout, readOnly
 	c.ident.Store(&sessionIdent{id: id, timeout: timeout, readOnly: readOnly})
 	s.mu.Lock()
 	old := s.bySession[c.sessionID]
 	s.bySession[c.sessionID] = c
+	// A resume that began before DropClients (which skips connections
+	// still in their handshake) may have been checked against what the
+	// drop was about, e.g. a tree about to be replaced: it goes too.
+	dropped := moved && s.drops.Load() != c.dropsAtConnect
 	s.mu.Unlock()
 	if old != nil && old != c {
 		old.out.kill()
+	}
+	if dropped {
+		c.logger().Info("closing a session resumed while client connections were dropped", zap.String("session", hexID(id)))
+		c.out.kill()
+		return false
 	}
 	if moved && !c.readOnly {
 		// In the background: on a follower the announcement waits for a
 		// leader, and a client resuming during an election must not.
 		go s.backend().AnnounceSession(c.sessionID)
 	}
+	return true
 }
 
 // mode is the member's role for srvr and mntr; a member serving read-only
