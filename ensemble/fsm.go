@@ -266,6 +266,12 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 // chunk of nodes at a time, so no write waits for more than a chunk (there
 // is no copy of the tree, and no pause proportional to its size).
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if f.stopped {
+		// Raft counts a halted batch as applied (runFSM moves its last
+		// index past it), so a snapshot now would claim entries the tree
+		// lacks, and a restart from it would never apply them.
+		return nil, errHalted
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.size.reset()
@@ -325,6 +331,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	return nil
 }
+
+// errHalted refuses a snapshot of an FSM that stopped applying (halt).
+var errHalted = errors.New("ensemble: the state machine stopped applying entries; no snapshot")
 
 // errRestored fails the proposals awaited when a snapshot replaced the
 // state: whether they were committed is unknown to this member.

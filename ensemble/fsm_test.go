@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/ensemble/storage"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/watches"
 	"github.com/zkraft/zkraft/znode"
@@ -294,4 +295,27 @@ func TestFSMWithoutStopPanics(t *testing.T) {
 		}
 	}()
 	f.ApplyBatch([]*raft.Log{{Index: 1, Type: raft.LogCommand, Data: []byte{99, 0, 0, 0, 0, 0, 0, 0, 1}}})
+}
+
+// TestHaltedFSMRefusesSnapshots: once an entry could not be applied (here
+// its batch is not durable, as every batch of a closing member), Raft
+// still counts the batch as applied; a snapshot then would be labelled
+// past the tree's state, and a member restarted from it would never apply
+// the entries between. Snapshot refuses instead.
+func TestHaltedFSMRefusesSnapshots(t *testing.T) {
+	f := testFSM(t)
+	f.ApplyBatch([]*raft.Log{makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1, Timeout: 10000, Passwd: make([]byte, 16)})})
+	halted := make(chan error, 1)
+	f.stop = func(err error) { halted <- err }
+	f.durable = func(uint64) error { return storage.ErrLogClosed }
+	if out := f.ApplyBatch([]*raft.Log{makeLog(t, 2, 0, createTxn(1, "/never", 0, 2))}); out[0] != nil {
+		t.Fatalf("applied %v past a batch that is not durable", out[0])
+	}
+	if err := <-halted; !errors.Is(err, storage.ErrLogClosed) {
+		t.Fatalf("halted with %v", err)
+	}
+	if snap, err := f.Snapshot(); err == nil {
+		snap.Release()
+		t.Fatal("a halted FSM took a snapshot")
+	}
 }
