@@ -84,6 +84,21 @@ type MigrationStatus struct {
 	ClientSessions []int64 `json:"client_sessions"`
 	TreeSessions   []int64 `json:"tree_sessions"`
 	Mode           string  `json:"mode"`
+	// NotApplied counts the changes ZooKeeper committed that this
+	// server's tree refused (learner.Status.NotApplied, each logged).
+	NotApplied int `json:"not_applied"`
+}
+
+// Diverged says why the server's tree is known to differ from
+// ZooKeeper's (nil if it is not): a cutover must not seed the new
+// ensemble from it, since Raft would take every member's tree at the
+// cutover's index as the same.
+func (st MigrationStatus) Diverged() error {
+	if st.NotApplied > 0 {
+		return fmt.Errorf("%d changes ZooKeeper committed were not applied to this server's tree (its log names them): "+
+			"it differs from ZooKeeper's; start it again with an empty data directory to resync it", st.NotApplied)
+	}
+	return nil
 }
 
 // handler serves the migration commands under prefix, and next for the
@@ -131,7 +146,7 @@ func (m *migration) status() MigrationStatus {
 	st := m.b.Learner().Status()
 	out := MigrationStatus{State: string(state), ServerID: m.st.ServerID, LastZxid: st.LastZxid, Synced: st.Synced,
 		Leader: st.Leader, Epoch: st.Epoch, ClientSessions: []int64{}, TreeSessions: []int64{}, Mode: m.srv.Mode(),
-		ClientAddr: m.st.ClientAddr}
+		ClientAddr: m.st.ClientAddr, NotApplied: st.NotApplied}
 	for _, p := range m.st.Members {
 		if p.ID == m.st.ServerID {
 			out.MemberAddr = p.Addr

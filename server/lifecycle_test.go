@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,22 @@ func TestLifecycleRun(t *testing.T) {
 		if l.can(e) {
 			t.Errorf("a member takes %s", e)
 		}
+	}
+}
+
+// TestDivergedRefusesTheCutover: a server whose tree refused a change
+// ZooKeeper committed says so in its migration status, and `zkraft
+// cutover` refuses it (Diverged), rather than seed a new ensemble whose
+// members Raft would take as equal.
+func TestDivergedRefusesTheCutover(t *testing.T) {
+	if err := (MigrationStatus{}).Diverged(); err != nil {
+		t.Fatalf("a server that applied everything: %v", err)
+	}
+	var st MigrationStatus
+	if err := json.Unmarshal([]byte(`{"state":"following","not_applied":2}`), &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Diverged(); err == nil || !strings.Contains(err.Error(), "2 changes ZooKeeper committed were not applied") {
+		t.Fatalf("a server with 2 changes not applied: %v", err)
 	}
 }

@@ -130,8 +130,8 @@ func runCutover(c *cli.Context) error {
 	ctx := c.Context
 	w := c.App.Writer
 
-	// 1. Every observer is following, up to date, and a distinct server;
-	// every session is connected to one of them.
+	// 1. Every observer is following, up to date, a distinct server, and
+	// holds what ZooKeeper committed; every session is connected to one.
 	status := make([]server.MigrationStatus, len(obs))
 	if err := eachObserver(obs, func(i int, o *observerClient) error {
 		return o.call(ctx, http.MethodGet, "migration", "", &status[i])
@@ -148,6 +148,8 @@ func runCutover(c *cli.Context) error {
 			return fmt.Errorf("cutover: %s is not up to date with ZooKeeper's leader", obs[i].url)
 		case slices.Contains(ids, strconv.FormatInt(st.ServerID, 10)):
 			return fmt.Errorf("cutover: server id %d twice", st.ServerID)
+		case st.Diverged() != nil:
+			return fmt.Errorf("cutover: %s: %w", obs[i].url, st.Diverged())
 		}
 		ids = append(ids, strconv.FormatInt(st.ServerID, 10))
 		if st.ClientAddr != "" {
