@@ -125,11 +125,13 @@ func (b *Backend) Run(ctx context.Context, onLost func()) error {
 	}
 }
 
-// watchLeader calls onLost each time a synced connection ends after the
-// first ended ones, once for those that ended since it last looked. It
-// counts them (the syncs completed, less the one still on) rather than
+// watchLeader calls onLost each time a synced connection ends, beyond the
+// ended ones Run counted, once for those that ended since it last looked.
+// It counts them (the syncs completed, less the one still on) rather than
 // waiting to see each connection synced: one that ends before this
-// goroutine sees it synced must be reported too.
+// goroutine sees it synced must be reported too. Ends while a cutover is
+// frozen, and StopAt's own whenever seen, are not reported (a Thaw drops
+// the clients if the tree was replaced meanwhile).
 func (b *Backend) watchLeader(ctx context.Context, onLost func(), ended int) {
 	for {
 		st, err := b.l.WaitFor(ctx, func(st learner.Status) bool { return endedSyncs(st) > ended })
@@ -137,7 +139,7 @@ func (b *Backend) watchLeader(ctx context.Context, onLost func(), ended int) {
 			return
 		}
 		ended = endedSyncs(st)
-		if !b.ho.active.Load() { // a cutover stops following on purpose
+		if !b.ho.active.Load() && int64(ended) > b.ho.intended.Load() {
 			onLost()
 		}
 	}

@@ -64,6 +64,9 @@ type handover struct {
 	// active is set from Freeze until Thaw: the learner's stopping is
 	// not a lost leader, and clients keep being served.
 	active atomic.Bool
+	// intended is the count of ended connections up to which the ends
+	// were StopAt's own.
+	intended atomic.Int64
 	// successor is next, read without mu on the touch path.
 	successor atomic.Pointer[successorRef]
 	done      chan struct{} // closed by Handover
@@ -204,6 +207,9 @@ func (b *Backend) StopAt(ctx context.Context, zxid int64) error {
 	if err != nil {
 		return fmt.Errorf("observer: waiting to reach %#x: %w", zxid, err)
 	}
+	// The connection synced as number st.Syncs ends on purpose: not a
+	// lost leader, whenever watchLeader sees it.
+	b.ho.intended.Store(int64(st.Syncs))
 	if b.l.LastZxid() != zxid {
 		return fmt.Errorf("observer: stopped at %#x, not %#x (last sync: %s)", b.l.LastZxid(), zxid, st.LastSync)
 	}

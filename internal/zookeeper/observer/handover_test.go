@@ -178,6 +178,17 @@ func TestThawReleasesHeldInOrder(t *testing.T) {
 		t.Error("a thaw after a DIFF dropped the clients")
 	default:
 	}
+	// The stop's own end, seen only now by a watcher that counted before
+	// it (one scheduled late), is not a lost leader either.
+	late := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go fx.b.watchLeader(ctx, func() { late <- struct{}{} }, 0)
+	select {
+	case <-late:
+		t.Error("the cutover's stop, seen after the thaw, was reported as a lost leader")
+	case <-time.After(200 * time.Millisecond):
+	}
 	w := newWaiter(sessionA)
 	fx.b.Propose(create(sessionA, "/app/after", ""), w)
 	fx.c.Answer(fx.c.ExpectRequest(), jute.OpCreate, zkleader.CreateTxn("/app/after", nil, false))
