@@ -247,20 +247,26 @@ func TestSnapshotInstallDropsTheClients(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		last = mustPropose(t, c.leader(), createTxn(1, fmt.Sprintf("/r%03d", i), 0, 1)).Zxid
 	}
-	l := c.leader()
-	rc := l.raft.ReloadableConfig()
-	rc.TrailingLogs = 0 // the log the lagging member needs is compacted away
-	if err := l.raft.ReloadConfig(rc); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Snapshot(); err != nil {
-		t.Fatal(err)
-	}
+	compactAll(t, c.leader()) // the log the lagging member needs is compacted away
 	c.net.heal()
 	c.converged(last)
 	select {
 	case <-replaced:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no TreeReplaced after %d restores", lagging.fsm.restores.Load())
+	}
+}
+
+// compactAll snapshots l keeping no log behind the snapshot: a member
+// that needs an entry before it catches up by the snapshot.
+func compactAll(t *testing.T, l *Node) {
+	t.Helper()
+	rc := l.raft.ReloadableConfig()
+	rc.TrailingLogs = 0
+	if err := l.raft.ReloadConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Snapshot(); err != nil {
+		t.Fatal(err)
 	}
 }

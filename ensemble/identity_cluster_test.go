@@ -56,14 +56,7 @@ func TestClusterFormsWithOneEnsembleID(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		mustPropose(t, l, createTxn(1, "/n"+string(rune('a'+i)), 0, 1))
 	}
-	rc := l.raft.ReloadableConfig()
-	rc.TrailingLogs = 0 // the log the wiped member needs is compacted away
-	if err := l.raft.ReloadConfig(rc); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Snapshot(); err != nil {
-		t.Fatal(err)
-	}
+	compactAll(t, l) // the log the wiped member needs is compacted away
 	c.restart(f)
 	if got := c.waitEnsemble(2); got != id {
 		t.Fatalf("the id changed from %s to %s", id, got)

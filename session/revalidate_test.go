@@ -7,10 +7,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
 )
+
+// standaloneNode is a one-member ensemble, closed when the test ends.
+func standaloneNode(t *testing.T) *ensemble.Node {
+	t.Helper()
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	return node
+}
+
+// serveOn serves be on a loopback port until the test ends.
+func serveOn(t *testing.T, be backend.Backend) (*Server, string) {
+	t.Helper()
+	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return srv, ln.Addr().String()
+}
 
 // revalidating is a member whose sessions an ensemble it does not lead
 // decides on (as a zkraft observer of ZooKeeper): every password is
@@ -35,23 +60,12 @@ func (r *revalidating) SessionPasswd(id int64) []byte {
 // password and the leader's yes it is resumed, with a no it is expired,
 // and with a wrong password the leader is not asked.
 func TestResumeSessionNotAppliedYet(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
-	be := &revalidating{Node: node}
+	be := &revalidating{Node: standaloneNode(t)}
 	be.valid.Store(true)
-	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close() })
+	_, addr := serveOn(t, be)
 
 	resume := func(id int64, passwd []byte) jute.ConnectResponse {
-		c := rawclient.Dial(t, ln.Addr().String())
+		c := rawclient.Dial(t, addr)
 		defer c.Conn.Close()
 		c.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: passwd})
 		var resp jute.ConnectResponse
@@ -94,30 +108,19 @@ func (r *blockingRevalidate) Revalidate(id int64, timeout int32) (bool, error) {
 // what the drop was about (an observer's leader lost, its tree about to
 // be replaced). A resume after the drop is served.
 func TestResumeOvertakenByADropIsClosed(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
-	be := &blockingRevalidate{revalidating: revalidating{Node: node}, asked: make(chan struct{}, 1), release: make(chan struct{})}
+	be := &blockingRevalidate{revalidating: revalidating{Node: standaloneNode(t)}, asked: make(chan struct{}, 1), release: make(chan struct{})}
 	be.valid.Store(true)
-	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close() })
+	srv, addr := serveOn(t, be)
 
 	const id = 0x0400000000000009
-	c := rawclient.Dial(t, ln.Addr().String())
+	c := rawclient.Dial(t, addr)
 	c.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: be.SessionPasswd(id)})
 	<-be.asked
 	srv.DropClients("test")
 	close(be.release)
 	c.ExpectClosed()
 
-	again := rawclient.Dial(t, ln.Addr().String())
+	again := rawclient.Dial(t, addr)
 	again.Send(&jute.ConnectRequest{TimeOut: 3000, SessionID: id, Passwd: be.SessionPasswd(id)})
 	<-be.asked
 	var resp jute.ConnectResponse
