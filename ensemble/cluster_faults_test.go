@@ -228,14 +228,22 @@ func TestClusterHandOff(t *testing.T) {
 // its tree without watch events; it tells the session layer (the
 // TreeReplaced hook), which closes its clients' connections so their
 // SetWatches fire what they missed, as a ZooKeeper follower's resync
-// does. Its own restart's restore of a local snapshot is not such a
-// replacement: no hooks are set yet then.
+// does; it runs before any client can read the new tree. Its own
+// restart's restore of a local snapshot is not such a replacement: no
+// hooks are set yet then.
 func TestSnapshotInstallDropsTheClients(t *testing.T) {
 	c := newCluster(t, 3, func(cfg *Config) { cfg.SnapshotThreshold = 64 })
 	mustPropose(t, c.leader(), newSession(1, 60000))
 	lagging := c.follower()
-	replaced := make(chan struct{}, 4)
-	lagging.SetHooks(backend.Hooks{TreeReplaced: func() { replaced <- struct{}{} }})
+	replaced := make(chan bool, 4)
+	lagging.SetHooks(backend.Hooks{TreeReplaced: func() {
+		// Before any read of the new tree: the tree's lock is held.
+		readable := lagging.fsm.mu.TryRLock()
+		if readable {
+			lagging.fsm.mu.RUnlock()
+		}
+		replaced <- readable
+	}})
 	var others []int64
 	for id := range c.nodes {
 		if id != lagging.ID() {
@@ -251,7 +259,10 @@ func TestSnapshotInstallDropsTheClients(t *testing.T) {
 	c.net.heal()
 	c.converged(last)
 	select {
-	case <-replaced:
+	case readable := <-replaced:
+		if readable {
+			t.Error("TreeReplaced ran while clients could read the new tree")
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no TreeReplaced after %d restores", lagging.fsm.restores.Load())
 	}

@@ -322,13 +322,16 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.tree = t
 	f.ens.Store(&ens)
 	f.lastZxid.Store(t.LastZxid())
+	if h := f.hooks.Load(); h != nil && h.TreeReplaced != nil {
+		// Under the write lock: no client reads the new tree (and takes
+		// its zxid as seen) on a connection whose watches it skipped; a
+		// watch set from now on is set on the new tree.
+		h.TreeReplaced()
+	}
 	f.mu.Unlock()
 	f.size.reset()
 	f.tracker.reset(t.Sessions) // on the FSM goroutine: nothing applies meanwhile
 	f.waiters.failAll(errRestored)
-	if h := f.hooks.Load(); h != nil && h.TreeReplaced != nil {
-		h.TreeReplaced() // after the swap: a watch set from now on is on the new tree
-	}
 	return nil
 }
 
