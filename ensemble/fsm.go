@@ -238,10 +238,13 @@ func (f *fsm) applyTxn(txn *znode.Txn, zxid int64) *znode.Result {
 		f.history.Store(true)
 	}
 	res := f.tree.Apply(txn, zxid)
-	f.lastZxid.Store(zxid)
 	for _, ev := range res.Events {
 		f.watches.Trigger(ev.Path, ev.Type, zxid, ev.ACL)
 	}
+	// Published once its notifications are queued: a reply read off the
+	// lock (an error's header) never carries a zxid whose events a client
+	// has not been sent yet, which its resume's SetWatches would skip.
+	f.lastZxid.Store(zxid)
 	if f.audit != nil && txn.Type == jute.OpCloseSession && res.Err == jute.OK {
 		f.auditEphemerals(txn.Session, res.Events)
 	}

@@ -319,3 +319,32 @@ func TestHaltedFSMRefusesSnapshots(t *testing.T) {
 		t.Fatal("a halted FSM took a snapshot")
 	}
 }
+
+// zxidAtNotify records the member's last zxid when each notification is
+// queued.
+type zxidAtNotify struct {
+	f    *fsm
+	seen []int64
+}
+
+func (w *zxidAtNotify) Notify(string, jute.EventType, int64) {
+	w.seen = append(w.seen, w.f.lastZxid.Load())
+}
+func (w *zxidAtNotify) Ids() []jute.Id { return nil }
+
+// TestLastZxidPublishedAfterItsEvents: the zxid a reply may carry off the
+// tree's lock (LastZxid) reaches an entry only once its watch events are
+// queued, so no client is told of a zxid before the events it caused.
+func TestLastZxidPublishedAfterItsEvents(t *testing.T) {
+	f := testFSM(t)
+	f.ApplyBatch([]*raft.Log{makeLog(t, 1, 0, &znode.Txn{Type: jute.OpCreateSession, Session: 1, Time: 1, Timeout: 10000, Passwd: make([]byte, 16)})})
+	w := &zxidAtNotify{f: f}
+	f.watches.AddExist("/n", w)
+	f.ApplyBatch([]*raft.Log{makeLog(t, 2, 0, createTxn(1, "/n", 0, 2))})
+	if len(w.seen) != 1 || w.seen[0] != 1 {
+		t.Fatalf("last zxid when NodeCreated of zxid 2 was queued: %v, want [1]", w.seen)
+	}
+	if f.lastZxid.Load() != 2 {
+		t.Fatalf("last zxid %d after the apply, want 2", f.lastZxid.Load())
+	}
+}
