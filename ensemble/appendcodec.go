@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -203,23 +202,12 @@ func (d *appendDecoder) field(n uint64) []byte {
 		d.fail(fmt.Errorf("field of %d bytes", n))
 		return nil
 	}
-	if n <= eagerAlloc {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(d.r, b); err != nil {
-			d.fail(err)
-			return nil
-		}
-		return b
-	}
-	var buf bytes.Buffer
-	if m, err := buf.ReadFrom(io.LimitReader(d.r, int64(n))); err != nil || uint64(m) != n {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
+	b, err := readSized(d.r, n)
+	if err != nil {
 		d.fail(err)
 		return nil
 	}
-	return buf.Bytes()
+	return b
 }
 
 // entryData reads an entry's data like bytes, the small ones into the slab.

@@ -294,8 +294,8 @@ func (n *Node) serveForward(c net.Conn) {
 			return
 		}
 		typ, seq := hdr[4], binary.BigEndian.Uint64(hdr[5:])
-		payload := make([]byte, size-9)
-		if _, err := io.ReadFull(br, payload); err != nil {
+		payload, err := readSized(br, uint64(size-9)) // a bogus size reserves nothing
+		if err != nil {
 			return
 		}
 		switch typ {
