@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -312,5 +313,28 @@ func TestIdentityLevels(t *testing.T) {
 	// A build below the ensemble's level is refused.
 	if s, _ := g.admit(hello{Build: 1, Server: 2, Ensemble: ensembleState{Level: 2, ID: EnsembleID{1}}}, "b:1", false); s != statusLevelTooLow {
 		t.Fatalf("a build below the level: status %d", s)
+	}
+}
+
+// TestIdentityTablesStayBounded: a peer refused again and again, from a
+// new source port each time (a leftover leader redials every 50 ms), is
+// logged once and kept once; hellos naming server ids outside the
+// configuration are not kept (a hello may name any id).
+func TestIdentityTablesStayBounded(t *testing.T) {
+	g, logs := testIdentity(t, 2, 1, ensembleState{Level: 2, ID: EnsembleID{1}, Minted: 5})
+	for port := range 100 {
+		other := hello{Build: 2, Server: uint64(1000 + port), Ensemble: ensembleState{Level: 2, ID: EnsembleID{2}, Minted: 5}}
+		if s, _ := g.admit(other, fmt.Sprintf("10.0.0.9:%d", 40000+port), false); s != statusOtherEnsemble {
+			t.Fatalf("status %d, want another ensemble", s)
+		}
+	}
+	if got := logs.FilterMessageSnippet("another ensemble").Len(); got != 1 {
+		t.Errorf("%d log lines for one host's refusals, want 1", got)
+	}
+	g.mu.Lock()
+	said, peers := len(g.said), len(g.peers)
+	g.mu.Unlock()
+	if said != 1 || peers != 0 {
+		t.Fatalf("%d refusal-log entries (want 1) and %d hellos kept (want none: no such members)", said, peers)
 	}
 }

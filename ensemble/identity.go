@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -82,9 +83,9 @@ func (g *identity) local() hello {
 }
 
 func (g *identity) admit(peer hello, remote string, dialer bool) (byte, error) {
-	g.mu.Lock()
-	g.peers[peer.Server] = heard{hello: peer, at: time.Now()}
-	g.mu.Unlock()
+	if g.isMember(peer.Server) {
+		g.heardFrom(peer)
+	}
 	self := g.local()
 	var status byte
 	switch {
@@ -160,9 +161,16 @@ func hint(status byte) string {
 	}
 }
 
-// logRefusal logs a refusal once per refusalLogEvery for each remote and status.
+// logRefusal logs a refusal once per refusalLogEvery for each remote host
+// and status. The host, not its port: a peer that redials is refused
+// from a new port each time. Entries older than that go once the table
+// holds saidPrune of them.
 func (g *identity) logRefusal(remote string, status byte, log func(*zap.Logger)) {
-	key := fmt.Sprintf("%s/%d", remote, status)
+	host := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		host = h
+	}
+	key := fmt.Sprintf("%s/%d", host, status)
 	g.mu.Lock()
 	last, ok := g.said[key]
 	now := time.Now()
@@ -170,9 +178,33 @@ func (g *identity) logRefusal(remote string, status byte, log func(*zap.Logger))
 		g.mu.Unlock()
 		return
 	}
+	if len(g.said) >= saidPrune {
+		for k, at := range g.said {
+			if now.Sub(at) >= refusalLogEvery {
+				delete(g.said, k)
+			}
+		}
+	}
 	g.said[key] = now
 	g.mu.Unlock()
 	log(g.n.log)
+}
+
+// saidPrune is the size of the refusal log's table past which entries
+// older than refusalLogEvery are dropped.
+const saidPrune = 256
+
+// isMember reports whether id is a member of the configuration: only
+// their hellos decide a fresh member's verdict, so only theirs are kept
+// (a hello may name any id).
+func (g *identity) isMember(id uint64) bool {
+	members, _ := g.n.currentMembers()
+	for _, p := range members {
+		if uint64(p.ID) == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Verdicts of a fresh member on an established ensemble.
