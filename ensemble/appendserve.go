@@ -64,7 +64,7 @@ func (t *appendTransport) serve(c net.Conn) {
 	for {
 		req := new(raft.AppendEntriesRequest)
 		if err := dec.request(req); err != nil {
-			if from != nil {
+			if from != nil && !timedOut(err) { // a timed-out stream was idle, not its leader's
 				t.lost(string(from))
 			}
 			return

@@ -122,6 +122,10 @@ type Config struct {
 	// watchLeadership, before its observer is registered; tests use it to
 	// hold the goroutine back as a loaded machine may. Nil in production.
 	beforeLeadershipWatch func(*Node)
+	// memberIdle, when set, replaces memberIdle (idleconn.go) on this
+	// member's port; tests shorten it. Zero in production: every member
+	// must time and retire streams alike.
+	memberIdle time.Duration
 }
 
 // DefaultSnapshotThreshold is how many log entries a member applies

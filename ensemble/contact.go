@@ -107,32 +107,52 @@ func closedByPeer(err error) bool {
 // watchIdle reads c, a connection put back in the pool, until it is
 // taken again (unwatch) or the other side closes it: then it is dropped
 // from the pool and its member noted gone at once, where otherwise only
-// the next heartbeat, up to P/5 later, would find out.
+// the next heartbeat, up to P/5 later, would find out. A connection left
+// in the pool for half of memberIdle is retired: closed by this side
+// before the member's idle limit (idleconn.go) closes it from the other,
+// which would count as the member gone.
 func (t *appendTransport) watchIdle(target raft.ServerAddress, c *appendConn) {
-	_ = c.c.SetReadDeadline(time.Time{}) // the last request's deadline is not the pool's
+	var retire time.Time // none: the last request's deadline is not the pool's
+	if idle := time.Duration(t.mux.idle.Load()); idle > 0 {
+		retire = time.Now().Add(idle / 2)
+	}
+	_ = c.c.SetReadDeadline(retire)
 	c.watched = make(chan struct{})
 	go func() {
 		defer close(c.watched)
 		_, err := c.dec.r.Peek(1)
 		c.watchErr = err
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return // unwatch: the connection is being taken
+			// unwatch's deadline, or the pool's own (retire).
+			if !t.unpool(target, c) {
+				return // unwatch: the connection is being taken
+			}
+			c.watchErr = errRetired
+			c.c.Close()
+			return
 		}
 		if err == nil {
 			c.watchErr = errNotAppend // the member sent something unasked
 		}
-		t.mu.Lock()
-		conns := t.pool[target]
-		for i, pc := range conns {
-			if pc == c {
-				t.pool[target] = append(conns[:i:i], conns[i+1:]...)
-				break
-			}
-		}
-		t.mu.Unlock()
+		t.unpool(target, c)
 		c.c.Close()
 		t.goneIf(target, err)
 	}()
+}
+
+// unpool removes c from target's pool and reports whether it was there
+// (not taken by idle).
+func (t *appendTransport) unpool(target raft.ServerAddress, c *appendConn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	conns := t.pool[target]
+	for i, pc := range conns {
+		if pc == c {
+			t.pool[target] = append(conns[:i:i], conns[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // unwatch stops watchIdle on c, taken from the pool, and reports whether

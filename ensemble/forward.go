@@ -103,10 +103,36 @@ func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
 }
 
 // writeRequests is the writer of connection c: it swaps out the queued
-// requests and writes them until c is replaced or broken.
-func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
+// requests and writes them until c is replaced or broken. A connection
+// that carried nothing for keepalive gets an empty touch: the leader
+// closes a stream quiet for memberIdle (idleconn.go), and a follower may
+// have no clients, or wait that long for an answer.
+func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}, keepalive time.Duration) {
 	var spare []byte
-	for range wake {
+	var tick <-chan time.Time
+	if keepalive > 0 {
+		t := time.NewTicker(keepalive)
+		defer t.Stop()
+		tick = t.C
+	}
+	wrote := false
+	for {
+		select {
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-tick:
+			if wrote {
+				wrote = false
+				continue
+			}
+			f.mu.Lock()
+			if f.conn == c {
+				f.out = append(f.out, emptyTouch[:]...)
+			}
+			f.mu.Unlock()
+		}
 		f.mu.Lock()
 		if f.conn != c {
 			f.mu.Unlock()
@@ -125,9 +151,14 @@ func (f *forwarder) writeRequests(c net.Conn, wake chan struct{}) {
 			f.mu.Unlock()
 			return
 		}
+		wrote = true
 		spare = buf
 	}
 }
+
+// emptyTouch is a msgTouch request with no sessions: the forwarding
+// stream's keepalive (every member ignores it).
+var emptyTouch = [13]byte{0, 0, 0, 9, msgTouch}
 
 // ensureConnLocked connects to the current leader, waiting for one to be
 // elected: at most twice the election timeout, time for Raft's timers to
@@ -161,7 +192,7 @@ func (f *forwarder) ensureConnLocked() error {
 				f.conn, f.addr, f.out = c, string(addr), nil
 				f.wake = make(chan struct{}, 1)
 				go f.readResponses(c)
-				go f.writeRequests(c, f.wake)
+				go f.writeRequests(c, f.wake, time.Duration(f.n.mux.idle.Load())/4)
 				return nil
 			}
 			f.n.log.Debug("cannot reach leader", zap.String("leader", string(addr)), zap.Error(err))

@@ -371,6 +371,9 @@ func (n *Node) transport(rc *raft.Config) (raft.Transport, raft.Configuration, e
 		return nil, raft.Configuration{}, fmt.Errorf("ensemble: member port %s: %w", self.Addr, err)
 	}
 	n.mux = newMux(guardMemberPort(ln, &n.cfg, n.log), n.dialed.dialer(n.cfg.Dial), n.ident)
+	if n.cfg.memberIdle != 0 {
+		n.mux.idle.Store(int64(n.cfg.memberIdle))
+	}
 	n.fwd = newForwarder(n)
 	const timeout = 10 * time.Second
 	trans := newAppendTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

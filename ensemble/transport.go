@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -71,6 +72,10 @@ type mux struct {
 	// version-1 header (a level-1 member closed a version-2 one).
 	legacyMu sync.Mutex
 	legacy   map[string]time.Time
+	// idle is memberIdle (idleconn.go); tests shorten it. Streams accepted
+	// from level-2 members are closed after that long without a byte, and
+	// Raft's streams dialed are retired after half of it.
+	idle atomic.Int64
 }
 
 // legacyFor is how long a member that closed a version-2 header is dialed
@@ -86,6 +91,7 @@ func newMux(ln net.Listener, dial Dialer, g gate) *mux {
 	}
 	m := &mux{ln: ln, dial: dial, raftCh: make(chan net.Conn), fwdCh: make(chan net.Conn), appendCh: make(chan net.Conn), done: make(chan struct{}),
 		legacy: make(map[string]time.Time), gate: g}
+	m.idle.Store(int64(memberIdle))
 	go m.acceptLoop()
 	return m
 }
@@ -110,12 +116,14 @@ func (m *mux) route(c net.Conn) {
 		c.Close()
 		return
 	}
+	timed := false
 	switch h[3] {
 	case peerVersionHello:
 		if !m.acceptHello(c) {
 			c.Close()
 			return
 		}
+		timed = true
 	case peerVersionLegacy:
 		if m.gate != nil && m.gate.admitLegacy(c.RemoteAddr().String(), false) != nil {
 			c.Close()
@@ -140,6 +148,9 @@ func (m *mux) route(c net.Conn) {
 	default:
 		c.Close()
 		return
+	}
+	if idle := time.Duration(m.idle.Load()); timed && idle > 0 {
+		c = newIdleConn(c, idle)
 	}
 	select {
 	case ch <- c:
@@ -262,7 +273,14 @@ func (l raftLayer) Close() error { l.m.close(); return nil }
 // Addr implements net.Listener.
 func (l raftLayer) Addr() net.Addr { return l.m.ln.Addr() }
 
-// Dial implements raft.StreamLayer.
+// Dial implements raft.StreamLayer. NetworkTransport pools what it dials
+// between elections; each stream is retired before its peer's idle limit
+// (retiringConn).
 func (l raftLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return l.m.open(string(addr), streamRaft, timeout)
+	c, err := l.m.open(string(addr), streamRaft, timeout)
+	idle := time.Duration(l.m.idle.Load())
+	if err != nil || idle <= 0 {
+		return c, err
+	}
+	return newRetiringConn(c, idle/2), nil
 }
