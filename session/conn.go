@@ -262,6 +262,9 @@ func (c *conn) readLoop(fr *frameReader) bool {
 		c.srv.stats.packetsReceived.Add(1)
 		c.stats.received.Add(1)
 		c.srv.backend().TouchSession(c.sessionID)
+		if c.readOnly {
+			c.stats.heard.Store(time.Now().UnixNano())
+		}
 		r.Reset(frame)
 		var h jute.RequestHeader
 		if h.Decode(r) != nil {

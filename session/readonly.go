@@ -83,6 +83,7 @@ func (s *Server) watchQuorum() {
 			return
 		case <-tick.C:
 		}
+		s.closeSilentReadOnly()
 		if s.cfg.LeaderServesNot {
 			leads := s.backend().Mode() == "leader"
 			if leads && !led {
@@ -107,6 +108,29 @@ func (s *Server) watchQuorum() {
 			}
 		}
 		s.mu.Unlock()
+	}
+}
+
+// closeSilentReadOnly closes each read-only connection whose client sent
+// nothing for its session timeout. No expiry closes them: a member
+// without a quorum cannot expire a session through the log, and a session
+// made up for a read-only client lives only in its connection. A client
+// that died without closing its socket would otherwise hold the
+// connection, its slot and its watches until the quorum came back, where
+// ZooKeeper's read-only server expires such a session and closes its
+// connection. A live client pings every third of its timeout.
+func (s *Server) closeSilentReadOnly() {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.readOnlyConns {
+		sess := c.session()
+		if silent := time.Duration(now - c.stats.heard.Load()); silent > time.Duration(sess.timeout)*time.Millisecond {
+			c.logger().Info("closing a read-only connection: nothing heard for its session timeout",
+				zap.String("session", hexID(sess.id)), zap.Duration("silent", silent.Round(time.Millisecond)))
+			delete(s.readOnlyConns, c) // once: forget deletes it too
+			c.out.kill()
+		}
 	}
 }
 

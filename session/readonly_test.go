@@ -175,3 +175,40 @@ func TestTreeReplacedDropsClients(t *testing.T) {
 	ts.srv.hooks().TreeReplaced()
 	c.ExpectClosed()
 }
+
+// TestSilentReadOnlyConnectionClosed: without a quorum no session
+// expires, so a read-only client that died without closing its socket
+// would hold its connection until the quorum came back. One that sends
+// nothing for its session timeout is closed; one that pings is kept.
+func TestSilentReadOnlyConnectionClosed(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	q := &quorumSwitch{Node: node}
+	q.lost.Store(true)
+	srv := New(Config{TickTime: 100 * time.Millisecond, ReadOnlyMode: true}, q)
+	addr := testmember.Serve(t, srv)
+	readOnly := func() *rawclient.Client {
+		c := rawclient.Dial(t, addr)
+		c.Send(&jute.ConnectRequest{TimeOut: 600, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true})
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(c.Frame(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if !resp.ReadOnly || resp.TimeOut != 600 {
+			t.Fatalf("read-only handshake: %+v", resp)
+		}
+		return c
+	}
+	silent, live := readOnly(), readOnly()
+	for xid := int32(1); xid <= 24; xid++ { // 2.4 s: four session timeouts
+		live.Request(xid, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+		if h := live.Reply(nil); h.Err != jute.OK || h.Xid != xid {
+			t.Fatalf("a live read-only client: %+v", h)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	silent.ExpectClosed()
+}

@@ -44,10 +44,13 @@ type Server struct {
 	conns     map[*conn]struct{} // accepted on a listener; admit counts them
 	inproc    map[*conn]struct{} // in-process connections (inprocess.go); nil until the first
 	bySession map[int64]*conn
-	perIP     map[string]int
-	ln        net.Listener // the client port
-	secureLn  net.Listener // the secure client port (ServeSecure), if any
-	audit     *zap.Logger  // audit events (Config.Audit), nil when off
+	// readOnlyConns are the connections bound to read-only sessions,
+	// which no expiry closes (closeSilentReadOnly).
+	readOnlyConns map[*conn]struct{}
+	perIP         map[string]int
+	ln            net.Listener // the client port
+	secureLn      net.Listener // the secure client port (ServeSecure), if any
+	audit         *zap.Logger  // audit events (Config.Audit), nil when off
 
 	closeOnce   sync.Once
 	closeParker sync.Once
@@ -60,13 +63,14 @@ type Server struct {
 func New(cfg Config, node backend.Backend) *Server {
 	cfg.setDefaults()
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		stats:     newServerStats(),
-		conns:     make(map[*conn]struct{}),
-		bySession: make(map[int64]*conn),
-		perIP:     make(map[string]int),
-		closed:    make(chan struct{}),
+		cfg:           cfg,
+		log:           cfg.Logger,
+		stats:         newServerStats(),
+		conns:         make(map[*conn]struct{}),
+		bySession:     make(map[int64]*conn),
+		readOnlyConns: make(map[*conn]struct{}),
+		perIP:         make(map[string]int),
+		closed:        make(chan struct{}),
 	}
 	s.be.Store(&backendRef{node})
 	s.thr.init(cfg.OutstandingLimit)
@@ -177,6 +181,7 @@ func (s *Server) admit(c *conn) (string, *netguard.RateLog) {
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.readOnlyConns, c)
 	if s.forgetInProcessLocked(c) {
 		return
 	}
@@ -206,9 +211,15 @@ func (s *Server) forget(c *conn) {
 func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bool {
 	c.sessionID, c.timeout, c.readOnly = id, timeout, readOnly
 	c.ident.Store(&sessionIdent{id: id, timeout: timeout, readOnly: readOnly})
+	if readOnly {
+		c.stats.heard.Store(time.Now().UnixNano())
+	}
 	s.mu.Lock()
 	old := s.bySession[c.sessionID]
 	s.bySession[c.sessionID] = c
+	if readOnly {
+		s.readOnlyConns[c] = struct{}{}
+	}
 	// A resume that began before DropClients (which skips connections
 	// still in their handshake) may have been checked against what the
 	// drop was about, e.g. a tree about to be replaced: it goes too.

@@ -72,6 +72,9 @@ type connStats struct {
 	lastResp    atomic.Int64 // unix ms of the last reply
 	lastLat     atomic.Int64 // ms
 	lat         latencyStats
+	// heard is when a read-only session's connection last read a
+	// request (unix ns; kept for read-only sessions only).
+	heard atomic.Int64
 }
 
 // requested records a request as it is read.
