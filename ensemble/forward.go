@@ -26,7 +26,10 @@ import (
 // once it is committed (status OK) or could not be (statusNotLeader,
 // statusError + message). msgTouch carries session ids that had traffic on
 // the follower (no response). msgReadIndex asks the leader to confirm its
-// leadership and return its applied index.
+// leadership and return its applied index. msgReconfig carries a
+// reconfigCall; the leader answers at once (status OK: it runs the
+// reconfig and proposes its outcome, which reaches the sender's waiter
+// through the log).
 const (
 	msgApply     byte = 1
 	msgTouch     byte = 2
@@ -68,6 +71,16 @@ type forwarder struct {
 	wake     chan struct{} // cap 1: out has data for the connection's writer
 	seq      uint64
 	inflight map[uint64]fwdCall
+	// outcomes maps the sequence number of an in-flight request whose
+	// outcome reaches this member later, through the log, to the origin
+	// awaiting it (a forwarded reconfig, which the leader accepts at once
+	// and runs afterwards). Once the leader accepts it, the origin moves
+	// to accepted until the outcome arrives or the connection breaks:
+	// breakLocked then fails it, as the writes in flight, since an
+	// outcome the leader has yet to propose may never come. Both are nil
+	// until used and dropped with the connection.
+	outcomes map[uint64]uint64
+	accepted map[uint64]struct{}
 }
 
 func newForwarder(n *Node) *forwarder { return &forwarder{n: n, inflight: make(map[uint64]fwdCall)} }
@@ -77,6 +90,15 @@ func newForwarder(n *Node) *forwarder { return &forwarder{n: n, inflight: make(m
 // has accumulated in one write: under load one system call carries many
 // requests instead of one each.
 func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
+	f.callFor(typ, payload, 0, cb)
+}
+
+// callFor is call for a request whose outcome the leader reports through
+// the log to origin's waiter (origin 0: in the response, as call): cb
+// runs once with the response, and if the leader accepted the request
+// (statusOK) and the connection breaks before the outcome arrived,
+// origin's waiter fails with errForwardBroken (see outcomes).
+func (f *forwarder) callFor(typ byte, payload []byte, origin uint64, cb fwdCall) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.ensureConnLocked(); err != nil {
@@ -90,6 +112,12 @@ func (f *forwarder) call(typ byte, payload []byte, cb fwdCall) {
 		f.seq++
 		seq = f.seq
 		f.inflight[seq] = cb
+		if origin != 0 {
+			if f.outcomes == nil {
+				f.outcomes = make(map[uint64]uint64)
+			}
+			f.outcomes[seq] = origin
+		}
 	}
 	var hdr [13]byte
 	binary.BigEndian.PutUint32(hdr[0:], uint32(9+len(payload)))
@@ -210,7 +238,8 @@ func (f *forwarder) ensureConnLocked() error {
 }
 
 // breakLocked drops c (if it is still the current connection) and fails
-// everything in flight on it.
+// everything in flight on it, and the accepted requests whose outcome has
+// not arrived (see outcomes).
 func (f *forwarder) breakLocked(c net.Conn, cause error) {
 	if f.conn != c || c == nil {
 		return
@@ -218,11 +247,42 @@ func (f *forwarder) breakLocked(c net.Conn, cause error) {
 	c.Close()
 	close(f.wake) // ends c's writer
 	f.conn, f.addr, f.out, f.wake = nil, "", nil, nil
-	calls := f.inflight
-	f.inflight = make(map[uint64]fwdCall)
+	calls, accepted := f.inflight, f.accepted
+	f.inflight, f.outcomes, f.accepted = make(map[uint64]fwdCall), nil, nil
 	for _, cb := range calls {
 		cb(0, nil, fmt.Errorf("%w: %v", errForwardBroken, cause))
 	}
+	for origin := range accepted {
+		// A no-op for those whose outcome arrived meanwhile.
+		f.n.failWaiter(origin, fmt.Errorf("%w: %v", errForwardBroken, cause))
+	}
+}
+
+// acceptLocked notes the response status to request seq: if it awaits an
+// outcome (outcomes) and the leader accepted it, its origin joins
+// accepted. The origins whose outcome has arrived leave accepted here,
+// so it holds at most the reconfigs still awaited and this one.
+func (f *forwarder) acceptLocked(seq uint64, status byte) {
+	origin, ok := f.outcomes[seq]
+	if !ok {
+		return
+	}
+	delete(f.outcomes, seq)
+	if status != statusOK {
+		return
+	}
+	for o := range f.accepted {
+		if !f.n.waiters.has(o) {
+			delete(f.accepted, o)
+		}
+	}
+	if !f.n.waiters.has(origin) {
+		return // answered already
+	}
+	if f.accepted == nil {
+		f.accepted = make(map[uint64]struct{})
+	}
+	f.accepted[origin] = struct{}{}
 }
 
 func (f *forwarder) readResponses(c net.Conn) {
@@ -254,6 +314,9 @@ func (f *forwarder) readResponses(c net.Conn) {
 		f.mu.Lock()
 		cb := f.inflight[seq]
 		delete(f.inflight, seq)
+		if cb != nil && len(f.outcomes) > 0 {
+			f.acceptLocked(seq, status)
+		}
 		f.mu.Unlock()
 		if cb != nil {
 			cb(status, payload, nil)

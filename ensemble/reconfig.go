@@ -69,11 +69,15 @@ func (n *Node) Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w backend.Wait
 	n.forwardReconfig(call, 1)
 }
 
-// forwardReconfig sends call to the leader (attempt counts from 1).
+// forwardReconfig sends call to the leader (attempt counts from 1). The
+// leader accepts it at once and proposes its outcome later; should the
+// forwarding connection break in between (the leader died or stopped
+// leading, or another was elected), the outcome may never come, and the
+// forwarder fails the waiter as it fails a write in flight (callFor).
 func (n *Node) forwardReconfig(call reconfigCall, attempt int) {
 	var enc jute.Writer
 	call.encode(&enc)
-	n.fwd.call(msgReconfig, enc.Buf, n.reconfigForwarded(call, attempt))
+	n.fwd.callFor(msgReconfig, enc.Buf, call.Origin, n.reconfigForwarded(call, attempt))
 }
 
 // reconfigForwardTries bounds the forwards of one reconfig to members that
@@ -92,7 +96,7 @@ func (n *Node) reconfigForwarded(call reconfigCall, attempt int) fwdCall {
 	return func(status byte, payload []byte, err error) {
 		switch {
 		case err == nil && status == statusOK:
-			return
+			return // the outcome comes through the log, or the forwarder fails it
 		case errors.Is(err, errLeaderHere):
 			if n.stepping.Load() {
 				n.failWaiter(call.Origin, errStepping)
@@ -111,7 +115,10 @@ func (n *Node) reconfigForwarded(call reconfigCall, attempt int) fwdCall {
 			}()
 			return
 		}
-		n.failWaiter(call.Origin, fmt.Errorf("ensemble: reconfig not forwarded: %v %s", err, payload))
+		if err == nil {
+			err = fmt.Errorf("ensemble: leader refused reconfig: %s", payload)
+		}
+		n.failWaiter(call.Origin, fmt.Errorf("ensemble: forwarded reconfig: %w", err))
 	}
 }
 

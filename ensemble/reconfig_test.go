@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -311,4 +312,87 @@ func TestReconfigForwardedToAFormerLeaderIsSentAgain(t *testing.T) {
 	// The answer of a former leader to the first forward.
 	f.reconfigForwarded(call, 1)(statusNotLeader, []byte(reconfigNotLeader), nil)
 	wantLeadersBadVersion(t, w)
+}
+
+// TestReconfigForwardedFailsWhenLeaderLost: a leader accepts a forwarded
+// reconfig at once and proposes its outcome later. If it dies in between,
+// the follower's waiter must fail as a forwarded write's does when its
+// connection breaks (errForwardBroken: unknown outcome, the client's
+// connection closes, as a ZooKeeper follower's clients' do when it loses
+// its leader), not wait forever. Here the leader's links to the followers
+// carry nothing (frozen), so the stale version's BadVersion it proposes
+// cannot commit, and it is stopped once it accepted the reconfig.
+func TestReconfigForwardedFailsWhenLeaderLost(t *testing.T) {
+	c := newCluster(t, 3, func(cfg *Config) { cfg.ElectionTimeout = 5 * time.Second })
+	l := c.leader()
+	f := c.follower()
+	mustPropose(t, f, newSession(1, 30000)) // f's forwarding connection is up
+	// Only the connections the leader dialed (its append streams); the
+	// follower's forwarding connection to it still carries the reconfig.
+	c.net.mu.Lock()
+	for id := range c.nodes {
+		if id != l.ID() {
+			c.net.frozen[[2]int64{l.ID(), id}] = true
+		}
+	}
+	c.net.mu.Unlock()
+
+	w := &syncWaiter{done: make(chan struct{})}
+	f.Reconfig(&jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}, superIDs, w)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.fwd.mu.Lock()
+		answered := len(f.fwd.inflight) == 0
+		f.fwd.mu.Unlock()
+		if answered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not answer the forwarded reconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-w.done:
+		t.Fatalf("answered before the leader stopped: %v %v", w.res, w.err)
+	default:
+	}
+	c.stop(l.ID())
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("forwarded reconfig still waiting after its leader stopped")
+	}
+	if !errors.Is(w.err, errForwardBroken) {
+		t.Fatalf("got %v, %v; want a failure wrapping errForwardBroken", w.res, w.err)
+	}
+	c.net.heal()
+}
+
+// TestReconfigForwardedAnsweredOnce: forwarded reconfigs answered through
+// the log complete their waiters once (a syncWaiter completed twice
+// panics), leave at most one origin noted as accepted on the forwarder,
+// and a later break of the forwarding connection fails none of them.
+func TestReconfigForwardedAnsweredOnce(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	c.leader()
+	f := c.follower()
+	for i := 0; i < 5; i++ {
+		if res := reconfig(t, f, &jute.ReconfigRequest{LeavingServers: "3", CurConfigID: 12345}, superIDs); res.Err != jute.ErrBadVersion {
+			t.Fatalf("reconfig %d: %v, want BadVersion", i, res.Err)
+		}
+	}
+	f.fwd.mu.Lock()
+	accepted := len(f.fwd.accepted)
+	f.fwd.mu.Unlock()
+	if accepted > 1 {
+		t.Fatalf("%d origins noted as accepted, want at most the last one", accepted)
+	}
+	f.fwd.leaderIs("") // breaks the connection
+	f.fwd.mu.Lock()
+	accepted = len(f.fwd.accepted) + len(f.fwd.outcomes)
+	f.fwd.mu.Unlock()
+	if accepted != 0 {
+		t.Fatalf("%d origins kept after the connection broke", accepted)
+	}
 }

@@ -48,6 +48,14 @@ func (w *waiters) take(origin uint64) backend.Waiter {
 	return x
 }
 
+// has reports whether a waiter is registered for origin.
+func (w *waiters) has(origin uint64) bool {
+	w.mu.Lock()
+	_, ok := w.m[origin]
+	w.mu.Unlock()
+	return ok
+}
+
 // failAll removes every waiter and reports err to each. A member that
 // replaces its state with a snapshot never applies the entries the snapshot
 // covers, so their waiters would otherwise wait forever; their outcome is
