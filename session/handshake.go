@@ -134,7 +134,9 @@ func (c *conn) createSession(req *jute.ConnectRequest, timeout int32) bool {
 			passwd = info.Passwd
 		}
 		c.srv.backend().RUnlockTree()
-		c.srv.bind(c, id, timeout, false, false)
+		if !c.srv.bind(c, id, timeout, false, false) {
+			return false
+		}
 		c.connected(req, passwd)
 		if c.debugOn() {
 			c.logger().Debug("session created", zap.String("session", hexID(id)), zap.Int32("timeout", timeout))

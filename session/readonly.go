@@ -43,7 +43,9 @@ func (c *conn) readOnlyHandshake(req *jute.ConnectRequest, timeout int32) bool {
 		}
 		id = c.srv.newSessionID()
 	}
-	c.srv.bind(c, id, timeout, true, false)
+	if !c.srv.bind(c, id, timeout, true, false) {
+		return false
+	}
 	c.out.record(&jute.ConnectResponse{
 		TimeOut: timeout, SessionID: id, Passwd: passwd, ReadOnly: true, HasReadOnly: req.HasReadOnly,
 	})

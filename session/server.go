@@ -207,7 +207,7 @@ func (s *Server) forget(c *conn) {
 // fields directly; other goroutines (the four-letter words, the
 // AdminServer, the quorum watcher) read the identity it publishes. It
 // reports false when it closed c instead: a resume that DropClients
-// overtook.
+// overtook, or any session on a leader with leaderServes=no.
 func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bool {
 	c.sessionID, c.timeout, c.readOnly = id, timeout, readOnly
 	c.ident.Store(&sessionIdent{id: id, timeout: timeout, readOnly: readOnly})
@@ -215,6 +215,18 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bo
 		c.stats.heard.Store(time.Now().UnixNano())
 	}
 	s.mu.Lock()
+	if s.cfg.LeaderServesNot && s.backend().Mode() == "leader" {
+		// leaderServes=no: the handshake checked the mode when it began,
+		// and the member may have become leader since, its one
+		// DropClients (watchQuorum) skipping c, still in its handshake.
+		// Checked again under mu, which DropClients holds: c binds
+		// before that drop, which closes it, or not at all.
+		s.mu.Unlock()
+		c.logger().Info("refusing a session at bind: this member became leader and leaderServes=no",
+			zap.String("session", hexID(id)))
+		c.out.kill()
+		return false
+	}
 	old := s.bySession[c.sessionID]
 	s.bySession[c.sessionID] = c
 	if readOnly {
