@@ -83,8 +83,10 @@ type Backend interface {
 	// TouchSession notes that a client used session id.
 	TouchSession(id int64)
 	// AnnounceSession tells the ensemble that session id's connection is
-	// now here.
-	AnnounceSession(id int64)
+	// now here. w, if not nil, is told once, as for Propose: Applied when
+	// the announcement is applied here, Failed when it was not made or
+	// not committed.
+	AnnounceSession(id int64, w Waiter)
 	// Reconfig runs a reconfig request with the caller's identities.
 	Reconfig(req *jute.ReconfigRequest, ids []jute.Id, w Waiter)
 	// SetHooks installs the session lifecycle hooks.

@@ -31,18 +31,34 @@ func (n *Node) Barrier(w backend.Waiter) { n.propose(entry{Kind: kindBarrier}, w
 // written in the wide form (sessionOwnerEntry) only while wideIDsAllowed:
 // a member of an older release would stop at an entry kind it does not
 // know, so without it the announcement is left out (the stale connection
-// elsewhere then ends with its session or its client).
-func (n *Node) AnnounceSession(id int64) {
+// elsewhere then ends with its session or its client). w, if not nil,
+// learns when the announcement is applied here, as a proposal's waiter
+// (the entry's Origin finds it; the entry is the same), or that it was
+// not made (errNotAnnounced) or not committed.
+func (n *Node) AnnounceSession(id int64, w backend.Waiter) {
 	if n.fwd == nil {
+		notAnnounced(w)
 		return
 	}
 	e := sessionOwnerEntry(id, n.cfg.ID)
 	if e.Kind == kindSessionOwnerWide && !n.wideIDsAllowed() {
 		n.log.Warn("session move not announced: this member's id needs every member on a release that reads wide ids",
 			zap.Int64("serverId", n.cfg.ID))
+		notAnnounced(w)
 		return
 	}
-	n.propose(e, nil)
+	n.propose(e, w)
+}
+
+// errNotAnnounced fails the waiter of a session move AnnounceSession
+// leaves out (a lone member, or a wide id older members cannot read).
+var errNotAnnounced = errors.New("ensemble: session move not announced")
+
+// notAnnounced tells w, if any, that its announcement was not made.
+func notAnnounced(w backend.Waiter) {
+	if w != nil {
+		w.Failed(errNotAnnounced)
+	}
 }
 
 func (n *Node) propose(e entry, w backend.Waiter) {

@@ -49,7 +49,7 @@ func TestMembersWithWideIDs(t *testing.T) {
 			moved <- member
 		}
 	}})
-	c.nodes[300].AnnounceSession(1000)
+	c.nodes[300].AnnounceSession(1000, nil)
 	select {
 	case m := <-moved:
 		if m != 300 {

@@ -23,7 +23,7 @@ func (observerBackend) Propose(*znode.Txn, backend.Waiter)                      
 func (observerBackend) ProposeWait(*znode.Txn) (*znode.Result, error)             { return nil, nil }
 func (observerBackend) Barrier(backend.Waiter)                                    {}
 func (observerBackend) TouchSession(int64)                                        {}
-func (observerBackend) AnnounceSession(int64)                                     {}
+func (observerBackend) AnnounceSession(int64, backend.Waiter)                     {}
 func (observerBackend) Reconfig(*jute.ReconfigRequest, []jute.Id, backend.Waiter) {}
 func (observerBackend) SetHooks(backend.Hooks)                                    {}
 

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/backend"
+	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/internal/testing/testmember"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/znode"
 )
 
 // TestOnlyResumedSessionsAreAnnounced: a new session costs one log entry
@@ -46,4 +48,91 @@ func TestOnlyResumedSessionsAreAnnounced(t *testing.T) {
 	if n := moved.Load(); n != 1 {
 		t.Fatalf("%d session announcements applied; want 1 (the resumed session only)", n)
 	}
+}
+
+// announceGate is a Backend that holds its member's session announcements
+// until release is closed, and closes done once one is applied here (or
+// failed).
+type announceGate struct {
+	*ensemble.Node
+	release, done chan struct{}
+}
+
+func (g *announceGate) AnnounceSession(id int64, w backend.Waiter) {
+	<-g.release
+	g.Node.AnnounceSession(id, signalWaiter{w, g.done})
+}
+
+// signalWaiter passes its outcome to Waiter, then closes done.
+type signalWaiter struct {
+	backend.Waiter
+	done chan struct{}
+}
+
+func (s signalWaiter) Applied(res *znode.Result, t *znode.Tree) {
+	s.Waiter.Applied(res, t)
+	close(s.done)
+}
+
+func (s signalWaiter) Failed(err error) {
+	s.Waiter.Failed(err)
+	close(s.done)
+}
+
+// chanWaiter reports its outcome on a channel: nil once applied.
+type chanWaiter chan error
+
+func (c chanWaiter) Applied(*znode.Result, *znode.Tree) { c <- nil }
+func (c chanWaiter) Failed(err error)                   { c <- err }
+
+// TestStaleAnnouncementKeepsReturnedConnection: a client that left this
+// member for another, and came back, binds here before this member
+// applies the other member's announcement of the first move. That
+// announcement closed the client's live connection; it is older in the
+// log than the connection's own announcement, and ZooKeeper never closes
+// the connection a session moved to. An announcement applied after the
+// connection's own still closes it: the client moved again.
+func TestStaleAnnouncementKeepsReturnedConnection(t *testing.T) {
+	nodes := testmember.Ensemble(t, 3)
+	if nodes == nil {
+		return
+	}
+	g := &announceGate{Node: nodes[0], release: make(chan struct{}), done: make(chan struct{})}
+	srv := New(Config{TickTime: 200 * time.Millisecond}, g)
+	addr := testmember.Serve(t, srv)
+	first := rawclient.Dial(t, addr).ConnectFor(4000)
+	if first.SessionID == 0 {
+		t.Fatal("no session")
+	}
+	back := rawclient.Dial(t, addr)
+	back.Send(&jute.ConnectRequest{TimeOut: 4000, SessionID: first.SessionID, Passwd: first.Passwd})
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(back.Frame(), &resp); err != nil || resp.SessionID != first.SessionID {
+		t.Fatalf("resume: %+v %v", resp, err)
+	}
+
+	// The other member's announcement of the client's visit there, applied
+	// here (a barrier after it is) while the return's is held back.
+	applied := make(chanWaiter, 1)
+	nodes[1].AnnounceSession(first.SessionID, applied)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	nodes[0].Barrier(applied)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	back.Request(1, jute.OpExists, &jute.PathWatchRequest{Path: "/"})
+	if h := back.Reply(nil); h.Err != jute.OK || h.Xid != 1 {
+		t.Fatalf("exists: %+v", h)
+	}
+
+	close(g.release)
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the return's announcement was not applied")
+	}
+	nodes[1].AnnounceSession(first.SessionID, nil) // the client moved again
+	back.ExpectClosed()
 }

@@ -41,6 +41,9 @@ type conn struct {
 	idsLogged uint64        // the key last proposed with OpSetIdentities (reader goroutine)
 	closing   atomic.Bool   // the client asked to close its session
 	stale     atomic.Bool   // torn down: no new watches may be registered
+	// announcing is set while the announcement of this connection's
+	// resume (bind) is not applied here yet (sessionMoved).
+	announcing atomic.Bool
 
 	// mu guards pending: this connection's proposed, not yet applied writes,
 	// oldest first. Reads arriving while it is non-empty park on the last.

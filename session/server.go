@@ -13,6 +13,7 @@ import (
 	"github.com/zkraft/zkraft/backend"
 	"github.com/zkraft/zkraft/backend/audit"
 	"github.com/zkraft/zkraft/internal/base/netguard"
+	"github.com/zkraft/zkraft/znode"
 )
 
 // Server accepts ZooKeeper client connections for one ensemble member.
@@ -236,6 +237,10 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bo
 	// still in their handshake) may have been checked against what the
 	// drop was about, e.g. a tree about to be replaced: it goes too.
 	dropped := moved && s.drops.Load() != c.dropsAtConnect
+	announce := moved && !readOnly && !dropped
+	if announce {
+		c.announcing.Store(true) // before sessionMoved can find c
+	}
 	s.mu.Unlock()
 	if old != nil && old != c {
 		old.out.kill()
@@ -245,13 +250,25 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bo
 		c.out.kill()
 		return false
 	}
-	if moved && !c.readOnly {
+	if announce {
 		// In the background: on a follower the announcement waits for a
 		// leader, and a client resuming during an election must not.
-		go s.backend().AnnounceSession(c.sessionID)
+		go s.backend().AnnounceSession(c.sessionID, announced{c})
 	}
 	return true
 }
+
+// announced is the waiter of a resumed connection's announcement: once it
+// is applied here (or will not be), later announcements of the session by
+// other members close the connection (sessionMoved).
+type announced struct{ c *conn }
+
+// Applied runs on the FSM goroutine, before any later entry's hook.
+func (a announced) Applied(*znode.Result, *znode.Tree) { a.c.announcing.Store(false) }
+
+// Failed: the announcement was not made or not committed; the connection
+// no longer waits for it.
+func (a announced) Failed(error) { a.c.announcing.Store(false) }
 
 // mode is the member's role for srvr and mntr; a member serving read-only
 // clients without a quorum says so, as ZooKeeper does.
@@ -277,6 +294,17 @@ func (s *Server) sessionClosed(id int64) {
 // sessionMoved runs on the FSM goroutine when a session's connection moved
 // to another member: the stale connection here is closed (rather than left
 // to answer SessionMoved forever, cf. ZOOKEEPER-710).
+//
+// Not a connection whose own announcement is still to be applied here,
+// though: the log orders the announcements, the last one names the
+// session's member, and this one comes before the connection's own. It is
+// the announcement of a move the client made before it came back here
+// (applied here only now), and closing its live connection for it is what
+// ZooKeeper never does (it fails the old connection's writes). The entry
+// says only the session and the member, so the log order is all that
+// tells them apart: a move announced before the client came back whose
+// entry is committed after the connection's own (held in its member's
+// forwarder through an election) still closes the connection.
 func (s *Server) sessionMoved(id int64, member int64) {
 	if member == s.backend().ID() {
 		return
@@ -284,9 +312,17 @@ func (s *Server) sessionMoved(id int64, member int64) {
 	s.mu.Lock()
 	c := s.bySession[id]
 	s.mu.Unlock()
-	if c != nil {
-		c.out.kill()
+	if c == nil {
+		return
 	}
+	if c.announcing.Load() {
+		if c.debugOn() {
+			c.logger().Debug("kept a connection: a move of its session announced before its own",
+				zap.String("session", hexID(id)), zap.Int64("member", member))
+		}
+		return
+	}
+	c.out.kill()
 }
 
 // Addr is the listening address, once Serve has started.

@@ -198,6 +198,15 @@ func (b *Backend) Watches() *watches.Registry { return b.reg }
 // SetHooks sets what runs when a session is closed.
 func (b *Backend) SetHooks(h backend.Hooks) { b.hooks.Store(&h) }
 
-// AnnounceSession does nothing: a session moves to an observer by
-// REVALIDATE (Revalidate), before its handshake completes.
-func (b *Backend) AnnounceSession(int64) {}
+// AnnounceSession announces nothing (w, if any, fails with
+// errNotAnnounced): a session moves to an observer by REVALIDATE
+// (Revalidate), before its handshake completes.
+func (b *Backend) AnnounceSession(_ int64, w backend.Waiter) {
+	if w != nil {
+		w.Failed(errNotAnnounced)
+	}
+}
+
+// errNotAnnounced fails the waiter of AnnounceSession: an observer's
+// sessions move by REVALIDATE, not by announcement.
+var errNotAnnounced = errors.New("observer: session moves are not announced")

@@ -49,7 +49,7 @@ func TestMemberView(t *testing.T) {
 	if _, _, ok := b.LastSnapshot(); ok || !errors.Is(b.Snapshot(), ErrNoSnapshots) || b.SessionDeadlines() != nil {
 		t.Error("an observer has snapshots or session deadlines")
 	}
-	b.AnnounceSession(sessionA) // a session moves by REVALIDATE instead
+	b.AnnounceSession(sessionA, nil) // a session moves by REVALIDATE instead
 	fx.noneForwarded()
 
 	fx.c.Close()
