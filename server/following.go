@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,15 @@ func OpenObserver(cfg learner.Config, path string, log *zap.Logger) (*observer.B
 // watches), and serves the AdminServer with the cutover's commands.
 func (f *following) start(s *Server, reg *metrics.Registry) error {
 	st := s.cfg
+	// What can fail comes before the follow loop starts: a failed Start
+	// stops nothing of it (stop saves the tree, and only Close calls it).
+	var adminTLS *tls.Config
+	if st.AdminAddr != "" {
+		var err error
+		if adminTLS, err = adminTLSConfig(st); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel, f.followed = cancel, make(chan struct{})
 	go func() {
@@ -84,10 +94,6 @@ func (f *following) start(s *Server, reg *metrics.Registry) error {
 	if st.AdminAddr == "" {
 		s.log.Warn("no AdminServer (admin.serverPort): zkraft migrate cutover cannot reach this server")
 		return nil
-	}
-	adminTLS, err := adminTLSConfig(st)
-	if err != nil {
-		return err
 	}
 	handler := guardAdmin(st, f.mig.handler(st.AdminCommandURL, admin.Handler(st.AdminCommandURL)))
 	s.push(startAdmin(st.AdminAddr, st.AdminIdleTimeout, adminTLS, handler, st.listeners, s.log))

@@ -131,6 +131,11 @@ func Start(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		return nil, err
 	}
 	s.srv = session.New(sessionConfig(st, sasl, map[string]string{"dataDir": st.DataDir, "dataLogDir": logDir}, requests, log), be)
+	// A step below that fails must close it too: from New on it holds
+	// goroutines and, on Linux, its parker's epoll set and pipe. Close
+	// closes it earlier (after BeginClose); a second Close does nothing.
+	srv := s.srv
+	s.push(func() { _ = srv.Close() })
 	if reg != nil {
 		stop, err := startMetrics(ports.metrics, reg, s.node, s.srv, st.listeners, st.MetricsIdleTimeout, log)
 		if err != nil {
