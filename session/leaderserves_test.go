@@ -83,3 +83,33 @@ func TestLeaderServesNoSessionBoundAsLeaderElected(t *testing.T) {
 		t.Fatal("connection still open")
 	}
 }
+
+// TestLeaderServesNoLeadershipRegainedBetweenSamples: the quorum watcher
+// samples the member's mode every half tick, and dropped the clients only
+// when it saw the member become leader. A member that lost its leadership
+// and won it back between two samples kept the sessions bound in between,
+// against leaderServes=no. Now a leader drops any session it finds bound.
+func TestLeaderServesNoLeadershipRegainedBetweenSamples(t *testing.T) {
+	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	l := &leaderSwitch{Node: node}
+	l.leads.Store(true)
+	// Samples a second apart: the flap below falls between two.
+	srv := New(Config{TickTime: 2 * time.Second, LeaderServesNot: true}, l)
+	addr := testmember.Serve(t, srv)
+	for deadline := time.Now().Add(10 * time.Second); srv.drops.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the quorum watcher never saw the member lead")
+		}
+	}
+	l.leads.Store(false) // leadership lost...
+	c := rawclient.Dial(t, addr)
+	if resp := c.ConnectFor(10000); resp.SessionID == 0 {
+		t.Fatal("no session on the member while it followed")
+	}
+	l.leads.Store(true) // ...and won back before the next sample
+	c.ExpectClosed()
+}

@@ -88,8 +88,13 @@ func (s *Server) watchQuorum() {
 		s.closeSilentReadOnly()
 		if s.cfg.LeaderServesNot {
 			leads := s.backend().Mode() == "leader"
-			if leads && !led {
+			switch {
+			case leads && !led:
 				s.DropClients("this member became leader and leaderServes=no")
+			case leads && s.boundSessions() > 0:
+				// Leadership lost and won back between two samples: the
+				// sessions bound in between were never dropped.
+				s.DropClients("sessions bound on this leader (leaderServes=no)")
 			}
 			led = leads
 		}
@@ -134,6 +139,13 @@ func (s *Server) closeSilentReadOnly() {
 			c.out.kill()
 		}
 	}
+}
+
+// boundSessions is how many connections hold a session here.
+func (s *Server) boundSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bySession)
 }
 
 // quorumSamples is how many samples in a row must see a change of the
