@@ -136,3 +136,97 @@ func TestStaleAnnouncementKeepsReturnedConnection(t *testing.T) {
 	nodes[1].AnnounceSession(first.SessionID, nil) // the client moved again
 	back.ExpectClosed()
 }
+
+// stallGate is a Backend whose session announcements wait until release
+// is closed, as a follower's wait for a leader in an election. It counts
+// the announcements waiting at once (the most of them) and those made.
+type stallGate struct {
+	*ensemble.Node
+	release             chan struct{}
+	waiting, most, made atomic.Int64
+}
+
+func (g *stallGate) AnnounceSession(id int64, w backend.Waiter) {
+	n := g.waiting.Add(1)
+	for m := g.most.Load(); n > m && !g.most.CompareAndSwap(m, n); m = g.most.Load() {
+	}
+	<-g.release
+	g.made.Add(1)
+	g.waiting.Add(-1)
+	g.Node.AnnounceSession(id, w)
+}
+
+// TestResumeStormAnnouncesOneAtATime: a reconnect storm during an
+// election (every resumed session's announcement waiting for a leader)
+// costs one waiting announcement, not a goroutine per resume; the
+// connections closed meanwhile are not announced, and the others are once
+// a leader answers.
+func TestResumeStormAnnouncesOneAtATime(t *testing.T) {
+	const n = 100
+	g := &stallGate{release: make(chan struct{})}
+	_, srv, addr := testmember.Start(t, znode.Options{}, func(node *ensemble.Node) *Server {
+		g.Node = node
+		return New(Config{TickTime: 2 * time.Second}, g)
+	})
+	defer func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+	}()
+	sessions := make([]jute.ConnectResponse, n)
+	for i := range sessions {
+		c := rawclient.Dial(t, addr)
+		if sessions[i] = c.ConnectFor(30000); sessions[i].SessionID == 0 {
+			t.Fatalf("session %d not created", i)
+		}
+		c.Conn.Close()
+	}
+	resumed := make([]*rawclient.Client, n)
+	for i, s := range sessions {
+		resumed[i] = rawclient.Dial(t, addr)
+		resumed[i].Send(&jute.ConnectRequest{TimeOut: 30000, SessionID: s.SessionID, Passwd: s.Passwd})
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(resumed[i].Frame(), &resp); err != nil || resp.SessionID != s.SessionID {
+			t.Fatalf("resume %d: %+v %v", i, resp, err)
+		}
+	}
+	// Every resume is bound (answered); its announcement is made, or
+	// queued. Give goroutines started for them time to reach the gate.
+	waitFor(t, "an announcement waiting for a leader", func() bool { return g.waiting.Load() > 0 })
+	for end := time.Now().Add(time.Second); time.Now().Before(end) && g.most.Load() <= 1; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m := g.most.Load(); m > 1 {
+		t.Fatalf("%d announcements waited for a leader at once (a goroutine each); want 1", m)
+	}
+
+	// Half the clients go while the election lasts.
+	gone := n / 2
+	for _, c := range resumed[:gone] {
+		c.Conn.Close()
+	}
+	open := func() int {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return len(srv.conns)
+	}
+	waitFor(t, "the closed connections forgotten", func() bool { return open() == n-gone })
+	close(g.release)
+	announced := func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		for c := range srv.conns {
+			if c.announcing.Load() {
+				return false
+			}
+		}
+		return true
+	}
+	waitFor(t, "the open connections' announcements made", announced)
+	// The one waiting when the clients went may be one of theirs.
+	if made := g.made.Load(); made < int64(n-gone) || made > int64(n-gone+1) {
+		t.Fatalf("%d announcements made; want those of the %d open connections (and at most the one waiting)", made, n-gone)
+	}
+}

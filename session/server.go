@@ -53,6 +53,14 @@ type Server struct {
 	secureLn      net.Listener // the secure client port (ServeSecure), if any
 	audit         *zap.Logger  // audit events (Config.Audit), nil when off
 
+	// toAnnounce holds the resumed connections whose announcement (bind)
+	// is still to be made, with the backend each bound on: one goroutine
+	// (announceLoop, running while announcer is set) makes them one at a
+	// time, and a connection that goes first leaves it (forget), so it
+	// holds at most the connections open here. Both are guarded by mu.
+	toAnnounce map[*conn]backend.Backend
+	announcer  bool
+
 	closeOnce   sync.Once
 	closeParker sync.Once
 	closed      chan struct{}
@@ -183,6 +191,7 @@ func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.readOnlyConns, c)
+	delete(s.toAnnounce, c) // its client resumes anew, and that bind announces
 	if s.forgetInProcessLocked(c) {
 		return
 	}
@@ -240,6 +249,7 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bo
 	announce := moved && !readOnly && !dropped
 	if announce {
 		c.announcing.Store(true) // before sessionMoved can find c
+		s.queueAnnounceLocked(c)
 	}
 	s.mu.Unlock()
 	if old != nil && old != c {
@@ -250,12 +260,54 @@ func (s *Server) bind(c *conn, id int64, timeout int32, readOnly, moved bool) bo
 		c.out.kill()
 		return false
 	}
-	if announce {
-		// In the background: on a follower the announcement waits for a
-		// leader, and a client resuming during an election must not.
-		go s.backend().AnnounceSession(c.sessionID, announced{c})
-	}
 	return true
+}
+
+// queueAnnounceLocked queues the announcement of c's resume, and starts
+// announceLoop unless it runs. It is made in the background: on a
+// follower an announcement waits for a leader (up to two election
+// timeouts, in the forwarder), and a client resuming during an election
+// must not. One goroutine makes them all: a reconnect storm after a
+// member died (thousands of resumes on each survivor, during the
+// election) would otherwise start a goroutine per resume, each waiting
+// for the leader and polling the forwarder, and outliving its
+// connection, closed meanwhile for want of a quorum. s.mu must be held.
+func (s *Server) queueAnnounceLocked(c *conn) {
+	if s.toAnnounce == nil {
+		s.toAnnounce = make(map[*conn]backend.Backend)
+	}
+	s.toAnnounce[c] = s.backend()
+	if !s.announcer {
+		s.announcer = true
+		go s.announceLoop()
+	}
+}
+
+// announceLoop makes the queued announcements one at a time, until
+// there are none. A connection closed before its turn is not announced:
+// it left the queue (forget).
+func (s *Server) announceLoop() {
+	for {
+		s.mu.Lock()
+		var c *conn
+		var be backend.Backend
+		for c, be = range s.toAnnounce {
+			break
+		}
+		if c == nil {
+			s.toAnnounce = nil // a storm's table is not kept
+			s.announcer = false
+			s.mu.Unlock()
+			return
+		}
+		delete(s.toAnnounce, c)
+		s.mu.Unlock()
+		if c.out.isGone() {
+			c.announcing.Store(false) // closing: forget follows
+			continue
+		}
+		be.AnnounceSession(c.sessionID, announced{c})
+	}
 }
 
 // announced is the waiter of a resumed connection's announcement: once it
