@@ -27,6 +27,7 @@ type faultNet struct {
 	frozen  map[[2]int64]bool          // links that carry nothing until thawed (freeze)
 	addrs   map[string]int64           // member address -> id
 	conns   []*faultConn
+	refused map[[2]int64]int // dials refused on a blocked link [from, to]
 }
 
 func newFaultNet() *faultNet {
@@ -87,6 +88,13 @@ func (f *faultNet) linkDelay(from, to int64) time.Duration {
 	return f.delay[[2]int64{from, to}]
 }
 
+// refusedDials is how many dials from → to the blocked link refused.
+func (f *faultNet) refusedDials(from, to int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused[[2]int64{from, to}]
+}
+
 func (f *faultNet) heal() {
 	f.mu.Lock()
 	f.blocked = make(map[[2]int64]bool)
@@ -101,6 +109,12 @@ func (f *faultNet) dialer(from int64) Dialer {
 		to := f.addrs[addr]
 		f.mu.Unlock()
 		if f.isBlocked(from, to) {
+			f.mu.Lock()
+			if f.refused == nil {
+				f.refused = make(map[[2]int64]int)
+			}
+			f.refused[[2]int64{from, to}]++
+			f.mu.Unlock()
 			return nil, fmt.Errorf("partitioned %d -> %d", from, to)
 		}
 		c, err := net.DialTimeout("tcp", addr, timeout)

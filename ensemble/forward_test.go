@@ -59,3 +59,37 @@ func TestProposalWaitingForLeaderWhenElected(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWaitersForALeaderDoNotEachDial: many writes on a follower whose
+// leader is named but out of reach (a reconnect storm's clients, during an
+// election) wait for one caller's search for the leader, instead of each
+// polling Raft and dialing the leader every 20 ms; each still fails with
+// errNoLeader after its two election timeouts.
+func TestWaitersForALeaderDoNotEachDial(t *testing.T) {
+	const election = time.Second
+	const writes = 400
+	c, f := clusterWithLeaderOutOfReach(t, election)
+	lead := c.leader()
+	before := c.net.refusedDials(f.ID(), lead.ID())
+	ws := make([]*syncWaiter, writes)
+	for i := range ws {
+		ws[i] = &syncWaiter{done: make(chan struct{})}
+		go f.Barrier(ws[i])
+	}
+	for i, w := range ws {
+		select {
+		case <-w.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("write %d still waits for a leader", i)
+		}
+		if !errors.Is(w.err, errNoLeader) {
+			t.Fatalf("write %d: %v; want errNoLeader", i, w.err)
+		}
+	}
+	// One search for the leader dials at most once per 20 ms round, for
+	// two election timeouts (and those that came late, a little longer);
+	// a dial per write is every write's search.
+	if dials := c.net.refusedDials(f.ID(), lead.ID()) - before; dials >= writes/2 {
+		t.Fatalf("%d dials to the leader out of reach for %d writes waiting for it", dials, writes)
+	}
+}
