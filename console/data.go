@@ -43,7 +43,9 @@ func sliceData(out *nodeJSON, r *http.Request, data []byte) {
 	offset := min(intParam(r, "offset", 0), len(data))
 	end := len(data)
 	if limit := intParam(r, "max", -1); limit >= 0 {
-		end = min(offset+limit, len(data))
+		// Not min(offset+limit, ...): a max near MaxInt overflows the sum
+		// to a negative end, and the slice below panics.
+		end = offset + min(limit, len(data)-offset)
 	}
 	out.Data, out.Offset = data[offset:end], offset
 	out.Partial = offset > 0 || end < len(data)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -95,5 +96,24 @@ func TestNodeBoundedSlice(t *testing.T) {
 	_, all := b.get("/api/node?path=/big")
 	if all["partial"] != nil || all["data"] != base64.StdEncoding.EncodeToString(big) {
 		t.Fatalf("whole node: partial %v", all["partial"])
+	}
+}
+
+// TestSliceDataHugeMax: a max near MaxInt with an offset (a client's
+// query) made offset+max overflow to a negative end and the slice panic;
+// it means "the rest of the data".
+func TestSliceDataHugeMax(t *testing.T) {
+	data := []byte("0123456789")
+	for _, q := range []string{
+		"offset=1&max=9223372036854775807",
+		"offset=9&max=9223372036854775800",
+		"offset=10&max=9223372036854775807",
+		"offset=99&max=9223372036854775807",
+	} {
+		var out nodeJSON
+		sliceData(&out, httptest.NewRequest(http.MethodGet, "/api/node?path=/x&"+q, nil), data)
+		if want := data[out.Offset:]; !bytes.Equal(out.Data, want) || out.Partial != (out.Offset > 0) {
+			t.Errorf("%s: data %q partial %v, want %q", q, out.Data, out.Partial, want)
+		}
 	}
 }
