@@ -64,14 +64,13 @@ func CheckBoltFile(path string) error {
 		return &CorruptError{Path: path, Offset: 0, Reason: fmt.Sprintf(
 			"no valid bolt meta page (the file is %d bytes)", size)}
 	}
-	need := int64(best.pgid) * int64(best.pageSize)
-	if need < 2*int64(best.pageSize) {
-		need = 2 * int64(best.pageSize)
-	}
-	if size < need {
+	// Compared in pages: pgid is the file's own word, and pgid*pageSize
+	// in bytes can overflow int64 and wrap to a size the file has.
+	pages := max(best.pgid, 2)
+	if have := uint64(size) / uint64(best.pageSize); have < pages {
 		return &CorruptError{Path: path, Offset: size, Reason: fmt.Sprintf(
-			"truncated: the file is %d bytes, its meta page (transaction %d) says it holds %d pages of %d bytes (%d bytes); "+
-				"opening it would crash the process", size, best.txid, best.pgid, best.pageSize, need)}
+			"truncated: the file is %d bytes (%d pages of %d bytes), its meta page (transaction %d) says it holds %d pages; "+
+				"opening it would crash the process", size, have, best.pageSize, best.txid, pages)}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,4 +174,52 @@ func TestCheckBoltFileReadsTheOtherMetaPage(t *testing.T) {
 	wantCorrupt(t, CheckBoltFile(path), path, cut)
 	damage(4096 + boltPageHeader + 60) // and meta page 1's
 	wantCorrupt(t, CheckBoltFile(path), path, 0)
+}
+
+// TestCheckBoltFileRefusesAnOverflowingPageCount: a meta page (checksum
+// valid) whose page count times its page size overflows int64 wrapped to
+// 0 bytes, and CheckBoltFile let a truncated file through to bolt, which
+// crashed the process (SIGBUS) reading the pages it lacks. It is refused
+// now, naming the file and where it ends.
+func TestCheckBoltFileRefusesAnOverflowingPageCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raft.db")
+	writeRaftDB(t, path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, ok := readBoltMeta(f, 0)
+	if !ok || m.pageSize != 4096 {
+		t.Fatalf("meta page 0: %+v %v, want a valid one of 4096-byte pages", m, ok)
+	}
+	for _, off := range []int64{0, int64(m.pageSize)} {
+		setBoltPageCount(t, f, off, 1<<52) // 2^52 pages of 2^12 bytes: 2^64, 0 in int64
+	}
+	st, _ := f.Stat()
+	cut := st.Size() / 2 &^ 4095
+	if err := os.Truncate(path, cut); err != nil {
+		t.Fatal(err)
+	}
+	wantCorrupt(t, CheckBoltFile(path), path, cut)
+}
+
+// setBoltPageCount rewrites the page count (pgid) of the meta page at off
+// and its checksum, as bolt would have written them.
+func setBoltPageCount(t *testing.T, f *os.File, off int64, pgid uint64) {
+	t.Helper()
+	b := make([]byte, boltMetaLen)
+	if _, err := f.ReadAt(b, off+boltPageHeader); err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[40:48], pgid)
+	h := fnv.New64a()
+	_, _ = h.Write(b[:56])
+	binary.LittleEndian.PutUint64(b[56:64], h.Sum64())
+	if _, err := f.WriteAt(b, off+boltPageHeader); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := readBoltMeta(f, off); !ok || m.pgid != pgid {
+		t.Fatalf("meta page at %d after the rewrite: %+v %v", off, m, ok)
+	}
 }
