@@ -302,6 +302,23 @@ func (c *conn) teardown() {
 	c.srv.backend().Watches().RemoveWatcher(c)
 }
 
+// closeSocket closes the connection's socket at once, as a lost
+// connection does, ending its reader and a writer blocked on the client.
+// A TLS connection's socket is closed under TLS, without the close_notify
+// alert tls.Conn.Close sends first: that write waits, up to 5 s, for a
+// client that has stopped reading, and closeSocket's callers must not
+// wait on any client (a write's waiter is failed under the ensemble
+// forwarder's lock, under the observer learner's lock or on the FSM
+// goroutine; Server.Close holds the server's lock). The writer's own close
+// of the stream then fails at once.
+func (c *conn) closeSocket() {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		_ = tc.NetConn().Close()
+		return
+	}
+	_ = c.nc.Close()
+}
+
 // countSent counts one packet sent to this client.
 func (c *conn) countSent() {
 	c.srv.stats.packetsSent.Add(1)

@@ -51,5 +51,5 @@ func (w *identitiesWaiter) Applied(res *znode.Result, _ *znode.Tree) {
 func (w *identitiesWaiter) Failed(err error) {
 	w.c.out.kill()
 	w.c.logger().Warn("identities not recorded; closing connection", zap.Error(err))
-	w.c.nc.Close()
+	w.c.closeSocket()
 }

@@ -102,7 +102,7 @@ func (p *pendingWrite) Failed(err error) {
 	c.out.kill()
 	c.writeDone()
 	c.logger().Warn("write not committed; closing connection", zap.Error(err))
-	c.nc.Close()
+	c.closeSocket()
 }
 
 // popPending removes p (the oldest pending write) and returns its parked reads.

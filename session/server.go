@@ -415,7 +415,7 @@ func (s *Server) Close() error {
 		}
 		for c := range s.allConnsLocked() {
 			c.out.kill()
-			c.nc.Close()
+			c.closeSocket()
 		}
 		s.mu.Unlock()
 		s.thr.wakeAll()
