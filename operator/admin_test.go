@@ -230,7 +230,7 @@ func TestAdminMonitorFieldsAreZooKeepers(t *testing.T) {
 		values[f.key] = f.val
 	}
 	for k, v := range map[string]any{"server_state": "standalone", "ephemerals_count": jsonNumber("1"),
-		"watch_count": jsonNumber("2"), "num_alive_connections": jsonNumber("1"), "znode_count": jsonNumber("8")} {
+		"watch_count": jsonNumber("3"), "num_alive_connections": jsonNumber("1"), "znode_count": jsonNumber("8")} {
 		if values[k] != v {
 			t.Errorf("monitor %s = %v, want %v", k, values[k], v)
 		}

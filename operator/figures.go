@@ -26,7 +26,11 @@ type monitorValue struct {
 // then the ensemble's.
 func (s view) monitorValues() []monitorValue {
 	znodes, ephemerals, dataSize, sessions := s.treeStats()
-	_, _, watches := s.node.Watches().Stats()
+	// A count the registry keeps, as ZooKeeper's getWatchCount (both
+	// managers): not Stats, which walks every watch under the registry's
+	// lock, the lock the FSM takes for each event it fires, so that every
+	// scrape held up the member's writes for as long as the walk took.
+	watches := s.node.Watches().Count()
 	st := s.srv.Stats()
 	lmin, lavg, lmax := st.MinLatency, st.AvgLatency, st.MaxLatency
 	fsync := s.node.FsyncTimes()
