@@ -17,17 +17,18 @@ func (t *Tree) Clone() *Tree {
 	root := a.node(t.root)
 	a.finish()
 	c := &Tree{
-		opts:     t.opts,
-		root:     root,
-		count:    t.count,
-		sessions: make(map[int64]*session, len(t.sessions)),
-		acls:     t.acls.clone(),
-		lastZxid: t.lastZxid,
-		dataSize: t.dataSize,
-		nEphem:   t.nEphem,
-		parents:  make(map[string]*nodeExt, len(t.parents)),
-		reapable: maps.Clone(t.reapable),
-		quotas:   t.quotas.clone(),
+		opts:      t.opts,
+		root:      root,
+		count:     t.count,
+		sessions:  make(map[int64]*session, len(t.sessions)),
+		acls:      t.acls.clone(),
+		lastZxid:  t.lastZxid,
+		dataSize:  t.dataSize,
+		nEphem:    t.nEphem,
+		parents:   make(map[string]*nodeExt, len(t.parents)),
+		reapable:  maps.Clone(t.reapable),
+		reapOrder: slices.Clone(t.reapOrder),
+		quotas:    t.quotas.clone(),
 	}
 	for p := range t.parents {
 		c.parents[p] = c.walk(p).ext

@@ -83,7 +83,10 @@ func (t *Tree) indexNode(path string, n *node) {
 			s.addEphemeral(path)
 		}
 	case kindContainer, kindTTL:
-		t.reapable[path] = struct{}{}
+		if _, ok := t.reapable[path]; !ok {
+			t.reapable[path] = len(t.reapOrder)
+			t.reapOrder = append(t.reapOrder, path)
+		}
 	}
 }
 
@@ -96,7 +99,15 @@ func (t *Tree) unindexNode(path string, n *node) {
 			s.removeEphemeral(path)
 		}
 	case kindContainer, kindTTL:
-		delete(t.reapable, path)
+		if i, ok := t.reapable[path]; ok {
+			last := len(t.reapOrder) - 1
+			moved := t.reapOrder[last]
+			t.reapOrder[i] = moved
+			t.reapable[moved] = i
+			t.reapOrder[last] = ""
+			t.reapOrder = t.reapOrder[:last]
+			delete(t.reapable, path)
+		}
 	}
 }
 

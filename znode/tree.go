@@ -38,8 +38,11 @@ type Tree struct {
 	lastZxid int64
 	dataSize int64 // sum of len(path)+len(data) over all nodes
 	nEphem   int
-	// reapable holds the paths of every container and TTL node.
-	reapable map[string]struct{}
+	// reapable maps the path of every container and TTL node to its place
+	// in reapOrder, the same paths in an order ReapScan walks a chunk at a
+	// time (a removal moves the last path into the removed one's place).
+	reapable  map[string]int
+	reapOrder []string
 	// quotas holds the paths carrying a quota (ZooKeeper's PathTrie).
 	quotas quotaTrie
 	// view is the open SnapshotView, whose pre-images the mutation
@@ -92,7 +95,7 @@ func newEmptyTree(opts Options) *Tree {
 		parents:  make(map[string]*nodeExt),
 		sessions: make(map[int64]*session),
 		acls:     newACLCache(),
-		reapable: make(map[string]struct{}),
+		reapable: make(map[string]int),
 	}
 }
 

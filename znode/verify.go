@@ -161,12 +161,16 @@ func (v *verifier) sessions() error {
 
 // reapable checks the reaper index against the container and TTL nodes.
 func (v *verifier) reapable() error {
-	if len(v.reap) != len(v.t.reapable) {
-		return inconsistent("reaper index: %d paths, %d container and TTL nodes", len(v.t.reapable), len(v.reap))
+	if len(v.reap) != len(v.t.reapable) || len(v.t.reapOrder) != len(v.t.reapable) {
+		return inconsistent("reaper index: %d paths (%d in order), %d container and TTL nodes",
+			len(v.t.reapable), len(v.t.reapOrder), len(v.reap))
 	}
-	for p := range v.t.reapable {
+	for p, i := range v.t.reapable {
 		if _, ok := v.reap[p]; !ok {
 			return inconsistent("reaper index holds %q, no container or TTL node", p)
+		}
+		if i < 0 || i >= len(v.t.reapOrder) || v.t.reapOrder[i] != p {
+			return inconsistent("reaper index: %q at place %d, which holds another path", p, i)
 		}
 	}
 	return nil
