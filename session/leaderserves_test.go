@@ -47,11 +47,7 @@ func (l *leaderSwitch) ProposeWait(txn *znode.Txn) (*znode.Result, error) {
 // client stayed on the leader for good. ZooKeeper's leader takes no
 // client connections at all: the session is closed at bind.
 func TestLeaderServesNoSessionBoundAsLeaderElected(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := standaloneNode(t)
 	l := &leaderSwitch{Node: node}
 	srv := New(Config{TickTime: 100 * time.Millisecond, LeaderServesNot: true}, l)
 	addr := testmember.Serve(t, srv)
@@ -90,11 +86,7 @@ func TestLeaderServesNoSessionBoundAsLeaderElected(t *testing.T) {
 // and won it back between two samples kept the sessions bound in between,
 // against leaderServes=no. Now a leader drops any session it finds bound.
 func TestLeaderServesNoLeadershipRegainedBetweenSamples(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := standaloneNode(t)
 	l := &leaderSwitch{Node: node}
 	l.leads.Store(true)
 	// Samples a second apart: the flap below falls between two.

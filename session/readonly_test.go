@@ -93,14 +93,9 @@ func (q *quorumSwitch) HasQuorum() bool {
 // quorum gone for less than the sampling interval keeps the connections;
 // one gone for longer still closes them.
 func TestQuorumBlipKeepsConnections(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &quorumSwitch{Node: node}
+	q := &quorumSwitch{Node: standaloneNode(t)}
 	srv := New(Config{TickTime: 200 * time.Millisecond, ReadOnlyMode: true}, q)
 	addr := testmember.Serve(t, srv)
-	t.Cleanup(func() { node.Close() })
 	c := rawclient.Dial(t, addr)
 	c.Connect(true)
 	ping := func(xid int32) {
@@ -181,11 +176,7 @@ func TestTreeReplacedDropsClients(t *testing.T) {
 // would hold its connection until the quorum came back. One that sends
 // nothing for its session timeout is closed; one that pings is kept.
 func TestSilentReadOnlyConnectionClosed(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { node.Close() })
+	node := standaloneNode(t)
 	q := &quorumSwitch{Node: node}
 	q.lost.Store(true)
 	srv := New(Config{TickTime: 100 * time.Millisecond, ReadOnlyMode: true}, q)

@@ -130,13 +130,7 @@ func firstLines(s string, n int) string {
 // CheckBoltFile: the whole file passes and opens, a truncated one is
 // refused by the second page's size, and with both damaged it is refused.
 func TestCheckBoltFileReadsTheOtherMetaPage(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "raft.db")
-	writeRaftDB(t, path)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openRaftDBForDamage(t)
 	damage := func(off int64) {
 		t.Helper()
 		b := make([]byte, 1)
@@ -182,13 +176,7 @@ func TestCheckBoltFileReadsTheOtherMetaPage(t *testing.T) {
 // crashed the process (SIGBUS) reading the pages it lacks. It is refused
 // now, naming the file and where it ends.
 func TestCheckBoltFileRefusesAnOverflowingPageCount(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "raft.db")
-	writeRaftDB(t, path)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openRaftDBForDamage(t)
 	m, ok := readBoltMeta(f, 0)
 	if !ok || m.pageSize != 4096 {
 		t.Fatalf("meta page 0: %+v %v, want a valid one of 4096-byte pages", m, ok)
@@ -222,4 +210,18 @@ func setBoltPageCount(t *testing.T, f *os.File, off int64, pgid uint64) {
 	if m, ok := readBoltMeta(f, off); !ok || m.pgid != pgid {
 		t.Fatalf("meta page at %d after the rewrite: %+v %v", off, m, ok)
 	}
+}
+
+// openRaftDBForDamage writes a raft.db in a temporary directory and opens
+// it for writing, closed when the test ends.
+func openRaftDBForDamage(t *testing.T) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "raft.db")
+	writeRaftDB(t, path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
 }
