@@ -128,16 +128,19 @@ func (s *Server) watchQuorum() {
 // connection. A live client pings every third of its timeout.
 func (s *Server) closeSilentReadOnly() {
 	now := time.Now().UnixNano()
+	var closed []*conn
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for c := range s.readOnlyConns {
-		sess := c.session()
-		if silent := time.Duration(now - c.stats.heard.Load()); silent > time.Duration(sess.timeout)*time.Millisecond {
-			c.logger().Info("closing a read-only connection: nothing heard for its session timeout",
-				zap.String("session", hexID(sess.id)), zap.Duration("silent", silent.Round(time.Millisecond)))
+		if silent := now - c.stats.heard.Load(); silent > int64(c.session().timeout)*int64(time.Millisecond) {
 			delete(s.readOnlyConns, c) // once: forget deletes it too
 			c.out.kill()
+			closed = append(closed, c)
 		}
+	}
+	s.mu.Unlock()
+	for _, c := range closed { // logged off the server's lock
+		c.logger().Info("closed a read-only connection: nothing heard for its session timeout",
+			zap.String("session", hexID(c.session().id)))
 	}
 }
 
