@@ -34,7 +34,11 @@ var servers sync.Map // string → *zkServer
 // address.
 func startZK(t testing.TB) string {
 	t.Helper()
-	return startZKWith(t, session.Config{TickTime: 200 * time.Millisecond})
+	// The sessions may last as long as consoleConfig asks (30 s): the
+	// default bound, 20 ticks, is 4 s, which a race pass on a loaded
+	// machine spent encoding one large import (TestExportImport's login
+	// expired under it).
+	return startZKWith(t, session.Config{TickTime: 200 * time.Millisecond, MaxSessionTimeout: time.Minute})
 }
 
 // startZKWith is startZK with the session server's configuration given.
