@@ -109,22 +109,22 @@ func ratio(a, b float64) string {
 // sideTable renders rows as Markdown: throughput, p50 and p99 of each
 // server with zkraft's ratio to the reference; with floor > 0, zkraft's
 // p50 against the floor too. Every run follows.
-func sideTable(refLabel string, rows []sideRow, floor time.Duration) string {
+func sideTable(refLabel string, rows []sideRow, floor benchfloor.Floor) string {
 	var b strings.Builder
 	ref := strings.TrimSuffix(refLabel, " 3.8")
 	fmt.Fprintf(&b, "| row | %s ops/s | zkraft ops/s | zkraft / %s | %s p50 | zkraft p50 | ratio | %s p99 | zkraft p99 | ratio |", refLabel, ref, ref, ref)
 	sep := "|---|---|---|---|---|---|---|---|---|---|"
-	if floor > 0 {
-		b.WriteString(" zkraft p50 / floor |")
-		sep += "---|"
+	if floor.Total() > 0 {
+		b.WriteString(" zkraft p50 / floor | zkraft p50 / shared-disk floor |")
+		sep += "---|---|"
 	}
 	b.WriteString("\n" + sep + "\n")
 	for _, r := range rows {
 		z, k := r.refM, r.kM
 		fmt.Fprintf(&b, "| %s | %.4g | %.4g | %s | %.3g ms | %.3g ms | %s | %.3g ms | %.3g ms | %s |",
 			r.label, z.opsPerSec, k.opsPerSec, ratio(z.opsPerSec, k.opsPerSec), z.p50, k.p50, ratio(z.p50, k.p50), z.p99, k.p99, ratio(z.p99, k.p99))
-		if floor > 0 {
-			fmt.Fprintf(&b, " %.2fx |", k.p50/benchfloor.Ms(floor))
+		if floor.Total() > 0 {
+			fmt.Fprintf(&b, " %.2fx | %.2fx |", k.p50/benchfloor.Ms(floor.Total()), k.p50/benchfloor.Ms(floor.SharedTotal()))
 		}
 		b.WriteString("\n")
 	}
@@ -207,9 +207,13 @@ func lowConcSection(both []*benchcluster.Ensemble, ref string, s extraSettings, 
 		"a znode of its own each, 100-byte values; the first connection goes to the leader, the others round the members. "+
 		"%v per run after 1 s of warm-up, the median of %s per server, alternating. "+
 		"The floor of one write on this machine, measured with both ensembles idle: fsync of a %d-byte append in zkraft's first member's "+
-		"data directory p50 %.3f ms (p99 %.3f ms) + a loopback TCP round trip p50 %.3f ms (p99 %.3f ms) = **%.3f ms**.\n\n%s",
+		"data directory p50 %.3f ms (p99 %.3f ms) + a loopback TCP round trip p50 %.3f ms (p99 %.3f ms) = **%.3f ms**. "+
+		"Both ensembles' members share that disk, so a write's fsyncs queue on it: %d members appending and fsyncing at once "+
+		"until a majority is durable took p50 %.3f ms (p99 %.3f ms), so the shared-disk floor is **%.3f ms**.\n\n%s",
 		s.dur, nRuns(max(s.reps, 1)), benchfloor.RecordSize, benchfloor.Ms(floor.FsyncP50), benchfloor.Ms(floor.FsyncP99),
-		benchfloor.Ms(floor.RTTP50), benchfloor.Ms(floor.RTTP99), benchfloor.Ms(floor.Total()), sideTable(s.refLabel, rows, floor.Total())), nil
+		benchfloor.Ms(floor.RTTP50), benchfloor.Ms(floor.RTTP99), benchfloor.Ms(floor.Total()),
+		benchfloor.Members, benchfloor.Ms(floor.QuorumP50), benchfloor.Ms(floor.QuorumP99), benchfloor.Ms(floor.SharedTotal()),
+		sideTable(s.refLabel, rows, floor)), nil
 }
 
 // javaWorkloads labels the workloads the Java client runs.
@@ -250,7 +254,7 @@ func javaSection(both []*benchcluster.Ensemble, ref string, s extraSettings, dir
 		"Debian's zookeeper.jar, compiled against in the run: %d sessions × %d requests in flight, each session connected "+
 		"where the client's own choice among the members puts it, 1000 keys of 100 bytes, create/delete's creates and deletes "+
 		"both counted; %v per run after 2 s of warm-up, the median of %s per server, alternating.\n\n%s",
-		sessions, inflight, s.dur, nRuns(max(s.reps, 1)), sideTable(s.refLabel, rows, 0)), nil
+		sessions, inflight, s.dur, nRuns(max(s.reps, 1)), sideTable(s.refLabel, rows, benchfloor.Floor{})), nil
 }
 
 // splitList splits a comma-separated flag, dropping empty items.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/bench"
+	"github.com/zkraft/zkraft/internal/testing/benchfloor"
 )
 
 func TestParseLowConc(t *testing.T) {
@@ -86,17 +87,18 @@ func TestSideTable(t *testing.T) {
 	z := result{opsPerSec: 400, p50: 2, p99: 8}
 	k := result{opsPerSec: 1000, p50: 0.5, p99: 2, errors: 1, clientPerOp: 12500 * time.Nanosecond}
 	rows := []sideRow{{label: "setData, 1 in flight (1 connection)", ref: []result{z}, kr: []result{k}, refM: z, kM: k}}
-	md := sideTable("ZooKeeper 3.8", rows, 400*time.Microsecond)
+	md := sideTable("ZooKeeper 3.8", rows, benchfloor.Floor{FsyncP50: 300 * time.Microsecond, RTTP50: 100 * time.Microsecond,
+		QuorumP50: 400 * time.Microsecond})
 	for _, want := range []string{
 		"| row | ZooKeeper 3.8 ops/s | zkraft ops/s | zkraft / ZooKeeper |",
-		"| setData, 1 in flight (1 connection) | 400 | 1000 | **2.50x** | 2 ms | 0.5 ms | **0.25x** | 8 ms | 2 ms | **0.25x** | 1.25x |",
+		"| setData, 1 in flight (1 connection) | 400 | 1000 | **2.50x** | 2 ms | 0.5 ms | **0.25x** | 8 ms | 2 ms | **0.25x** | 1.25x | 1.00x |",
 		"| setData, 1 in flight (1 connection) | zkraft | 1000 / 0.5 / 2 / 1 / 12.5 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in:\n%s", want, md)
 		}
 	}
-	if md := sideTable("ZooKeeper 3.8", rows, 0); strings.Contains(md, "floor") {
+	if md := sideTable("ZooKeeper 3.8", rows, benchfloor.Floor{}); strings.Contains(md, "floor") {
 		t.Errorf("a floor column without a floor:\n%s", md)
 	}
 }

@@ -39,10 +39,14 @@ func TestMeasureLeavesNothingBehind(t *testing.T) {
 	if f.Total() != f.FsyncP50+f.RTTP50 {
 		t.Fatalf("total %v", f.Total())
 	}
+	if f.QuorumP50 <= 0 || f.QuorumP99 < f.QuorumP50 || f.SharedTotal() != f.QuorumP50+f.RTTP50 {
+		t.Fatalf("shared-disk floor %+v", f)
+	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("left in the directory: %v", left)
 	}
-	if s := f.String(); !strings.HasPrefix(s, "floor ") || !strings.Contains(s, "fsync p50") || !strings.Contains(s, "round trip p50") {
+	if s := f.String(); !strings.HasPrefix(s, "floor ") || !strings.Contains(s, "fsync p50") || !strings.Contains(s, "round trip p50") ||
+		!strings.Contains(s, "on one shared disk") {
 		t.Fatalf("String: %q", s)
 	}
 }
@@ -50,5 +54,14 @@ func TestMeasureLeavesNothingBehind(t *testing.T) {
 func TestFsyncsFailsInAMissingDirectory(t *testing.T) {
 	if _, err := Fsyncs(t.TempDir()+"/missing", 1); err == nil {
 		t.Fatal("no error for a missing directory")
+	}
+}
+
+func TestQuorumFsyncsFailsInAMissingDirectory(t *testing.T) {
+	if _, err := QuorumFsyncs(t.TempDir()+"/missing", Members, 1); err == nil {
+		t.Fatal("no error for a missing directory")
+	}
+	if _, err := QuorumFsyncs(t.TempDir(), 0, 1); err == nil {
+		t.Fatal("no error for no members")
 	}
 }
