@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -253,5 +254,88 @@ func TestZeroRegistry(t *testing.T) {
 	r.Trigger("/", changed, 1, nil)
 	if got := w.take(); len(got) != 1 {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// TestReportsLetTheLockGo: the wchs, wchc and wchp reports walk the whole
+// table, and Trigger and every watch a read sets need the same lock. A
+// report holds it only to copy a chunk at a time, so a watch set meanwhile
+// waits for a chunk, not for the report: its longest wait is a small part
+// of the report's length (it was all of it: wchc at a million watches held
+// the lock for 1.3 s).
+func TestReportsLetTheLockGo(t *testing.T) {
+	r := New()
+	const sessions, paths = 200, 1000
+	for i := range sessions {
+		w := newWatcher(fmt.Sprint(i))
+		w.sid = int64(i + 1)
+		for j := range paths {
+			r.AddData(fmt.Sprintf("/p/%d", j), w)
+		}
+	}
+	other := newWatcher("other")
+	for _, rep := range []struct {
+		name string
+		run  func()
+	}{
+		{"ByPath", func() { _ = r.ByPath() }},
+		{"BySession", func() { _ = r.BySession() }},
+		{"Stats", func() { _, _, _ = r.Stats() }},
+	} {
+		done := make(chan time.Duration)
+		go func() {
+			start := time.Now()
+			rep.run()
+			done <- time.Since(start)
+		}()
+		var longest, took time.Duration
+	wait:
+		for {
+			select {
+			case took = <-done:
+				break wait
+			default:
+			}
+			start := time.Now()
+			r.AddData("/other", other)
+			longest = max(longest, time.Since(start))
+		}
+		if longest > took/2 {
+			t.Errorf("%s took %v; a watch set meanwhile waited up to %v", rep.name, took, longest)
+		}
+	}
+	if w, p, n := r.Stats(); w != sessions+1 || p != paths+1 || n != sessions*paths+1 {
+		t.Errorf("Stats = %d, %d, %d", w, p, n)
+	}
+}
+
+// TestEachDataWatchCallsOutsideTheLock: the walk's callback runs with the
+// lock free, and sees every data watch once (child-only watches are not
+// in the data manager's reports).
+func TestEachDataWatchCallsOutsideTheLock(t *testing.T) {
+	r := New()
+	ws := []*testWatcher{newWatcher("a"), newWatcher("b"), newWatcher("c")}
+	want := map[string]int{}
+	for j := range 3 * dumpBudget {
+		p := fmt.Sprintf("/n/%d", j)
+		r.AddData(p, ws[j%3])
+		r.AddChild(p, ws[(j+1)%3])
+		want[p+" "+ws[j%3].name]++
+	}
+	got := map[string]int{}
+	locked := 0
+	r.eachDataWatch(func(path string, w Watcher) {
+		if !r.mu.TryLock() {
+			locked++
+		} else {
+			r.mu.Unlock()
+		}
+		got[path+" "+w.(*testWatcher).name]++
+	})
+	if locked != 0 {
+		t.Errorf("the callback ran %d times with the lock held", locked)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("walked %d watches, want %d", len(got), len(want))
 	}
 }
