@@ -1,6 +1,7 @@
 package session
 
 import (
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -179,8 +180,11 @@ func (c *Config) connCap() int {
 }
 
 // negotiate clamps a requested session timeout (ms) to the configured bounds.
+// A bound past what the protocol's int32 of milliseconds holds (about 24.8
+// days) counts as math.MaxInt32: converted as it is, it would wrap, a
+// negative timeout for every client.
 func (c *Config) negotiate(requested int32) int32 {
-	lo, hi := int32(c.MinSessionTimeout/time.Millisecond), int32(c.MaxSessionTimeout/time.Millisecond)
+	lo, hi := timeoutMillis(c.MinSessionTimeout), timeoutMillis(c.MaxSessionTimeout)
 	switch {
 	case requested < lo:
 		return lo
@@ -188,4 +192,9 @@ func (c *Config) negotiate(requested int32) int32 {
 		return hi
 	}
 	return requested
+}
+
+// timeoutMillis is d in whole milliseconds, capped at math.MaxInt32.
+func timeoutMillis(d time.Duration) int32 {
+	return int32(min(d/time.Millisecond, math.MaxInt32))
 }
