@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -33,6 +34,10 @@ type createRequest struct {
 	ACL        []aclJSON `json:"acl"` // empty: world:anyone:cdrwa
 }
 
+// maxTTL is the largest TTL a TTL node may have, in ms
+// (EphemeralType.TTL.maxValue(): 40 bits).
+const maxTTL = 1<<40 - 1
+
 // handleCreate creates a node in the chosen mode.
 func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
@@ -62,6 +67,15 @@ func (c *Console) handleCreate(w http.ResponseWriter, r *http.Request) {
 	case zk.FlagContainer:
 		created, err = conn.CreateContainer(req.Path, data, flags, acl)
 	case zk.FlagTTL, zk.FlagPersistentSequentialWithTTL:
+		if req.TTLMs <= 0 || req.TTLMs > maxTTL {
+			// Checked here: as a time.Duration, a TTL past 2^63 ns wraps,
+			// maybe into one the server would accept.
+			writeJSON(w, http.StatusBadRequest, apiError{
+				Error: fmt.Sprintf("ttl must be positive and cannot be larger than: %d", int64(maxTTL)),
+				Code:  "BadArguments",
+			})
+			return
+		}
 		created, err = conn.CreateTTL(req.Path, data, flags, acl, time.Duration(req.TTLMs)*time.Millisecond)
 	default:
 		created, err = conn.Create(req.Path, data, flags, acl)
