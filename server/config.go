@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -278,10 +279,20 @@ func (s *Config) electionTimeout() time.Duration {
 	return d
 }
 
+// millis reads a number of milliseconds. One past what a time.Duration
+// holds (about 292 years either way; ZooKeeper reads some of these
+// settings as a long) is the longest duration of its sign, not wrapped.
 func millis(v string) (time.Duration, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("not a number of milliseconds: %w", err)
+	}
+	const most = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case n > most:
+		return math.MaxInt64, nil
+	case n < -most:
+		return math.MinInt64, nil
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }
