@@ -150,6 +150,7 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 	t := c.srv.backend().RLockTree()
 	info, ok := t.Session(req.SessionID)
 	c.srv.backend().RUnlockTree()
+	local := ok
 	rv, revalidates := c.srv.backend().(backend.Revalidator)
 	if !ok && revalidates {
 		// Created elsewhere and not applied here yet, maybe: the
@@ -169,20 +170,43 @@ func (c *conn) resumeSession(req *jute.ConnectRequest, timeout int32) bool {
 		ok = false
 	}
 	if !ok {
-		// Unknown, expired or wrong password all look like expiry to the
-		// client: timeout 0, session 0, a zero password, then close.
-		c.out.record(&jute.ConnectResponse{
-			Passwd: make([]byte, passwdLen), HasReadOnly: req.HasReadOnly,
-		})
-		c.out.closeAfterFlush()
+		c.expired(req)
 		return false
 	}
 	if !c.srv.bind(c, req.SessionID, timeout, false, true) {
 		return false
 	}
+	if local && !c.srv.sessionInTree(req.SessionID) {
+		// Closed or expired after the check above and before bind made
+		// c findable: sessionClosed ran then and did not see c. Bound
+		// first and checked after, c is either seen here or closed by
+		// sessionClosed, never left serving a dead session (its client
+		// pinging on, unaware that its ephemerals are gone).
+		c.logger().Info("session closed while its client resumed it", zap.String("session", hexID(req.SessionID)))
+		c.expired(req)
+		return false
+	}
 	c.srv.backend().TouchSession(c.sessionID)
 	c.connected(req, info.Passwd)
 	return true
+}
+
+// expired answers a resume as ZooKeeper answers one of an unknown or
+// expired session, or with a wrong password (the client cannot tell
+// them apart): timeout 0, session 0, a zero password, then close.
+func (c *conn) expired(req *jute.ConnectRequest) {
+	c.out.record(&jute.ConnectResponse{
+		Passwd: make([]byte, passwdLen), HasReadOnly: req.HasReadOnly,
+	})
+	c.out.closeAfterFlush()
+}
+
+// sessionInTree reports whether session id is open in the local tree.
+func (s *Server) sessionInTree(id int64) bool {
+	t := s.backend().RLockTree()
+	_, ok := t.Session(id)
+	s.backend().RUnlockTree()
+	return ok
 }
 
 // connected sends the ConnectResponse of an open session. The reader
