@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -175,10 +176,28 @@ func (a *Admin) Handler(commandURL string) http.Handler {
 			a.serveSnapshot(w, r, "snapshot")
 			return
 		}
-		body := a.Response(name)
+		var body string
+		if c, ok := adminCommandByName(name); ok && heavyAdmin[c.names[0]] {
+			// Its turn ends once the answer is made, not written: a
+			// client slow to read it does not hold up the next.
+			done, err := takeReportTurn(r.Context(), a.srv)
+			if err != nil {
+				var b strings.Builder
+				writeJackson(&b, jsonObj{}.add("command", c.names[0]).add("error", err.Error()))
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, b.String())
+				return
+			}
+			body = a.Response(name)
+			done()
+		} else {
+			body = a.Response(name)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		_, _ = w.Write([]byte(body))
+		_, _ = io.WriteString(w, body)
 	})
 }
 

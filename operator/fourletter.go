@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,6 +46,13 @@ func (FourLetter) AnswerFourLetterWord(srv *session.Server, cmd string) []byte {
 	}
 	if needsServing[cmd] && !s.serving() {
 		return []byte(notServing)
+	}
+	if heavyWords[cmd] {
+		done, err := takeReportTurn(context.Background(), srv)
+		if err != nil {
+			return []byte(err.Error() + "\n")
+		}
+		defer done()
 	}
 	var b strings.Builder
 	s.answer(&b, cmd)
