@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -46,7 +47,32 @@ func Load(configPath string, f Flags, log *zap.Logger) (Config, error) {
 	if err := st.checkConsole(); err != nil {
 		return Config{}, err
 	}
+	if err := st.checkSessionTimeouts(); err != nil {
+		return Config{}, err
+	}
 	return st, nil
+}
+
+// checkSessionTimeouts refuses a minSessionTimeout above maxSessionTimeout,
+// as ZooKeeper's QuorumPeerConfig does, each bound taken as it applies
+// (unset or not positive: 2 and 20 ticks). Left through, every client's
+// timeout would be the maximum, below the minimum the operator asked for.
+func (s *Config) checkSessionTimeouts() error {
+	tick := s.TickTime
+	if tick <= 0 {
+		tick = 2 * time.Second
+	}
+	lo, hi := s.MinSessionTimeout, s.MaxSessionTimeout
+	if lo <= 0 {
+		lo = 2 * tick
+	}
+	if hi <= 0 {
+		hi = 20 * tick
+	}
+	if lo > hi {
+		return fmt.Errorf("minSessionTimeout (%v) must not be larger than maxSessionTimeout (%v)", lo, hi)
+	}
+	return nil
 }
 
 // noFlags is a command line without flags.
