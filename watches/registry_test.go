@@ -339,3 +339,45 @@ func TestEachDataWatchCallsOutsideTheLock(t *testing.T) {
 		t.Errorf("walked %d watches, want %d", len(got), len(want))
 	}
 }
+
+// TestStatsCountsARewatchedPathOnce: a path whose watch fires and is set
+// again while wchs walks the table (between two of its chunks) may be
+// visited twice; wchs counts it once, never more paths than there are,
+// nor than pairs. The map's slots are laid out so the paths, set again,
+// land after the walk's position about every other trial (iteration
+// starts at a random slot); in the others they land behind it and are
+// not visited again (a path set during the walk may be missed, which the
+// report's comment admits).
+func TestStatsCountsARewatchedPathOnce(t *testing.T) {
+	defer func() { testHookBetweenChunks = nil }()
+	paths := []string{"/a", "/b", "/c", "/d"}
+	for trial := range 40 {
+		r := New()
+		for i := range dumpBudget {
+			w := newWatcher(fmt.Sprint(i))
+			for _, p := range paths {
+				r.AddData(p, w)
+			}
+		}
+		w, filler := newWatcher("w"), newWatcher("filler")
+		once := false
+		testHookBetweenChunks = func() {
+			if once {
+				return
+			}
+			once = true
+			for _, p := range paths { // fire every watch...
+				r.Trigger(p, jute.EventNodeDataChanged, 1, nil)
+			}
+			for i := range paths { // ...other paths take the slots...
+				r.AddChild(fmt.Sprintf("/f%d", i), filler)
+			}
+			for _, p := range paths { // ...and the client sets them again
+				r.AddData(p, w)
+			}
+		}
+		if ws, ps, n := r.Stats(); ps > len(paths) || n != len(paths) || ws > dumpBudget+1 {
+			t.Fatalf("trial %d: Stats = %d watchers, %d paths, %d watches; there are %d paths", trial, ws, ps, n, len(paths))
+		}
+	}
+}

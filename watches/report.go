@@ -32,7 +32,9 @@ type watchRef struct {
 // path's watchers are never split), and calls fn for them after letting
 // it go, so fn may take its time (it must not keep w beyond the call's
 // needs: the watch may be gone by then). A path removed and added again
-// during the walk may be visited twice; the reports compact their lists.
+// during the walk may be visited twice, or not at all (its new slot may
+// be behind the walk); the reports compact their lists, and Stats counts
+// paths as a set.
 func (r *Registry) eachDataWatch(fn func(path string, w Watcher)) {
 	buf := make([]watchRef, 0, dumpBudget)
 	flush := func() {
@@ -57,6 +59,9 @@ func (r *Registry) eachDataWatch(fn func(path string, w Watcher)) {
 			visited = 0
 			r.mu.Unlock()
 			flush()
+			if testHookBetweenChunks != nil {
+				testHookBetweenChunks()
+			}
 			runtime.Gosched()
 			r.mu.Lock()
 		}
@@ -65,24 +70,32 @@ func (r *Registry) eachDataWatch(fn func(path string, w Watcher)) {
 	flush()
 }
 
+// testHookBetweenChunks, set by tests only, runs each time eachDataWatch
+// has let the lock go between two chunks.
+var testHookBetweenChunks func()
+
 // Stats returns the wchs summary: connections with a data-manager watch,
 // paths with one, and (connection, path) pairs. The walk lets the lock go
 // between chunks (eachDataWatch); the pair count is the counter's, read at
-// its end.
+// its end. Paths are counted as a set, as the watchers are: a path whose
+// watch fired and was set again during the walk (a client re-setting its
+// watch on every event) may be visited twice, and counted twice it could
+// come out above the pair count.
 func (r *Registry) Stats() (watchers, paths, total int) {
 	ws := make(map[Watcher]struct{})
+	ps := make(map[string]struct{})
 	last := ""
 	r.eachDataWatch(func(path string, w Watcher) {
 		ws[w] = struct{}{}
-		if path != last {
-			paths++
+		if path != last { // a path's watchers come one after another
+			ps[path] = struct{}{}
 			last = path
 		}
 	})
 	r.mu.Lock()
 	total = r.dataCount
 	r.mu.Unlock()
-	return len(ws), paths, total
+	return len(ws), len(ps), total
 }
 
 // Count returns the number of watches in both managers, ZooKeeper's
