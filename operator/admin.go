@@ -190,8 +190,10 @@ func (a *Admin) Handler(commandURL string) http.Handler {
 				_, _ = io.WriteString(w, b.String())
 				return
 			}
-			body = a.Response(name)
-			done()
+			func() {
+				defer done() // a panic net/http recovers must not keep the turn
+				body = a.Response(name)
+			}()
 		} else {
 			body = a.Response(name)
 		}

@@ -3,8 +3,10 @@ package operator
 import (
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,5 +88,41 @@ func TestLargeReportsTakeTurns(t *testing.T) {
 	wg.Wait()
 	if most.Load() != 1 {
 		t.Errorf("%d reports at once", most.Load())
+	}
+}
+
+// TestLargeReportTurnEndsOnAPanic: a large report whose making panics
+// (net/http recovers the handler's panic and serves on) still ends its
+// turn; otherwise every later large report of the server would wait
+// reportWait and be refused, for as long as the process runs.
+func TestLargeReportTurnEndsOnAPanic(t *testing.T) {
+	ts := startServer(t)
+	defer func(d time.Duration) { reportWait = d }(reportWait)
+	reportWait = 100 * time.Millisecond
+	// The report panics once; set before the server starts, and put back
+	// once it ran, so the handler's goroutines see each in turn.
+	i := slices.IndexFunc(adminCommands, func(c adminCommand) bool { return c.names[0] == "watches" })
+	run, ran := adminCommands[i].run, make(chan struct{})
+	adminCommands[i].run = func(view) jsonObj { close(ran); panic("a report's bug") }
+	hs := httptest.NewUnstartedServer(NewAdmin(ts.srv).Handler("/commands"))
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the recovered panic
+	hs.Start()
+	defer hs.Close()
+
+	if resp, err := http.Get(hs.URL + "/commands/watches"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the panicking report answered %s", resp.Status)
+	}
+	<-ran
+	adminCommands[i].run = run
+
+	resp, err := http.Get(hs.URL + "/commands/watches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"session_id_to_watched_paths"`) {
+		t.Fatalf("watches after a report panicked: %s %q", resp.Status, b)
 	}
 }
