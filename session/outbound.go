@@ -391,14 +391,10 @@ func (o *outbound) writeOut(buf []byte, lazy []lazyFrame) error {
 	pos := 0
 	for i := range lazy {
 		f := &lazy[i]
-		o.armDeadline()
-		frame := o.encodeLazy(f)
-		bufs := net.Buffers{buf[pos:f.at], frame}
-		pos = f.at
-		if _, err := bufs.WriteTo(o.nc); err != nil {
+		if err := o.writeLazy(buf[pos:f.at], f); err != nil {
 			return err
 		}
-		o.dropScratch()
+		pos = f.at
 	}
 	if pos == len(buf) {
 		return nil

@@ -135,8 +135,9 @@ func (c *conn) answerRead(t *znode.Tree, h jute.RequestHeader, body []byte, relo
 		case code != jute.OK:
 			reply(code, nil)
 		case size >= lazyReplyMin:
-			// Every result is immutable (data, ChildNames).
-			c.out.replyLazy(h.Xid, zxid, frameOverhead+size, resp.Encode)
+			// Every result is immutable (data, ChildNames), and size is
+			// exact: the writer encodes it a result (a name) at a time.
+			c.out.replyLazy(h.Xid, zxid, frameOverhead+size, true, multiReadBody(resp.Results))
 			c.countSent()
 		default:
 			reply(jute.OK, resp)
@@ -181,7 +182,7 @@ func errCode(err error) jute.ErrCode {
 // fails the whole request with MarshallingError, ZooKeeper's answer when
 // its FinalRequestProcessor throws at such an op. The results hold only
 // immutable data (a node's data, a ChildNames), so the response may be
-// encoded after the tree's lock is released; size estimates its bytes.
+// encoded after the tree's lock is released; size is its encoded length.
 func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock backend.Backend) (*jute.MultiResponse, int, jute.ErrCode) {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(req.Ops))}
 	size := 0
@@ -194,25 +195,57 @@ func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock back
 			return nil, 0, jute.ErrMarshallingError
 		}
 		var res jute.MultiResult
+		var body int
 		if op.Type == jute.OpGetData {
 			data, stat, err := t.GetData(pw.Path, ids)
 			res = jute.MultiResult{Type: jute.OpGetData, Resp: &jute.GetDataResponse{Data: data, Stat: stat}}
-			size += 4 + len(data) + statSize
+			body = 4 + len(data) + statSize
 			if err != nil {
 				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
 		} else {
 			names, _, err := t.ChildNames(pw.Path, ids)
 			res = jute.MultiResult{Type: jute.OpGetChildren, Resp: &namesRecord{names: names}}
-			size += namesSize(names)
+			body = namesSize(names)
 			if err != nil {
 				res = jute.MultiResult{Type: jute.OpError, Err: errCode(err)}
 			}
 		}
-		size += 9 + 4 // the result's MultiHeader, an error code
+		if res.Type == jute.OpError {
+			body = 4 // the error code
+		}
+		size += multiHeaderSize + body
 		out.Results = append(out.Results, res)
 	}
-	return out, size, jute.OK
+	return out, size + multiHeaderSize, jute.OK // the closing header
+}
+
+// multiHeaderSize is a MultiHeader's encoded size: type, done, err.
+const multiHeaderSize = 4 + 1 + 4
+
+// multiReadBody encodes a multiRead's results as MultiResponse.Encode
+// does, calling spill after each result and each child name.
+func multiReadBody(results []jute.MultiResult) lazyBody {
+	return func(w *jute.Writer, spill func()) {
+		for _, res := range results {
+			h := jute.MultiHeader{Type: res.Type, Err: jute.OK}
+			if res.Type == jute.OpError {
+				h.Err = res.Err
+			}
+			h.Encode(w)
+			switch names, ok := res.Resp.(*namesRecord); {
+			case res.Type == jute.OpError:
+				w.Int(int32(res.Err))
+			case ok:
+				encodeNames(w, names.names, spill)
+			case res.Resp != nil:
+				res.Resp.Encode(w)
+			}
+			spill()
+		}
+		end := jute.MultiHeader{Type: -1, Done: true, Err: -1}
+		end.Encode(w)
+	}
 }
 
 // namesRecord is a getChildren result (a StringsResponse) over a
@@ -220,7 +253,7 @@ func multiRead(t *znode.Tree, req *jute.MultiRequest, ids []jute.Id, relock back
 type namesRecord struct{ names znode.ChildNames }
 
 // Encode implements jute.Record.
-func (r *namesRecord) Encode(w *jute.Writer) { encodeNames(w, r.names) }
+func (r *namesRecord) Encode(w *jute.Writer) { encodeNames(w, r.names, noSpill) }
 
 // Decode implements jute.Record; a namesRecord is never decoded.
 func (r *namesRecord) Decode(*jute.Reader) error { return errEncodeOnly }
