@@ -171,7 +171,11 @@ type searchJSON struct {
 // handleSearch finds paths that start with a prefix: the children of the
 // prefix's directory whose names start with its last component, and
 // everything below them, breadth first, up to maxSearchHits. Directories
-// the login may not list are passed over.
+// the login may not list are passed over. It queues no more paths than
+// it may still show, and once none fits it asks of each further node
+// only whether it has children (for Truncated), without listing it: a
+// directory's listing costs as many names as it holds, however few of
+// them would be shown.
 func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 	l := current(r)
 	prefix := r.URL.Query().Get("prefix")
@@ -193,22 +197,33 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var queue []string
 	for _, n := range names {
 		if strings.HasPrefix(n, base) {
+			if len(queue) == maxSearchHits {
+				out.Truncated = true
+				break
+			}
 			queue = append(queue, childPath(dir, n))
 		}
 	}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if len(out.Paths) == maxSearchHits {
-			out.Truncated = true
-			break
-		}
 		out.Paths = append(out.Paths, p)
+		room := maxSearchHits - len(out.Paths) - len(queue)
+		if room <= 0 {
+			if !out.Truncated {
+				ok, st, err := l.zk.Exists(p)
+				out.Truncated = err == nil && ok && st.NumChildren > 0
+			}
+			continue
+		}
 		kids, _, err := l.zk.Children(p)
 		if err != nil {
 			continue
 		}
 		sortNames(kids)
+		if len(kids) > room {
+			kids, out.Truncated = kids[:room], true
+		}
 		for _, k := range kids {
 			queue = append(queue, childPath(p, k))
 		}
