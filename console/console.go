@@ -14,8 +14,9 @@ type Console struct {
 	logins   *loginStore
 	throttle *loginThrottle // failed logins, per address and per user
 	lead     *leaderLog
-	ops      *opStats  // the latencies of the console's own requests
-	jobs     *jobStore // the logins' background subtree operations
+	ops      *opStats      // the latencies of the console's own requests
+	jobs     *jobStore     // the logins' background subtree operations
+	turns    chan struct{} // the large answers being made (turns.go)
 	mux      *http.ServeMux
 
 	stop     chan struct{}
@@ -33,6 +34,7 @@ func New(cfg Config) *Console {
 		lead:     &leaderLog{},
 		ops:      &opStats{},
 		jobs:     newJobStore(),
+		turns:    make(chan struct{}, maxTurns),
 		stop:     make(chan struct{}),
 	}
 	c.mux = c.routes()

@@ -174,11 +174,14 @@ func (c *Console) handleDelete(w http.ResponseWriter, r *http.Request) {
 		}{[]string{req.Path}})
 		return
 	}
-	paths, truncated, err := subtree(conn, req.Path)
+	t := &turn{c: c}
+	defer t.end()
+	paths, truncated, err := subtree(r.Context(), conn, req.Path, t)
 	if err != nil {
-		failZK(w, err)
+		failTurnOrZK(w, err)
 		return
 	}
+	t.end()
 	if truncated || !slices.Equal(paths, req.Expect) {
 		writeJSON(w, http.StatusConflict, struct {
 			apiError

@@ -37,6 +37,12 @@ var errExportTooBig = fmt.Errorf("more than %d nodes or %d MiB of data: too larg
 // (a file to import elsewhere with the same digest ACLs).
 func (c *Console) handleExport(w http.ResponseWriter, r *http.Request) {
 	root := queryPath(r)
+	slot := &turn{c: c}
+	defer slot.end()
+	if err := slot.take(r.Context()); err != nil {
+		failBusy(w, err)
+		return
+	}
 	t, err := exportTree(r.Context(), current(r).zk, root, r.URL.Query().Get("digests") == "keep")
 	if errors.Is(err, errExportTooBig) {
 		fail(w, http.StatusRequestEntityTooLarge, err.Error())
@@ -46,12 +52,25 @@ func (c *Console) handleExport(w http.ResponseWriter, r *http.Request) {
 		failZK(w, err)
 		return
 	}
+	// The turn lasts until the answer is written, so that clients slow
+	// to read do not each hold one: it is written in one call, which the
+	// AdminServer's write deadline bounds. The tree goes once encoded.
+	body, err := json.Marshal(t)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	name := path.Base(root)
 	if root == "/" {
 		name = "root"
 	}
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "zk-" + name + ".json"}))
-	writeJSON(w, http.StatusOK, t)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(body); err == nil {
+		_, _ = w.Write([]byte{'\n'}) // as writeJSON ends it
+	}
 }
 
 // exportTree reads root's subtree as a file; digest entries keep their

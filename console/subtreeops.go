@@ -75,7 +75,14 @@ func survey(ctx context.Context, conn *zkc, root string) (surveyJSON, error) {
 
 // handleSurvey answers what an operation on a subtree would take on.
 func (c *Console) handleSurvey(w http.ResponseWriter, r *http.Request) {
+	t := &turn{c: c}
+	defer t.end()
+	if err := t.take(r.Context()); err != nil {
+		failBusy(w, err)
+		return
+	}
 	out, err := survey(r.Context(), current(r).zk, queryPath(r))
+	t.end()
 	if errors.Is(err, errTooBig) {
 		fail(w, http.StatusRequestEntityTooLarge, err.Error())
 		return

@@ -1,8 +1,10 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,16 +70,24 @@ func childPath(dir, name string) string {
 // them) with each child's child count.
 func (c *Console) handleChildren(w http.ResponseWriter, r *http.Request) {
 	l, dir := current(r), queryPath(r)
+	t := &turn{c: c}
+	defer t.end()
+	if err := t.forListing(r.Context(), l.zk, dir); err != nil {
+		failBusy(w, err)
+		return
+	}
 	names, _, err := l.zk.Children(dir)
 	if err != nil {
 		failZK(w, err)
 		return
 	}
 	sortNames(names)
-	offset := min(intParam(r, "offset", 0), len(names))
+	total := len(names)
+	offset := min(intParam(r, "offset", 0), total)
 	limit := min(max(intParam(r, "limit", defaultPage), 1), maxPage)
-	page := names[offset:min(offset+limit, len(names))]
-	out := childrenJSON{Path: dir, Total: len(names), Offset: offset, Children: make([]childJSON, len(page))}
+	page := slices.Clone(names[offset:min(offset+limit, total)])
+	t.end() // the listing is let go: the page's stats need no turn
+	out := childrenJSON{Path: dir, Total: total, Offset: offset, Children: make([]childJSON, len(page))}
 	forEach(len(page), func(i int) {
 		out.Children[i] = childJSON{Name: page[i], NumChildren: -1}
 		if ok, st, err := l.zk.Exists(childPath(dir, page[i])); err == nil && ok {
@@ -188,6 +198,12 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 		dir = strings.TrimSuffix(dir, "/")
 	}
 	out := searchJSON{Prefix: prefix, Paths: []string{}}
+	t := &turn{c: c}
+	defer t.end()
+	if err := t.forListing(r.Context(), l.zk, dir); err != nil {
+		failBusy(w, err)
+		return
+	}
 	names, _, err := l.zk.Children(dir)
 	if err != nil {
 		failZK(w, err)
@@ -216,6 +232,10 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
+		if err := t.forListing(r.Context(), l.zk, p); err != nil {
+			failBusy(w, err)
+			return
+		}
 		kids, _, err := l.zk.Children(p)
 		if err != nil {
 			continue
@@ -228,6 +248,7 @@ func (c *Console) handleSearch(w http.ResponseWriter, r *http.Request) {
 			queue = append(queue, childPath(p, k))
 		}
 	}
+	t.end()
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -242,19 +263,26 @@ type subtreeJSON struct {
 // handleSubtree lists a node and everything below it, children before
 // parents, for the delete confirmation.
 func (c *Console) handleSubtree(w http.ResponseWriter, r *http.Request) {
-	paths, truncated, err := subtree(current(r).zk, queryPath(r))
+	t := &turn{c: c}
+	defer t.end()
+	paths, truncated, err := subtree(r.Context(), current(r).zk, queryPath(r), t)
 	if err != nil {
-		failZK(w, err)
+		failTurnOrZK(w, err)
 		return
 	}
+	t.end()
 	writeJSON(w, http.StatusOK, subtreeJSON{Path: queryPath(r), Paths: paths, Truncated: truncated})
 }
 
 // subtree walks root depth first and returns its paths in post order
-// (children first), at most maxSubtree of them.
-func subtree(conn *zkc, root string) (paths []string, truncated bool, err error) {
+// (children first), at most maxSubtree of them; t takes a turn before a
+// large directory is listed.
+func subtree(ctx context.Context, conn *zkc, root string, t *turn) (paths []string, truncated bool, err error) {
 	var walk func(p string) error
 	walk = func(p string) error {
+		if err := t.forListing(ctx, conn, p); err != nil {
+			return err
+		}
 		kids, _, err := conn.Children(p)
 		if err != nil {
 			return err
