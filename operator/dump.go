@@ -34,21 +34,20 @@ func (s view) writeWatchesByPath(b *strings.Builder) {
 // sessionsAndEphemerals returns the sessions, by id, and the ephemeral
 // nodes of those that own any (dump, in both its forms).
 func (s view) sessionsAndEphemerals() ([]znode.SessionInfo, map[int64][]string) {
-	// Under the lock only each session and a reference to its (immutable)
-	// ephemeral list; the lists are copied after it.
-	t := s.node.RLockTree()
-	sessions := t.Sessions()
-	names := make(map[int64]znode.ChildNames, len(sessions))
-	for _, si := range sessions {
-		if v := t.EphemeralNames(si.ID); v.Len() > 0 {
-			names[si.ID] = v
+	// Under the lock only a chunk of sessions at a time, each with a
+	// reference to its (immutable) ephemeral list; the lists are copied,
+	// and the sessions sorted, after it. One hold for the whole table
+	// (200,000 sessions: 0.1 s) kept the member's writes waiting.
+	var sessions []znode.SessionInfo
+	eph := map[int64][]string{}
+	znode.EachSession(s.node.RLockTree, s.node.RUnlockTree, func(chunk []znode.SessionEntry) {
+		for _, e := range chunk {
+			sessions = append(sessions, e.Info)
+			if e.Ephemerals.Len() > 0 {
+				eph[e.Info.ID] = e.Ephemerals.AppendTo(nil)
+			}
 		}
-	}
-	s.node.RUnlockTree()
-	eph := make(map[int64][]string, len(names))
-	for id, v := range names {
-		eph[id] = v.AppendTo(nil)
-	}
+	})
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
 	return sessions, eph
 }

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/zkraft/zkraft/console"
 	"github.com/zkraft/zkraft/ensemble"
 	"github.com/zkraft/zkraft/internal/cli/fourletter"
+	"github.com/zkraft/zkraft/znode"
 )
 
 // ensembleView is the console's EnsembleSource: the leader and term from
@@ -137,25 +140,41 @@ func parseZxid(s string) int64 {
 
 // Sessions implements console.EnsembleSource: the replicated session
 // table (every member has all of it), lowest ids first, with each
-// session's ephemerals, without the passwords. It holds the tree's read
-// lock, so it lists no more than it is asked for: a session whose
-// ephemerals would overrun maxEphemerals is given with its count only.
+// session's ephemerals, without the passwords. The table is copied a
+// chunk per hold of the tree's read lock (znode.EachSession) and the
+// lowest ids are chosen, and the ephemerals listed, after the lock is let
+// go: sorting all of it under one hold (200,000 sessions: 95 ms) held up
+// the member's writes on every poll of the page. It lists no more than
+// it is asked for: a session whose ephemerals would overrun maxEphemerals
+// is given with its count only.
 func (v *ensembleView) Sessions(maxSessions, maxEphemerals int) ([]console.SessionStatus, int) {
-	tree := v.node.RLockTree()
-	defer v.node.RUnlockTree()
-	all := tree.Sessions()
-	n := min(len(all), max(maxSessions, 0))
-	out := make([]console.SessionStatus, 0, n)
+	n := max(maxSessions, 0)
+	byID := func(a, b znode.SessionEntry) int { return cmp.Compare(a.Info.ID, b.Info.ID) }
+	var lowest []znode.SessionEntry // the n lowest ids seen, sorted
+	total := znode.EachSession(v.node.RLockTree, v.node.RUnlockTree, func(chunk []znode.SessionEntry) {
+		if n == 0 {
+			return
+		}
+		full := len(lowest) == n
+		for _, s := range chunk {
+			if !full || s.Info.ID < lowest[n-1].Info.ID {
+				lowest = append(lowest, s)
+			}
+		}
+		slices.SortFunc(lowest, byID)
+		lowest = lowest[:min(len(lowest), n)]
+	})
+	out := make([]console.SessionStatus, 0, len(lowest))
 	budget := maxEphemerals
-	for _, s := range all[:n] {
-		st := console.SessionStatus{ID: s.ID, TimeoutMs: s.Timeout, Ephemerals: []string{}, NumEphemerals: tree.NumEphemerals(s.ID)}
+	for _, s := range lowest {
+		st := console.SessionStatus{ID: s.Info.ID, TimeoutMs: s.Info.Timeout, Ephemerals: []string{}, NumEphemerals: s.Ephemerals.Len()}
 		if st.NumEphemerals > 0 && st.NumEphemerals <= budget {
-			st.Ephemerals = tree.GetEphemerals(s.ID, "/")
+			st.Ephemerals = s.Ephemerals.AppendTo(make([]string, 0, st.NumEphemerals))
 			budget -= len(st.Ephemerals)
 		}
 		out = append(out, st)
 	}
-	return out, len(all)
+	return out, total
 }
 
 func atoi(s string) int64 {

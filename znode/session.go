@@ -80,6 +80,55 @@ func (t *Tree) Sessions() []SessionInfo {
 	return out
 }
 
+// SessionEntry is one live session as EachSession hands it out: its
+// record and its ephemeral paths, sorted (immutable, as EphemeralNames
+// gives them, so they may be read after the tree's lock is let go).
+type SessionEntry struct {
+	Info       SessionInfo
+	Ephemerals ChildNames
+}
+
+// sessionChunk is how many sessions EachSession copies per hold of the
+// tree's lock.
+const sessionChunk = 1024
+
+// EachSession calls fn with every live session, in no order, a chunk at a
+// time: it holds the tree's read lock (lock and unlock take and release
+// it) only while it copies up to sessionChunk sessions, and calls fn once
+// it has let the lock go, with a slice valid until fn returns. It returns
+// how many sessions it handed out. Walking a table of hundreds of
+// thousands of sessions under one hold kept the FSM, and every read
+// behind it, waiting that long.
+//
+// Go's map iteration is defined under changes made between its steps,
+// and every change to the table is made under the write lock, between
+// two holds: a session created or closed during the walk may or may not
+// be handed out, none twice. A tree replaced between two holds (a
+// snapshot installed) is no longer changed; the walk goes on over the
+// table it began with.
+func EachSession(lock func() *Tree, unlock func(), fn func([]SessionEntry)) int {
+	buf := make([]SessionEntry, 0, sessionChunk) // allocated before the lock
+	n := 0
+	t := lock()
+	for _, s := range t.sessions {
+		var eph ChildNames
+		if s.ephemerals != nil {
+			eph = s.ephemerals.view()
+		}
+		buf = append(buf, SessionEntry{Info: s.info, Ephemerals: eph})
+		if len(buf) == cap(buf) {
+			unlock()
+			fn(buf)
+			n += len(buf)
+			buf = buf[:0]
+			lock()
+		}
+	}
+	unlock()
+	fn(buf)
+	return n + len(buf)
+}
+
 // GetEphemerals returns the session's ephemeral paths that start with prefix
 // (a plain string prefix, as ZooKeeper's getEphemerals), sorted. A prefix that
 // is empty, blank or "/" after trimming (Java trim: chars <= space) selects all of them.
