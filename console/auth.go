@@ -58,7 +58,8 @@ func (c *Console) read(h http.HandlerFunc) http.HandlerFunc {
 
 // write wraps a handler that changes something: it needs a login, the
 // login's CSRF token, a same-origin request and, if change is set (a
-// change to the tree), a writable console.
+// change to the tree), a writable console. A body larger than largeBody
+// (or of unknown length) is read and handled in a turn (turns.go).
 func (c *Console) write(h http.HandlerFunc, change bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !sameOrigin(r) {
@@ -77,9 +78,21 @@ func (c *Console) write(h http.HandlerFunc, change bool) http.HandlerFunc {
 			fail(w, http.StatusForbidden, "the console is read-only (enable writes with --console-writable or console.readOnly=false)")
 			return
 		}
+		if r.ContentLength < 0 || r.ContentLength > largeBody {
+			t := &turn{c: c}
+			defer t.end()
+			if err := t.take(r.Context()); err != nil {
+				failBusy(w, err)
+				return
+			}
+		}
 		h(w, r.WithContext(context.WithValue(r.Context(), loginKey{}, l)))
 	}
 }
+
+// maxLoginBody bounds the body of POST api/login: a user name and a
+// password. Anyone may send one, before any check.
+const maxLoginBody = 16 << 10
 
 // loginRequest is the body of POST api/login.
 type loginRequest struct {
@@ -122,7 +135,7 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req loginRequest
-	if !decodeBody(w, r, &req) {
+	if !decodeLimited(w, r, &req, maxLoginBody) {
 		return
 	}
 	req.User = strings.TrimSpace(req.User)

@@ -18,15 +18,20 @@ import (
 // took the heap from 38 to 718 MiB. A console makes at most maxTurns of
 // them at once: exports and surveys always take a turn, the others only
 // before they list a directory of more than largeListing children (the
-// small ones, every page's, never wait). A request waits up to turnWait
-// for its turn, then is refused (503, Retry-After 1). A turn ends once
-// the answer is made, and a small answer is written after it; an export,
+// small ones, every page's, never wait). A write whose body is larger
+// than largeBody takes one too, while it is read and handled: decoding a
+// body (an import's is up to maxImportBody, a set's up to maxBody) holds
+// about three times its size, so 16 sets of 8 MiB at once took 343 MiB.
+// A request waits up to turnWait for its turn, then is refused (503,
+// Retry-After 1). A turn ends once the answer is made, and a small
+// answer is written after it; an export,
 // whose answer is as large as its subtree, keeps its turn until it is
 // written (one write, which the AdminServer's write deadline bounds), so
 // that clients slow to read cannot each hold one.
 const (
 	maxTurns     = 2
 	largeListing = 10 * maxPage
+	largeBody    = 256 << 10
 )
 
 // turnWait is how long a large answer waits for its turn.
