@@ -71,3 +71,28 @@ func (o *outbound) wakeReader() {
 
 // parkedReads is how many of c's reads wait behind its writes.
 func (c *conn) parkedReads() int { return int(c.parked.Load()) }
+
+// maxParkedBody is the largest read body that parks behind a write (a
+// multiRead of about 1,100 ops: well under a millisecond of the FSM's
+// time under its write lock); a larger read waits for the writes
+// instead (conn.read).
+const maxParkedBody = 16 << 10
+
+// awaitWrites returns once none of c's writes is in flight (each applied
+// or failed, their replies and parked reads queued), or c is going away.
+// Only the reader adds writes, so none is added meanwhile.
+func (c *conn) awaitWrites() {
+	o := c.out
+	for {
+		o.mu.Lock()
+		if o.drained == nil {
+			o.drained = make(chan struct{})
+		}
+		ch := o.drained
+		o.mu.Unlock()
+		if !c.hasPending() || o.isGone() {
+			return
+		}
+		<-ch
+	}
+}

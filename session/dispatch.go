@@ -183,26 +183,43 @@ func (c *conn) enqueueWrite(h jute.RequestHeader) *pendingWrite {
 // otherwise parks it behind the last such write. With linearizable reads
 // every read waits for a barrier through the log first, so it reflects
 // every write acknowledged anywhere before it was issued.
+//
+// A parked read is answered by the FSM under the tree's write lock, which
+// it cannot let go, so a read larger than maxParkedBody (a multiRead or a
+// SetWatches, whose work grows with its size) is not parked: the reader
+// waits for the writes before it (reading nothing more meanwhile, so the
+// replies keep their order) and answers it itself, as any read.
 func (c *conn) read(h jute.RequestHeader, body []byte) {
+	large := len(body) > maxParkedBody
 	if c.srv.cfg.LinearizableReads && h.Type != jute.OpPing {
 		pw := c.enqueueWrite(h)
 		pw.silent = true
-		c.mu.Lock()
-		pw.parked = append(pw.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: pw.start})
-		c.parked.Add(1)
-		c.mu.Unlock()
+		if !large {
+			c.mu.Lock()
+			pw.parked = append(pw.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: pw.start})
+			c.parked.Add(1)
+			c.mu.Unlock()
+			c.srv.backend().Barrier(pw)
+			return
+		}
 		c.srv.backend().Barrier(pw)
-		return
+		c.awaitWrites()
+	} else {
+		c.mu.Lock()
+		if n := len(c.pending); n > 0 {
+			if !large {
+				last := c.pending[n-1]
+				last.parked = append(last.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: time.Now()})
+				c.parked.Add(1)
+				c.mu.Unlock()
+				return
+			}
+			c.mu.Unlock()
+			c.awaitWrites()
+		} else {
+			c.mu.Unlock()
+		}
 	}
-	c.mu.Lock()
-	if n := len(c.pending); n > 0 {
-		last := c.pending[n-1]
-		last.parked = append(last.parked, parkedRead{h: h, body: append([]byte(nil), body...), start: time.Now()})
-		c.parked.Add(1)
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
 	start := time.Now()
 	be := c.srv.backend()
 	t := be.RLockTree()

@@ -48,10 +48,12 @@ type parkedRead struct {
 // and then the parked reads are answered against exactly this state.
 func (p *pendingWrite) Applied(res *znode.Result, t *znode.Tree) {
 	c := p.c
-	parked := c.popPending(p)
+	parked, drained := c.popPending(p)
 	c.writeDone()
-	if len(parked) > 0 {
-		defer c.out.wakeReader() // after the parked reads are answered
+	if len(parked) > 0 || drained {
+		// After the parked reads are answered: a reader paused for
+		// them, or waiting for the last write (awaitWrites), goes on.
+		defer c.out.wakeReader()
 	}
 	if c.srv.audit != nil && audit.Audited(p.op) {
 		// The audit log (ZooKeeper 3.6+'s audit.enable): every write, once
@@ -105,8 +107,9 @@ func (p *pendingWrite) Failed(err error) {
 	c.closeSocket()
 }
 
-// popPending removes p (the oldest pending write) and returns its parked reads.
-func (c *conn) popPending(p *pendingWrite) []parkedRead {
+// popPending removes p (the oldest pending write) and returns its parked
+// reads, and whether no write is in flight any more.
+func (c *conn) popPending(p *pendingWrite) ([]parkedRead, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.pending) > 0 && c.pending[0] == p {
@@ -123,5 +126,5 @@ func (c *conn) popPending(p *pendingWrite) []parkedRead {
 	parked := p.parked
 	p.parked = nil
 	c.parked.Add(-int32(len(parked)))
-	return parked
+	return parked, len(c.pending) == 0
 }
