@@ -382,7 +382,10 @@ func TestWatchControlOnMalformedPath(t *testing.T) {
 // blocked for the write timeout, and a client that reads its replies is
 // still served.
 func TestClientThatNeverReadsIsCutOff(t *testing.T) {
-	ts := startServer(t, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })
+	// The write timeout applies to the reading client too: 200 ms was
+	// less than its writer may wait for a core under the race pass beside
+	// a make test, and its connection was cut off with the stalled one.
+	ts := startServer(t, func(c *Config) { c.WriteTimeout = time.Second })
 	setup := rawclient.Dial(t, ts.addr)
 	setup.Connect(false)
 	setup.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/mid", Data: make([]byte, 32<<10), ACL: openACL})
@@ -400,7 +403,7 @@ func TestClientThatNeverReadsIsCutOff(t *testing.T) {
 	stalled.Connect(false)
 	// Ask for 64 MB of replies, then wait well past the write timeout.
 	floodGetData(stalled, "/mid", false, 2000, 1, time.Second)
-	time.Sleep(time.Second)
+	time.Sleep(2500 * time.Millisecond)
 	_ = stalled.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// EOF, or a reset (the server closed with requests unread), ends the
 	// copy; only a timeout means the connection is still open.
