@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/base/turns"
 )
 
 // Console serves the web console. Create it with New, mount Handler, and
@@ -14,9 +16,9 @@ type Console struct {
 	logins   *loginStore
 	throttle *loginThrottle // failed logins, per address and per user
 	lead     *leaderLog
-	ops      *opStats      // the latencies of the console's own requests
-	jobs     *jobStore     // the logins' background subtree operations
-	turns    chan struct{} // the large answers being made (turns.go)
+	ops      *opStats     // the latencies of the console's own requests
+	jobs     *jobStore    // the logins' background subtree operations
+	turns    *turns.Turns // the large answers being made (turns.go)
 	mux      *http.ServeMux
 
 	stop     chan struct{}
@@ -34,7 +36,7 @@ func New(cfg Config) *Console {
 		lead:     &leaderLog{},
 		ops:      &opStats{},
 		jobs:     newJobStore(),
-		turns:    make(chan struct{}, maxTurns),
+		turns:    turns.New(maxTurns),
 		stop:     make(chan struct{}),
 	}
 	c.mux = c.routes()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/zkraft/zkraft/internal/base/turns"
 )
 
 // Large answers take turns. These requests' work grows with the tree, and
@@ -53,23 +55,14 @@ func (t *turn) take(ctx context.Context) error {
 	if t.held {
 		return nil
 	}
-	select {
-	case t.c.turns <- struct{}{}:
-		t.held = true
-		return nil
-	default:
+	if err := t.c.turns.Take(ctx, turnWait); err != nil {
+		if errors.Is(err, turns.ErrBusy) {
+			return errBusy
+		}
+		return err
 	}
-	timer := time.NewTimer(turnWait)
-	defer timer.Stop()
-	select {
-	case t.c.turns <- struct{}{}:
-		t.held = true
-		return nil
-	case <-timer.C:
-		return errBusy
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	t.held = true
+	return nil
 }
 
 // forListing takes a turn before p is listed if p has more than
@@ -90,7 +83,7 @@ func (t *turn) forListing(ctx context.Context, conn *zkc, p string) error {
 func (t *turn) end() {
 	if t.held {
 		t.held = false
-		<-t.c.turns
+		t.c.turns.Done()
 	}
 }
 

@@ -174,8 +174,8 @@ func TestLargeAnswersTakeTurns(t *testing.T) {
 			t.Errorf("%s after the turns: %d %v", q, st, out)
 		}
 	}
-	if len(c.turns) != 0 {
-		t.Errorf("%d turns still taken after the requests", len(c.turns))
+	if c.turns.Taken() != 0 {
+		t.Errorf("%d turns still taken after the requests", c.turns.Taken())
 	}
 
 	turnWait = 10 * time.Second

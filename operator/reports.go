@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkraft/zkraft/internal/base/turns"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -35,31 +36,23 @@ var reportWait = 10 * time.Second
 // errReportBusy is a large report refused after reportWait.
 var errReportBusy = errors.New("another large report is being made on this server; try again")
 
-// reportSlots holds each server's turn: a channel of one slot, made at its
-// first large report.
-var reportSlots sync.Map // *session.Server → chan struct{}
+// reportTurns holds each server's one turn, made at its first large
+// report.
+var reportTurns sync.Map // *session.Server → *turns.Turns
 
 // takeReportTurn waits for srv's turn to make a large report, up to
 // reportWait or until ctx ends, and returns the function that ends it.
 func takeReportTurn(ctx context.Context, srv *session.Server) (func(), error) {
-	v, ok := reportSlots.Load(srv)
+	v, ok := reportTurns.Load(srv)
 	if !ok {
-		v, _ = reportSlots.LoadOrStore(srv, make(chan struct{}, 1))
+		v, _ = reportTurns.LoadOrStore(srv, turns.New(1))
 	}
-	slot := v.(chan struct{})
-	select {
-	case slot <- struct{}{}:
-		return func() { <-slot }, nil
-	default:
+	tu := v.(*turns.Turns)
+	if err := tu.Take(ctx, reportWait); err != nil {
+		if errors.Is(err, turns.ErrBusy) {
+			return nil, errReportBusy
+		}
+		return nil, err
 	}
-	t := time.NewTimer(reportWait)
-	defer t.Stop()
-	select {
-	case slot <- struct{}{}:
-		return func() { <-slot }, nil
-	case <-t.C:
-		return nil, errReportBusy
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return tu.Done, nil
 }
