@@ -16,34 +16,54 @@ import (
 	"github.com/zkraft/zkraft/znode"
 )
 
+// treeBuilder builds a tree without a member, for tests to seed or read:
+// it applies transactions of session 1 (open from the start) at rising
+// zxids.
+type treeBuilder struct {
+	t    *testing.T
+	tree *znode.Tree
+	zxid int64
+}
+
+func newTreeBuilder(t *testing.T) *treeBuilder {
+	b := &treeBuilder{t: t, tree: znode.NewTree(znode.Options{})}
+	b.apply(&znode.Txn{Type: jute.OpCreateSession, Timeout: 30000, Passwd: make([]byte, 16)})
+	return b
+}
+
+// apply applies txn as session 1's, failing the test on any error.
+func (b *treeBuilder) apply(txn *znode.Txn) {
+	b.t.Helper()
+	b.zxid++
+	txn.Session, txn.Time = 1, 1
+	if r := b.tree.Apply(txn, b.zxid); r.Err != jute.OK {
+		b.t.Fatalf("%v: %v", txn.Type, r.Err)
+	}
+}
+
+// create creates a persistent node.
+func (b *treeBuilder) create(p string, data []byte, acl []jute.ACL) {
+	b.t.Helper()
+	req := jute.CreateRequest{Path: p, Data: data, ACL: acl}
+	b.apply(&znode.Txn{Type: jute.OpCreate, Req: jute.Marshal(&req)})
+}
+
 // seededBigDir starts a one-member server whose tree holds /big with kids
 // children (written straight into a seed snapshot: creating them through
 // the log would take most of the test), and reports every wait of the
 // FSM for the tree's write lock into applyWaits.
 func seededBigDir(t *testing.T, kids int, applyWaits *waitLog) *testServer {
 	t.Helper()
-	tree := znode.NewTree(znode.Options{})
-	zxid := int64(0)
-	apply := func(txn *znode.Txn) {
-		zxid++
-		txn.Session, txn.Time = 1, 1
-		if r := tree.Apply(txn, zxid); r.Err != jute.OK {
-			t.Fatalf("%v: %v", txn.Type, r.Err)
-		}
-	}
-	apply(&znode.Txn{Type: jute.OpCreateSession, Timeout: 30000, Passwd: make([]byte, 16)})
-	create := func(p string) {
-		req := jute.CreateRequest{Path: p, Data: []byte("x"), ACL: openACL}
-		apply(&znode.Txn{Type: jute.OpCreate, Req: jute.Marshal(&req)})
-	}
+	b := newTreeBuilder(t)
+	create := func(p string) { b.create(p, []byte("x"), openACL) }
 	create("/big")
 	for i := range kids {
 		create(fmt.Sprintf("/big/child-%08d", i))
 	}
-	apply(&znode.Txn{Type: jute.OpCloseSession})
+	b.apply(&znode.Txn{Type: jute.OpCloseSession})
 	cfg := ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond,
 		Metrics: backend.Metrics{ApplyWait: applyWaits.add}}
-	if err := ensemble.Seed(cfg, tree, uint64(zxid)); err != nil {
+	if err := ensemble.Seed(cfg, b.tree, uint64(b.zxid)); err != nil {
 		t.Fatal(err)
 	}
 	node, err := ensemble.Open(cfg)
@@ -190,20 +210,10 @@ func (l *lockCounter) RLockTree() *znode.Tree {
 // jute.maxbuffer). Each lets the tree's read lock go every relockEvery
 // paths or ops, so a waiting write goes first; the answers are whole.
 func TestLongReadsLetTheLockGo(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	be := &lockCounter{Node: node}
-	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); node.Close() })
+	be := &lockCounter{Node: standaloneNode(t)}
+	_, addr := serveOn(t, be)
 
-	c := rawclient.Dial(t, ln.Addr().String())
+	c := rawclient.Dial(t, addr)
 	c.Connect(false)
 	c.Request(1, jute.OpCreate, &jute.CreateRequest{Path: "/w", ACL: openACL})
 	if h := c.Reply(nil); h.Err != jute.OK {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zkraft/zkraft/internal/testing/rawclient"
 	"github.com/zkraft/zkraft/jute"
-	"github.com/zkraft/zkraft/znode"
 )
 
 // TestLargeRepliesAreWrittenAChunkAtATime: a multiRead of a few
@@ -90,20 +89,8 @@ func TestLargeRepliesAreWrittenAChunkAtATime(t *testing.T) {
 // results (data, none, a small and an indexed directory, errors) and
 // wherever the chunks fall.
 func TestMultiReadSizeIsExact(t *testing.T) {
-	tree := znode.NewTree(znode.Options{})
-	zxid := int64(0)
-	apply := func(txn *znode.Txn) {
-		zxid++
-		txn.Session, txn.Time = 1, 1
-		if r := tree.Apply(txn, zxid); r.Err != jute.OK {
-			t.Fatalf("%v: %v", txn.Type, r.Err)
-		}
-	}
-	apply(&znode.Txn{Type: jute.OpCreateSession, Timeout: 30000, Passwd: make([]byte, 16)})
-	create := func(p string, data []byte, acl []jute.ACL) {
-		req := jute.CreateRequest{Path: p, Data: data, ACL: acl}
-		apply(&znode.Txn{Type: jute.OpCreate, Req: jute.Marshal(&req)})
-	}
+	b := newTreeBuilder(t)
+	tree, create := b.tree, b.create
 	create("/d", []byte("some data"), openACL)
 	create("/nil", nil, openACL)
 	create("/secret", []byte("x"), []jute.ACL{{Perms: jute.PermAll, ID: jute.Id{Scheme: "digest", ID: "u:h"}}})

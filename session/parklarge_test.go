@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,20 +47,10 @@ func (s *slowWrites) Propose(txn *znode.Txn, w backend.Waiter) {
 // reader waits for the writes before it and answers it itself, letting
 // the read lock go every relockEvery ops; the replies keep their order.
 func TestLargeReadsAreNotParked(t *testing.T) {
-	node, err := ensemble.Open(ensemble.Config{DataDir: t.TempDir(), TickTime: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	be := &slowWrites{Node: node}
-	srv := New(Config{TickTime: 200 * time.Millisecond}, be)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close(); node.Close() })
+	be := &slowWrites{Node: standaloneNode(t)}
+	_, addr := serveOn(t, be)
 
-	c := rawclient.Dial(t, ln.Addr().String())
+	c := rawclient.Dial(t, addr)
 	c.Connect(false)
 	const ops = 5 * relockEvery
 	mr := &jute.MultiRequest{}
